@@ -1,0 +1,10 @@
+// Each `arbiter` subcommand registers itself on the CLI11 app; the callback stores the exit code.
+#pragma once
+
+#include "CLI/CLI.hpp"
+
+namespace arbiter::cli {
+
+void AddPerftCommand(CLI::App& app, int& exit_code);
+
+}  // namespace arbiter::cli

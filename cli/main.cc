@@ -1,0 +1,12 @@
+// The single `arbiter` binary: subcommands are registered from their own files.
+#include "CLI/CLI.hpp"
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"arbiter: distributed engine testing and perft"};
+  app.require_subcommand(1);
+  int exit_code = 0;
+  arbiter::cli::AddPerftCommand(app, exit_code);
+  CLI11_PARSE(app, argc, argv);
+  return exit_code;
+}

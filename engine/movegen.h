@@ -1,0 +1,221 @@
+// Legal move generation with check and pin masks; the same code counts moves without
+// listing them (perft's bulk counting). See https://www.chessprogramming.org/Move_Generation.
+#pragma once
+
+#include "engine/position.h"
+
+namespace arbiter {
+
+// Appends all legal moves of the side to move; returns how many there are.
+int GenerateLegal(const Position& pos, MoveList& list);
+// Number of legal moves of the side to move, without listing them.
+int CountLegal(const Position& pos);
+// Legal captures and queen promotions (for quiescence search).
+int GenerateTactical(const Position& pos, MoveList& list);
+// True when `m` is legal in `pos` (any 16-bit value is accepted and checked).
+bool IsLegal(const Position& pos, Move m);
+
+namespace movegen_detail {
+
+// kCount: only count; kAll: every legal move; kTactical: captures and promotions to a queen.
+enum Mode { kCount, kAll, kTactical };
+
+template <Mode kMode>
+struct Sink {
+  Move* out;
+  int count = 0;
+  void Add(Square from, Bitboard targets) {
+    if constexpr (kMode == kCount) {
+      count += PopCount(targets);
+    } else {
+      while (targets) out[count++] = Move(from, PopLsb(targets));
+    }
+  }
+  void AddPawn(int delta, Bitboard targets) {
+    if constexpr (kMode == kCount) {
+      count += PopCount(targets);
+    } else {
+      while (targets) {
+        Square to = PopLsb(targets);
+        out[count++] = Move(Square(to - delta), to);
+      }
+    }
+  }
+  void AddPromotions(int delta, Bitboard targets) {
+    if constexpr (kMode == kCount) {
+      count += 4 * PopCount(targets);
+    } else {
+      while (targets) {
+        Square to = PopLsb(targets), from = Square(to - delta);
+        out[count++] = Move::Make(Move::kPromotion, from, to, kQueen);
+        if constexpr (kMode == kAll) {
+          out[count++] = Move::Make(Move::kPromotion, from, to, kKnight);
+          out[count++] = Move::Make(Move::kPromotion, from, to, kRook);
+          out[count++] = Move::Make(Move::kPromotion, from, to, kBishop);
+        }
+      }
+    }
+  }
+  void AddSpecial(Move m) {
+    if constexpr (kMode == kCount) {
+      ++count;
+    } else {
+      out[count++] = m;
+    }
+  }
+};
+
+// Enemy sliders that would attack `ksq` if it were empty are the only possible pinners.
+template <Color Us>
+inline Bitboard PinnedPieces(const Position& pos, Square ksq, Bitboard occ) {
+  constexpr Color Them = ~Us;
+  Bitboard pinned = 0;
+  Bitboard snipers = (RookAttacks(ksq, 0) & pos.Pieces(Them, kRook, kQueen)) |
+                     (BishopAttacks(ksq, 0) & pos.Pieces(Them, kBishop, kQueen));
+  while (snipers) {
+    Square s = PopLsb(snipers);
+    Bitboard b = Between(ksq, s) & occ;
+    if (b && !MoreThanOne(b)) pinned |= b;
+  }
+  return pinned & pos.Pieces(Us);
+}
+
+template <Color Us, Mode kMode>
+inline int Generate(const Position& pos, Move* out) {
+  constexpr Color Them = ~Us;
+  constexpr int Up = Us == kWhite ? 8 : -8;
+  constexpr int UpLeft = Us == kWhite ? 7 : -9;
+  constexpr int UpRight = Us == kWhite ? 9 : -7;
+  constexpr Bitboard Rank3 = Us == kWhite ? kRank3 : kRank6;
+  constexpr Bitboard Rank7 = Us == kWhite ? kRank7 : kRank2;
+
+  Sink<kMode> sink{out};
+  const Bitboard occ = pos.Pieces();
+  const Bitboard us = pos.Pieces(Us), them = pos.Pieces(Them);
+  const Square ksq = pos.KingSquare(Us);
+  const Bitboard checkers = pos.AttackersTo(ksq, Them, occ);
+  const Bitboard capture_mask = kMode == kTactical ? them : ~us;
+
+  // King moves: each target is tested with the king lifted off the board (x-ray through it).
+  {
+    Bitboard targets = KingAttacks(ksq) & capture_mask;
+    const Bitboard occ_no_king = occ ^ SquareBb(ksq);
+    Bitboard safe = 0;
+    while (targets) {
+      Square to = PopLsb(targets);
+      if (!pos.AttackersTo(to, Them, occ_no_king)) safe |= SquareBb(to);
+    }
+    sink.Add(ksq, safe);
+  }
+  if (MoreThanOne(checkers)) return sink.count;
+
+  // Squares a non-king move must reach: block or capture a single checker.
+  const Bitboard check_mask = checkers ? Between(ksq, Lsb(checkers)) | checkers : ~Bitboard{0};
+  const Bitboard target = capture_mask & check_mask;
+  const Bitboard pinned = PinnedPieces<Us>(pos, ksq, occ);
+
+  // Pawns: unpinned ones in bulk; pinned ones may move only along the line through the king.
+  {
+    const Bitboard pawns = pos.Pieces(Us, kPawn);
+    const Bitboard free_pawns = pawns & ~pinned;
+    const Bitboard empty = ~occ;
+    const Bitboard file_pinned = pawns & pinned & FileBb(FileOf(ksq));
+    const Bitboard diag_pinned = pawns & pinned & ~FileBb(FileOf(ksq));
+
+    // Pushes: free pawns plus pawns pinned on the king's file (they stay on it).
+    const Bitboard pushers = (free_pawns | file_pinned) & ~Rank7;
+    Bitboard single = Shift<Up>(pushers) & empty;
+    Bitboard dbl = Shift<Up>(single & Rank3) & empty & check_mask;
+    single &= check_mask;
+    if constexpr (kMode != kTactical) {
+      sink.AddPawn(Up, single);
+      sink.AddPawn(2 * Up, dbl);
+    }
+    // Captures by free pawns; pinned pawns (diagonal pins) checked one by one.
+    const Bitboard cap_targets = them & check_mask;
+    const Bitboard free_low = free_pawns & ~Rank7;
+    sink.AddPawn(UpLeft, Shift<UpLeft>(free_low) & cap_targets);
+    sink.AddPawn(UpRight, Shift<UpRight>(free_low) & cap_targets);
+    for (Bitboard b = diag_pinned; b;) {
+      Square from = PopLsb(b);
+      Bitboard t = PawnAttacks(Us, from) & cap_targets & Line(ksq, from);
+      if (t & (kRank1 | kRank8))
+        sink.AddPromotions(int(Lsb(t)) - int(from), t);
+      else
+        sink.Add(from, t);
+    }
+    // Promotions (pushes and captures); a pinned pawn on rank 7 can only capture its pinner.
+    const Bitboard promo_pawns = free_pawns & Rank7;
+    if (promo_pawns) {
+      sink.AddPromotions(Up, Shift<Up>(promo_pawns) & empty & check_mask);
+      sink.AddPromotions(UpLeft, Shift<UpLeft>(promo_pawns) & cap_targets);
+      sink.AddPromotions(UpRight, Shift<UpRight>(promo_pawns) & cap_targets);
+    }
+    // En passant: rare, so each candidate is verified by replaying the occupancy change.
+    const Square ep = pos.EpSquare();
+    if (ep != kNoSquare) {
+      const Square captured = Square(ep - Up);
+      if (check_mask & (SquareBb(captured) | SquareBb(ep))) {
+        for (Bitboard b = PawnAttacks(Them, ep) & pawns; b;) {
+          Square from = PopLsb(b);
+          Bitboard after = (occ ^ SquareBb(from) ^ SquareBb(captured)) | SquareBb(ep);
+          Bitboard attackers = (RookAttacks(ksq, after) & pos.Pieces(Them, kRook, kQueen)) |
+                               (BishopAttacks(ksq, after) & pos.Pieces(Them, kBishop, kQueen));
+          if (!attackers && !(checkers & ~SquareBb(captured) & ~(pos.Pieces(Them, kRook, kQueen) |
+                                                                   pos.Pieces(Them, kBishop, kQueen))))
+            sink.AddSpecial(Move::Make(Move::kEnPassant, from, ep));
+        }
+      }
+    }
+  }
+
+  // Knights: a pinned knight never moves.
+  for (Bitboard b = pos.Pieces(Us, kKnight) & ~pinned; b;) {
+    Square from = PopLsb(b);
+    sink.Add(from, KnightAttacks(from) & target);
+  }
+  // Sliders: pinned ones stay on the line through the king.
+  for (Bitboard b = pos.Pieces(Us, kBishop, kQueen); b;) {
+    Square from = PopLsb(b);
+    Bitboard t = BishopAttacks(from, occ) & target;
+    if (pinned & SquareBb(from)) t &= Line(ksq, from);
+    sink.Add(from, t);
+  }
+  for (Bitboard b = pos.Pieces(Us, kRook, kQueen); b;) {
+    Square from = PopLsb(b);
+    Bitboard t = RookAttacks(from, occ) & target;
+    if (pinned & SquareBb(from)) t &= Line(ksq, from);
+    sink.Add(from, t);
+  }
+
+  // Castling: not in check, path empty but for king and rook, king's squares unattacked
+  // (tested with the castling rook lifted, which matters in Chess960).
+  if constexpr (kMode != kTactical) {
+    if (!checkers) {
+      for (CastlingSide side : {kKingSide, kQueenSide}) {
+        const int idx = CastlingIndex(Us, side);
+        if (!pos.CanCastle(idx) || (pos.CastlingPath(idx) & occ)) continue;
+        const Square rook = pos.CastlingRook(idx);
+        const Bitboard lifted = occ ^ SquareBb(rook) ^ SquareBb(ksq);
+        bool safe = true;
+        for (Bitboard p = pos.CastlingKingPath(idx); p && safe;)
+          safe = !pos.AttackersTo(PopLsb(p), Them, lifted);
+        if (safe) sink.AddSpecial(Move::Make(Move::kCastling, ksq, rook));
+      }
+    }
+  }
+  return sink.count;
+}
+
+}  // namespace movegen_detail
+
+template <Color Us>
+inline int CountLegalFor(const Position& pos) {
+  return movegen_detail::Generate<Us, movegen_detail::kCount>(pos, nullptr);
+}
+
+inline int CountLegal(const Position& pos) {
+  return pos.SideToMove() == kWhite ? CountLegalFor<kWhite>(pos) : CountLegalFor<kBlack>(pos);
+}
+
+}  // namespace arbiter

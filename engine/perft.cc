@@ -1,0 +1,221 @@
+#include "engine/perft.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include "base/strings.h"
+#include "engine/movegen.h"
+
+namespace arbiter {
+namespace {
+
+using movegen_detail::Generate;
+using movegen_detail::kAll;
+
+// Shared perft hash. Each entry is four words: check = lo ^ hi ^ count ^ depth, hi, count,
+// depth. A hit needs the full 128-bit key (lo through the XOR, hi directly) and the depth, so
+// a false hit needs a 2^-128 coincidence; a torn concurrent write breaks the XOR and reads as
+// a miss. Two entries share a 64-byte bucket; the shallower one is replaced.
+class PerftTable {
+ public:
+  explicit PerftTable(size_t mb) {
+    size_t bytes = mb << 20, buckets = 1;
+    while (buckets * 2 * sizeof(Bucket) <= bytes) buckets *= 2;
+    mask_ = buckets - 1;
+    size_ = buckets * sizeof(Bucket);
+    mem_ = static_cast<Bucket*>(std::aligned_alloc(2 << 20, std::max<size_t>(size_, 2 << 20)));
+    madvise(mem_, size_, MADV_HUGEPAGE);
+    std::memset(static_cast<void*>(mem_), 0, size_);
+  }
+  ~PerftTable() { std::free(mem_); }
+  PerftTable(const PerftTable&) = delete;
+  PerftTable& operator=(const PerftTable&) = delete;
+
+  void Prefetch(const Key128& k) const { __builtin_prefetch(&mem_[k.lo & mask_]); }
+
+  bool Probe(const Key128& k, int depth, uint64_t& count) const {
+    const Bucket& b = mem_[k.lo & mask_];
+    for (int i = 0; i < 2; ++i) {
+      uint64_t check = b.w[4 * i].load(std::memory_order_relaxed);
+      uint64_t hi = b.w[4 * i + 1].load(std::memory_order_relaxed);
+      uint64_t c = b.w[4 * i + 2].load(std::memory_order_relaxed);
+      uint64_t d = b.w[4 * i + 3].load(std::memory_order_relaxed);
+      if (hi == k.hi && d == uint64_t(depth) && (check ^ hi ^ c ^ d) == k.lo) {
+        count = c;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  void Store(const Key128& k, int depth, uint64_t count) {
+    Bucket& b = mem_[k.lo & mask_];
+    uint64_t d0 = b.w[3].load(std::memory_order_relaxed);
+    uint64_t d1 = b.w[7].load(std::memory_order_relaxed);
+    int slot = d1 < d0 ? 1 : 0;
+    b.w[4 * slot].store(k.lo ^ k.hi ^ count ^ uint64_t(depth), std::memory_order_relaxed);
+    b.w[4 * slot + 1].store(k.hi, std::memory_order_relaxed);
+    b.w[4 * slot + 2].store(count, std::memory_order_relaxed);
+    b.w[4 * slot + 3].store(uint64_t(depth), std::memory_order_relaxed);
+  }
+
+ private:
+  struct alignas(64) Bucket {
+    std::atomic<uint64_t> w[8];
+  };
+  Bucket* mem_ = nullptr;
+  size_t mask_ = 0, size_ = 0;
+};
+
+template <Color Us, bool kHash>
+uint64_t PerftRecurse(Position& pos, int depth, PerftTable* table) {
+  constexpr Color Them = ~Us;
+  Move moves[256];
+  const int n = Generate<Us, kAll>(pos, moves);
+  UndoInfo undo;
+  uint64_t nodes = 0;
+  if (depth == 2) {
+    for (int i = 0; i < n; ++i) {
+      pos.DoMove<false>(moves[i], undo);
+      nodes += CountLegalFor<Them>(pos);
+      pos.UndoMove<false>(moves[i], undo);
+    }
+    return nodes;
+  }
+  for (int i = 0; i < n; ++i) {
+    pos.DoMove<kHash>(moves[i], undo);
+    if constexpr (kHash) {
+      uint64_t cached;
+      if (table->Probe(pos.Key(), depth - 1, cached)) {
+        nodes += cached;
+      } else {
+        uint64_t c = PerftRecurse<Them, kHash>(pos, depth - 1, table);
+        table->Store(pos.Key(), depth - 1, c);
+        nodes += c;
+      }
+    } else {
+      nodes += PerftRecurse<Them, kHash>(pos, depth - 1, table);
+    }
+    pos.UndoMove<kHash>(moves[i], undo);
+  }
+  return nodes;
+}
+
+// Counts the subtree below `pos` (depth >= 1), using the table when there is one.
+uint64_t CountSubtree(Position& pos, int depth, PerftTable* table) {
+  if (depth == 0) return 1;
+  if (depth == 1) return CountLegal(pos);
+  uint64_t cached;
+  if (table && table->Probe(pos.Key(), depth, cached)) return cached;
+  uint64_t c;
+  if (pos.SideToMove() == kWhite)
+    c = table ? PerftRecurse<kWhite, true>(pos, depth, table)
+              : PerftRecurse<kWhite, false>(pos, depth, table);
+  else
+    c = table ? PerftRecurse<kBlack, true>(pos, depth, table)
+              : PerftRecurse<kBlack, false>(pos, depth, table);
+  if (table) table->Store(pos.Key(), depth, c);
+  return c;
+}
+
+struct Task {
+  int root_index;
+  Position pos;
+  int depth;
+};
+
+// Expands the tree below the root until there are enough subtrees to keep the threads busy.
+void Expand(Position& pos, int root_index, int depth, int split_plies, std::vector<Task>& tasks) {
+  if (split_plies == 0 || depth <= 2) {
+    tasks.push_back({root_index, pos, depth});
+    return;
+  }
+  MoveList list;
+  GenerateLegal(pos, list);
+  UndoInfo undo;
+  for (Move m : list) {
+    pos.DoMove(m, undo);
+    Expand(pos, root_index, depth - 1, split_plies - 1, tasks);
+    pos.UndoMove(m, undo);
+  }
+}
+
+}  // namespace
+
+uint64_t PerftReference(Position& pos, int depth) {
+  if (depth == 0) return 1;
+  MoveList list;
+  GenerateLegal(pos, list);
+  uint64_t nodes = 0;
+  UndoInfo undo;
+  for (Move m : list) {
+    pos.DoMove(m, undo);
+    nodes += PerftReference(pos, depth - 1);
+    pos.UndoMove(m, undo);
+  }
+  return nodes;
+}
+
+absl::StatusOr<PerftResult> Perft(const Position& root, const PerftOptions& opts) {
+  if (opts.depth < 0 || opts.depth > kMaxPerftDepth)
+    return absl::InvalidArgumentError(
+        Cat("perft depth ", opts.depth, " is out of range 0..", kMaxPerftDepth));
+  if (opts.hash_mb < 0 || opts.hash_mb > (1 << 20))
+    return absl::InvalidArgumentError(
+        Cat("hash size ", opts.hash_mb, " MB is out of range 0..1048576"));
+  if (opts.threads < 0 || opts.threads > 1024)
+    return absl::InvalidArgumentError(Cat("threads ", opts.threads, " is out of range 0..1024"));
+  const auto start = std::chrono::steady_clock::now();
+  PerftResult result;
+  int threads = opts.threads == 0 ? int(std::max(1u, std::thread::hardware_concurrency()))
+                                  : opts.threads;
+  result.threads = threads;
+  std::unique_ptr<PerftTable> table;
+  if (opts.hash_mb > 0 && opts.depth >= 3) table = std::make_unique<PerftTable>(opts.hash_mb);
+
+  Position pos = root;
+  MoveList roots;
+  GenerateLegal(pos, roots);
+  std::vector<uint64_t> per_root(roots.size, 0);
+  if (opts.depth == 0) {
+    result.nodes = 1;
+  } else {
+    // Split deep enough that threads rarely wait on a big last subtree.
+    std::vector<Task> tasks;
+    int split = threads > 1 ? (opts.depth >= 6 ? 2 : 1) : 0;
+    UndoInfo undo;
+    for (int i = 0; i < roots.size; ++i) {
+      pos.DoMove(roots.moves[i], undo);
+      Expand(pos, i, opts.depth - 1, split, tasks);
+      pos.UndoMove(roots.moves[i], undo);
+    }
+    std::vector<uint64_t> task_nodes(tasks.size(), 0);
+    std::atomic<size_t> next{0};
+    auto worker = [&] {
+      for (size_t t; (t = next.fetch_add(1, std::memory_order_relaxed)) < tasks.size();)
+        task_nodes[t] = CountSubtree(tasks[t].pos, tasks[t].depth, table.get());
+    };
+    if (threads <= 1 || tasks.size() <= 1) {
+      worker();
+    } else {
+      std::vector<std::thread> pool;
+      for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
+      for (auto& th : pool) th.join();
+    }
+    for (size_t t = 0; t < tasks.size(); ++t) per_root[tasks[t].root_index] += task_nodes[t];
+    for (uint64_t n : per_root) result.nodes += n;
+  }
+  if (opts.divide)
+    for (int i = 0; i < roots.size; ++i) result.divide.push_back({roots.moves[i], per_root[i]});
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+}  // namespace arbiter

@@ -1,0 +1,332 @@
+#include "engine/position.h"
+
+#include <charconv>
+#include <vector>
+
+#include "base/strings.h"
+
+namespace arbiter {
+namespace zobrist {
+
+Tables kZobrist;
+
+namespace {
+// Fixed-seed splitmix64: keys are the same in every process, so hashes can be compared anywhere.
+struct Initializer {
+  Initializer() {
+    uint64_t s = 0x2545F4914F6CDD1DULL;
+    auto next = [&s] {
+      uint64_t z = (s += 0x9E3779B97F4A7C15ULL);
+      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+      z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+      return z ^ (z >> 31);
+    };
+    auto key = [&] { return Key128{next(), next()}; };
+    for (auto& p : kZobrist.piece)
+      for (auto& k : p) k = key();
+    Key128 rights[4];
+    for (auto& r : rights) r = key();
+    for (int mask = 0; mask < 16; ++mask) {
+      kZobrist.castling[mask] = Key128{};
+      for (int i = 0; i < 4; ++i)
+        if (mask & (1 << i)) kZobrist.castling[mask].Toggle(rights[i]);
+    }
+    for (auto& k : kZobrist.ep_file) k = key();
+    kZobrist.side = key();
+  }
+};
+Initializer initializer;
+}  // namespace
+}  // namespace zobrist
+
+namespace {
+
+absl::Status FenError(int field, std::string_view what) {
+  return absl::InvalidArgumentError(Cat("FEN field ", field, ": ", what));
+}
+
+std::string SquareName(Square s) {
+  return {char('a' + FileOf(s)), char('1' + RankOf(s))};
+}
+
+bool ParseNumber(std::string_view text, int& out) {
+  if (text.empty() || text.size() > 6) return false;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc() && ptr == text.data() + text.size() && out >= 0;
+}
+
+constexpr std::string_view kPieceChars = "PNBRQK";
+
+}  // namespace
+
+Position Position::StartPosition() { return *FromFen(kStartFen); }
+
+void Position::AddCastlingRight(Color c, Square rook) {
+  const Square king = KingSquare(c);
+  const bool king_side = rook > king;
+  const int idx = CastlingIndex(c, king_side ? kKingSide : kQueenSide);
+  castling_ |= 1 << idx;
+  castling_rook_[idx] = rook;
+  castling_mask_[king] |= CastlingBit(c, kKingSide) | CastlingBit(c, kQueenSide);
+  castling_mask_[rook] |= 1 << idx;
+  const Square king_to = CastlingKingTo(c, king_side), rook_to = CastlingRookTo(c, king_side);
+  castling_path_[idx] = (Between(king, king_to) | Between(rook, rook_to) | SquareBb(king_to) |
+                         SquareBb(rook_to)) &
+                        ~(SquareBb(king) | SquareBb(rook));
+  castling_king_path_[idx] = Between(king, king_to) | SquareBb(king_to);
+  if (FileOf(king) != 4 || (FileOf(rook) != 0 && FileOf(rook) != 7)) chess960_ = true;
+}
+
+absl::StatusOr<Position> Position::FromFen(std::string_view fen) {
+  std::vector<std::string_view> fields = SplitWords(fen);
+  if (fields.size() < 4)
+    return absl::InvalidArgumentError(
+        Cat("FEN has ", fields.size(), " fields; expected 6 (or 4 as in EPD)"));
+  if (fields.size() == 5)
+    return FenError(6, "missing fullmove number (5 fields; expected 6, or 4 as in EPD)");
+  if (fields.size() > 6)
+    return absl::InvalidArgumentError(
+        Cat("FEN has trailing garbage after field 6: '", fields[6], "'"));
+
+  Position pos;
+  for (auto& sq : pos.board_) sq = kNoPiece;
+
+  // Field 1: piece placement, rank 8 first.
+  std::vector<std::string_view> ranks = Split(fields[0], '/');
+  if (ranks.size() != 8)
+    return FenError(1, Cat("has ", ranks.size(), " ranks; expected 8"));
+  for (int r = 0; r < 8; ++r) {
+    int file = 0;
+    const int rank = 7 - r;
+    for (char ch : ranks[r]) {
+      if (ch >= '1' && ch <= '8') {
+        file += ch - '0';
+      } else {
+        size_t idx = kPieceChars.find(char(std::toupper(static_cast<unsigned char>(ch))));
+        if (idx == std::string_view::npos)
+          return FenError(1, Cat("bad character '", std::string(1, ch), "' in rank ",
+                                          rank + 1));
+        if (file > 7) break;
+        Color c = std::isupper(static_cast<unsigned char>(ch)) ? kWhite : kBlack;
+        pos.PutPiece(MakePiece(c, PieceType(idx)), MakeSquare(file, rank));
+        ++file;
+      }
+      if (file > 8) break;
+    }
+    if (file != 8)
+      return FenError(1, Cat("rank ", rank + 1, " has ", file > 8 ? "more" : "fewer",
+                                      " than 8 squares"));
+  }
+  for (Color c : {kWhite, kBlack}) {
+    const char* name = c == kWhite ? "white" : "black";
+    int kings = PopCount(pos.Pieces(c, kKing));
+    if (kings != 1)
+      return FenError(1, Cat(kings == 0 ? "missing " : "more than one ", name, " king"));
+    if (PopCount(pos.Pieces(c)) > 16)
+      return FenError(1, Cat(name, " has ", PopCount(pos.Pieces(c)),
+                                      " pieces; at most 16 are possible"));
+    if (PopCount(pos.Pieces(c, kPawn)) > 8)
+      return FenError(1, Cat(name, " has more than 8 pawns"));
+  }
+  if (pos.Pieces(kPawn) & (kRank1 | kRank8))
+    return FenError(1, Cat("pawn on ", SquareName(Lsb(pos.Pieces(kPawn) & (kRank1 | kRank8))),
+                                    " (no pawn can stand on rank 1 or 8)"));
+
+  // Field 2: side to move.
+  if (fields[1] == "w")
+    pos.side_ = kWhite;
+  else if (fields[1] == "b")
+    pos.side_ = kBlack;
+  else
+    return FenError(2, Cat("side to move '", fields[1], "' is not 'w' or 'b'"));
+
+  // Field 3: castling rights, as KQkq, X-FEN or Shredder-FEN letters.
+  if (fields[2] != "-") {
+    // Shredder-FEN names every rook by its file; X-FEN uses KQkq and letters only when needed.
+    pos.shredder_castling_ = true;
+    for (char ch : fields[2])
+      if (std::toupper(static_cast<unsigned char>(ch)) == 'K' ||
+          std::toupper(static_cast<unsigned char>(ch)) == 'Q')
+        pos.shredder_castling_ = false;
+    for (char ch : fields[2]) {
+      Color c = std::isupper(static_cast<unsigned char>(ch)) ? kWhite : kBlack;
+      char up = char(std::toupper(static_cast<unsigned char>(ch)));
+      const int back = c == kWhite ? 0 : 7;
+      const char* name = c == kWhite ? "white" : "black";
+      Square king = pos.KingSquare(c);
+      if (up != 'K' && up != 'Q' && (up < 'A' || up > 'H'))
+        return FenError(3, Cat("bad castling character '", std::string(1, ch), "'"));
+      if (RankOf(king) != back)
+        return FenError(3, Cat("castling right '", std::string(1, ch), "' but the ", name,
+                                        " king is not on its back rank"));
+      Piece rook_piece = MakePiece(c, kRook);
+      Square rook = kNoSquare;
+      if (up == 'K' || up == 'Q') {
+        // X-FEN: the outermost rook on that side of the king.
+        if (up == 'K') {
+          for (int f = 7; f > FileOf(king); --f)
+            if (pos.PieceOn(MakeSquare(f, back)) == rook_piece) {
+              rook = MakeSquare(f, back);
+              break;
+            }
+        } else {
+          for (int f = 0; f < FileOf(king); ++f)
+            if (pos.PieceOn(MakeSquare(f, back)) == rook_piece) {
+              rook = MakeSquare(f, back);
+              break;
+            }
+        }
+        if (rook == kNoSquare)
+          return FenError(3, Cat("castling right '", std::string(1, ch), "' but no ", name,
+                                          " rook on the ", up == 'K' ? "king" : "queen",
+                                          " side of the king"));
+      } else {
+        rook = MakeSquare(up - 'A', back);
+        if (pos.PieceOn(rook) != rook_piece)
+          return FenError(3, Cat("castling right '", std::string(1, ch), "' but no ", name,
+                                          " rook on ", SquareName(rook)));
+        if (rook == king)
+          return FenError(3, Cat("castling right '", std::string(1, ch),
+                                          "' names the king's own file"));
+      }
+      int idx = CastlingIndex(c, rook > king ? kKingSide : kQueenSide);
+      if (pos.castling_ & (1 << idx))
+        return FenError(3, Cat("castling right '", std::string(1, ch),
+                                        "' repeats a right already given"));
+      pos.AddCastlingRight(c, rook);
+    }
+  }
+
+  // Field 4: en passant target square.
+  if (fields[3] != "-") {
+    std::string_view ep = fields[3];
+    if (ep.size() != 2 || ep[0] < 'a' || ep[0] > 'h' || ep[1] < '1' || ep[1] > '8')
+      return FenError(4, Cat("en passant square '", ep, "' is not a square"));
+    Square s = MakeSquare(ep[0] - 'a', ep[1] - '1');
+    int needed_rank = pos.side_ == kWhite ? 5 : 2;
+    if (RankOf(s) != needed_rank)
+      return FenError(4, Cat("en passant square ", ep, " is not on rank ",
+                                      needed_rank + 1, " (", pos.side_ == kWhite ? "white" : "black",
+                                      " to move)"));
+    Color mover = ~pos.side_;
+    Square pawn = Square(s + kPawnPush[mover]), origin = Square(s - kPawnPush[mover]);
+    if (pos.PieceOn(pawn) != MakePiece(mover, kPawn) || pos.PieceOn(s) != kNoPiece ||
+        pos.PieceOn(origin) != kNoPiece)
+      return FenError(4, Cat("en passant square ", ep,
+                                      " but no pawn has just moved two squares past it"));
+    pos.ep_ = s;
+  }
+
+  // Fields 5 and 6: counters (EPD omits them).
+  if (fields.size() == 6) {
+    int halfmove = 0, fullmove = 0;
+    if (!ParseNumber(fields[4], halfmove) || halfmove > 2000)
+      return FenError(5, Cat("halfmove clock '", fields[4], "' is not a number 0..2000"));
+    if (!ParseNumber(fields[5], fullmove) || fullmove < 1 || fullmove > 100000)
+      return FenError(6, Cat("fullmove number '", fields[5], "' is not a number 1..100000"));
+    pos.halfmove_ = uint16_t(halfmove);
+    pos.fullmove_ = fullmove;
+  }
+
+  // The side not to move must not be in check (it would mean its king could be captured).
+  if (pos.AttackersTo(pos.KingSquare(~pos.side_), pos.side_, pos.Pieces()))
+    return FenError(2, Cat("the side not to move (", pos.side_ == kWhite ? "black" : "white",
+                                    ") is in check"));
+  if (PopCount(pos.Checkers()) > 2)
+    return FenError(1, "the side to move is in check from more than two pieces");
+  pos.key_ = pos.ComputeKey();
+  return pos;
+}
+
+std::string Position::Fen() const {
+  std::string out;
+  for (int rank = 7; rank >= 0; --rank) {
+    int empty = 0;
+    for (int file = 0; file < 8; ++file) {
+      Piece p = PieceOn(MakeSquare(file, rank));
+      if (p == kNoPiece) {
+        ++empty;
+        continue;
+      }
+      if (empty) out += char('0' + empty), empty = 0;
+      char ch = kPieceChars[TypeOf(p)];
+      out += ColorOf(p) == kWhite ? ch : char(std::tolower(ch));
+    }
+    if (empty) out += char('0' + empty);
+    if (rank) out += '/';
+  }
+  out += side_ == kWhite ? " w " : " b ";
+  if (!castling_) out += '-';
+  for (int idx = 0; idx < 4; ++idx) {
+    if (!CanCastle(idx)) continue;
+    const Color c = Color(idx / 2);
+    const bool king_side = idx % 2 == kKingSide;
+    const Square rook = castling_rook_[idx];
+    // X-FEN writes K/Q unless another rook stands further out on the same side.
+    bool outermost = true;
+    const Bitboard rooks = Pieces(c, kRook) & RankBb(RankOf(rook));
+    for (Bitboard b = rooks; b; ) {
+      Square r = PopLsb(b);
+      if (king_side ? r > rook : (r < rook && r != rook)) outermost = false;
+    }
+    char ch;
+    if (!shredder_castling_ && outermost)
+      ch = king_side ? 'K' : 'Q';
+    else
+      ch = char('A' + FileOf(rook));
+    out += c == kWhite ? ch : char(std::tolower(ch));
+  }
+  out += ' ';
+  out += ep_ == kNoSquare ? "-" : SquareName(ep_);
+  out += Cat(" ", halfmove_, " ", fullmove_);
+  return out;
+}
+
+Key128 Position::ComputeKey() const {
+  using zobrist::kZobrist;
+  Key128 k;
+  for (Bitboard b = Pieces(); b;) {
+    Square s = PopLsb(b);
+    k.Toggle(kZobrist.piece[board_[s]][s]);
+  }
+  k.Toggle(kZobrist.castling[castling_]);
+  if (ep_ != kNoSquare && EpAttackable(ep_, side_)) k.Toggle(kZobrist.ep_file[FileOf(ep_)]);
+  if (side_ == kBlack) k.Toggle(kZobrist.side);
+  return k;
+}
+
+bool Position::EpCaptureLegal() const {
+  if (ep_ == kNoSquare) return false;
+  const Color us = side_, them = ~us;
+  const Square ksq = KingSquare(us), captured = Square(ep_ - kPawnPush[us]);
+  for (Bitboard b = PawnAttacks(them, ep_) & Pieces(us, kPawn); b;) {
+    Square from = PopLsb(b);
+    Bitboard occ = (Pieces() ^ SquareBb(from) ^ SquareBb(captured)) | SquareBb(ep_);
+    if (!(AttackersTo(ksq, them, occ) & ~SquareBb(captured))) return true;
+  }
+  return false;
+}
+
+void Position::DoNullMove(UndoInfo& undo) {
+  using zobrist::kZobrist;
+  undo.key = key_;
+  undo.ep = ep_;
+  undo.castling = castling_;
+  undo.halfmove = halfmove_;
+  undo.captured = kNoPiece;
+  if (ep_ != kNoSquare && EpAttackable(ep_, side_)) key_.Toggle(kZobrist.ep_file[FileOf(ep_)]);
+  ep_ = kNoSquare;
+  key_.Toggle(kZobrist.side);
+  ++halfmove_;
+  side_ = ~side_;
+}
+
+void Position::UndoNullMove(const UndoInfo& undo) {
+  side_ = ~side_;
+  key_ = undo.key;
+  ep_ = undo.ep;
+  castling_ = undo.castling;
+  halfmove_ = undo.halfmove;
+}
+
+}  // namespace arbiter

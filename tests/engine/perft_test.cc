@@ -1,0 +1,114 @@
+#include "engine/perft.h"
+
+#include "engine/movegen.h"
+#include "engine/notation.h"
+#include "gtest/gtest.h"
+#include "tests/engine/suite_util.h"
+
+namespace arbiter {
+namespace {
+
+using testing::LoadSuite;
+
+// Every suite position, to the deepest listed depth whose count stays under the node budget.
+void CheckSuite(const std::string& name, uint64_t max_nodes, PerftOptions base) {
+  auto suite = LoadSuite(name);
+  ASSERT_GT(suite.size(), 100u);
+  for (const auto& line : suite) {
+    auto pos = Position::FromFen(line.fen);
+    ASSERT_TRUE(pos.ok()) << line.fen << ": " << pos.status();
+    int checked = 0;
+    for (auto [depth, expected] : line.expected) {
+      if (expected > max_nodes && checked > 0) break;
+      PerftOptions opts = base;
+      opts.depth = depth;
+      auto r = Perft(*pos, opts);
+      ASSERT_TRUE(r.ok());
+      ASSERT_EQ(r->nodes, expected) << line.fen << " depth " << depth;
+      ++checked;
+    }
+    EXPECT_GT(checked, 0) << line.fen;
+  }
+}
+
+TEST(PerftSuite, StandardShallow) { CheckSuite("standard.epd", 2'000'000, {}); }
+TEST(PerftSuite, Chess960Shallow) { CheckSuite("fischer960.epd", 300'000, {}); }
+TEST(PerftSuite, StandardWithHashAndThreads) {
+  CheckSuite("standard.epd", 1'000'000, {.threads = 2, .hash_mb = 16});
+}
+
+TEST(Perft, FastPathAgreesWithReference) {
+  for (const auto& line : LoadSuite("standard.epd")) {
+    auto pos = Position::FromFen(line.fen);
+    ASSERT_TRUE(pos.ok());
+    Position copy = *pos;
+    auto fast = Perft(*pos, {.depth = 3});
+    ASSERT_TRUE(fast.ok());
+    EXPECT_EQ(fast->nodes, PerftReference(copy, 3)) << line.fen;
+    EXPECT_EQ(copy.Fen(), pos->Fen()) << "make/unmake did not restore the position";
+  }
+}
+
+TEST(Perft, DivideSumsToTotalAndMatchesChildPerft) {
+  Position pos = Position::StartPosition();
+  auto r = Perft(pos, {.depth = 4, .threads = 2, .divide = true});
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->divide.size(), 20u);
+  uint64_t sum = 0;
+  for (const auto& d : r->divide) {
+    sum += d.nodes;
+    Position child = pos;
+    UndoInfo undo;
+    child.DoMove(d.move, undo);
+    auto sub = Perft(child, {.depth = 3});
+    EXPECT_EQ(sub->nodes, d.nodes) << MoveToUci(pos, d.move);
+  }
+  EXPECT_EQ(sum, r->nodes);
+  EXPECT_EQ(r->nodes, 197281u);
+}
+
+TEST(Perft, DepthZeroAndOne) {
+  Position pos = Position::StartPosition();
+  EXPECT_EQ(Perft(pos, {.depth = 0})->nodes, 1u);
+  EXPECT_EQ(Perft(pos, {.depth = 1})->nodes, 20u);
+}
+
+TEST(Perft, RejectsBadOptions) {
+  Position pos = Position::StartPosition();
+  EXPECT_EQ(Perft(pos, {.depth = 40}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Perft(pos, {.depth = -1}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Perft(pos, {.depth = 3, .hash_mb = -5}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(Perft, HashedDeepCountMatches) {
+  // Kiwipete depth 5 with a small table forces many replacements and concurrent writes.
+  auto pos = Position::FromFen("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1");
+  ASSERT_TRUE(pos.ok());
+  auto r = Perft(*pos, {.depth = 5, .threads = 2, .hash_mb = 1});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->nodes, 193690690u);
+}
+
+TEST(Movegen, CountMatchesGeneratedListEverywhere) {
+  // Walk the first two plies of every suite position and compare counting with listing.
+  for (const auto& line : LoadSuite("standard.epd")) {
+    Position pos = *Position::FromFen(line.fen);
+    MoveList list;
+    GenerateLegal(pos, list);
+    EXPECT_EQ(CountLegal(pos), list.size) << line.fen;
+    for (Move m : list) {
+      UndoInfo undo;
+      pos.DoMove(m, undo);
+      MoveList inner;
+      GenerateLegal(pos, inner);
+      EXPECT_EQ(CountLegal(pos), inner.size) << pos.Fen();
+      EXPECT_EQ(pos.Key(), pos.ComputeKey()) << "incremental key drifted after "
+                                             << MoveToUci(pos, m) << " in " << line.fen;
+      pos.UndoMove(m, undo);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace arbiter

@@ -1,0 +1,207 @@
+#include "engine/position.h"
+
+#include "engine/movegen.h"
+#include "engine/notation.h"
+#include "gtest/gtest.h"
+#include "tests/engine/suite_util.h"
+
+namespace arbiter {
+namespace {
+
+struct FenErrorCase {
+  const char* name;
+  const char* fen;
+  const char* message_part;  // the error must name the field and the problem
+};
+
+class FenErrorTest : public ::testing::TestWithParam<FenErrorCase> {};
+
+TEST_P(FenErrorTest, RejectsWithClearMessage) {
+  const FenErrorCase& c = GetParam();
+  auto pos = Position::FromFen(c.fen);
+  ASSERT_FALSE(pos.ok()) << c.fen << " was accepted";
+  EXPECT_EQ(pos.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(pos.status().message()).find(c.message_part), std::string::npos)
+      << "message '" << pos.status().message() << "' lacks '" << c.message_part << "'";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Fen, FenErrorTest,
+    ::testing::Values(
+        FenErrorCase{"MissingWhiteKing", "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQ1BNR w kq - 0 1",
+                     "field 1: missing white king"},
+        FenErrorCase{"ExtraBlackKing", "rnbqkbnr/pppppppp/8/8/3k4/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+                     "field 1: more than one black king"},
+        FenErrorCase{"PawnOnRank8", "rnbqkbnP/pppppppp/8/8/8/8/PPPPPPP1/RNBQKBNR w KQq - 0 1",
+                     "field 1: pawn on h8"},
+        FenErrorCase{"PawnOnRank1", "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPP1/RNBQKBNp w Qkq - 0 1",
+                     "field 1: pawn on h1"},
+        FenErrorCase{"TooManyPieces", "rnbqkbnr/pppppppp/8/8/8/N7/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+                     "field 1: white has 17 pieces"},
+        FenErrorCase{"ShortRank", "rnbqkbnr/ppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+                     "field 1: rank 7 has fewer than 8 squares"},
+        FenErrorCase{"LongRank", "rnbqkbnr/ppppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+                     "field 1: rank 7 has more than 8 squares"},
+        FenErrorCase{"BadPieceChar", "rnbqkbnr/ppppxppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+                     "field 1: bad character 'x'"},
+        FenErrorCase{"SevenRanks", "rnbqkbnr/pppppppp/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+                     "field 1: has 7 ranks"},
+        FenErrorCase{"BadSide", "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR x KQkq - 0 1",
+                     "field 2: side to move 'x'"},
+        FenErrorCase{"SideNotToMoveInCheck", "4k3/8/8/8/8/8/4R3/4K3 w - - 0 1",
+                     "the side not to move (black) is in check"},
+        FenErrorCase{"CastlingWithoutRook", "rnbqkbn1/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+                     "field 3: castling right 'k' but no black rook on the king side"},
+        FenErrorCase{"CastlingKingMoved", "rnbqkbnr/pppppppp/8/8/8/4K3/PPPPPPPP/RNBQ1BNR w KQkq - 0 1",
+                     "field 3: castling right 'K' but the white king is not on its back rank"},
+        FenErrorCase{"ShredderWithoutRook", "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w GAga - 0 1",
+                     "field 3: castling right 'G' but no white rook on g1"},
+        FenErrorCase{"BadCastlingChar", "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkz - 0 1",
+                     "field 3: bad castling character 'z'"},
+        FenErrorCase{"EpWrongRank", "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e4 0 1",
+                     "field 4: en passant square e4 is not on rank 3"},
+        FenErrorCase{"EpNoPawn", "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR b KQkq e3 0 1",
+                     "field 4: en passant square e3 but no pawn has just moved two squares"},
+        FenErrorCase{"EpNotASquare", "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq z9 0 1",
+                     "field 4: en passant square 'z9' is not a square"},
+        FenErrorCase{"BadHalfmove", "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - x 1",
+                     "field 5: halfmove clock 'x'"},
+        FenErrorCase{"NegativeHalfmove", "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - -3 1",
+                     "field 5"},
+        FenErrorCase{"ZeroFullmove", "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 0",
+                     "field 6: fullmove number '0'"},
+        FenErrorCase{"TooFewFields", "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq",
+                     "FEN has 3 fields"},
+        FenErrorCase{"FiveFields", "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0",
+                     "field 6: missing fullmove number"},
+        FenErrorCase{"TrailingGarbage", "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1 xyz",
+                     "trailing garbage after field 6: 'xyz'"},
+        FenErrorCase{"Empty", "", "FEN has 0 fields"}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(Fen, RoundTripsEverySuitePosition) {
+  for (const char* suite : {"standard.epd", "fischer960.epd"}) {
+    for (const auto& line : testing::LoadSuite(suite)) {
+      auto pos = Position::FromFen(line.fen);
+      ASSERT_TRUE(pos.ok()) << line.fen;
+      // Suite FENs are 6 fields; writing gives the same text back.
+      EXPECT_EQ(pos->Fen(), line.fen);
+      auto again = Position::FromFen(pos->Fen());
+      ASSERT_TRUE(again.ok());
+      EXPECT_EQ(again->Key(), pos->Key());
+    }
+  }
+}
+
+TEST(Fen, AcceptsXFenAndShredderForms) {
+  auto standard = Position::FromFen("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1");
+  auto shredder = Position::FromFen("r3k2r/8/8/8/8/8/8/R3K2R w HAha - 0 1");
+  ASSERT_TRUE(standard.ok() && shredder.ok());
+  EXPECT_EQ(standard->Key(), shredder->Key());
+  EXPECT_EQ(shredder->Fen(), "r3k2r/8/8/8/8/8/8/R3K2R w HAha - 0 1");
+  EXPECT_FALSE(standard->IsChess960());
+  // X-FEN: an inner rook is named by its file when another rook stands further out.
+  auto xfen = Position::FromFen("rr2k2r/8/8/8/8/8/8/RR2K2R w KBkq - 0 1");
+  ASSERT_TRUE(xfen.ok()) << xfen.status();
+  EXPECT_EQ(xfen->CastlingRook(CastlingIndex(kWhite, kQueenSide)), MakeSquare(1, 0));
+  EXPECT_EQ(xfen->Fen(), "rr2k2r/8/8/8/8/8/8/RR2K2R w KBkq - 0 1");
+  EXPECT_TRUE(xfen->IsChess960());
+}
+
+TEST(Fen, EpdFourFieldsGetDefaultCounters) {
+  auto pos = Position::FromFen("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -");
+  ASSERT_TRUE(pos.ok());
+  EXPECT_EQ(pos->Fen(), Position::kStartFen);
+}
+
+TEST(Position, EnPassantKeyOnlyWhenCapturable) {
+  // After 1.e4 no black pawn can take: the key equals the one from a FEN without ep square.
+  Position pos = Position::StartPosition();
+  UndoInfo undo;
+  pos.DoMove(*ParseUciMove(pos, "e2e4"), undo);
+  auto no_ep = Position::FromFen("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1");
+  EXPECT_EQ(pos.Key(), no_ep->Key());
+  // A pinned capturer: en passant is pseudo-legal but not legal (rank pin).
+  auto pinned = Position::FromFen("8/8/8/K2pP2r/8/8/8/7k w - d6 0 1");
+  ASSERT_TRUE(pinned.ok());
+  EXPECT_FALSE(pinned->EpCaptureLegal());
+  auto free = Position::FromFen("8/8/8/3pP3/8/8/8/K6k w - d6 0 1");
+  EXPECT_TRUE(free->EpCaptureLegal());
+}
+
+TEST(Movegen, EnPassantResolvesCheckAndRankPin) {
+  // The d5 pawn gives check; exd6 e.p. removes the checker.
+  auto check = Position::FromFen("8/8/8/2k5/3pP3/8/8/4K3 b - e3 0 1");
+  ASSERT_TRUE(check.ok());
+  auto ep = ParseUciMove(*check, "d4e3");
+  EXPECT_TRUE(ep.ok()) << ep.status();
+  // Rank pin: both pawns leave rank 5 and expose the king to the rook.
+  auto pin = Position::FromFen("8/8/8/K2pP2r/8/8/8/7k w - d6 0 1");
+  EXPECT_FALSE(ParseUciMove(*pin, "e5d6").ok());
+}
+
+TEST(Movegen, Chess960CastlingWithRookShieldingTheKing) {
+  // King g1, queen-side rook b1, enemy rook a1: O-O-O would leave the king on c1 in check.
+  auto pos = Position::FromFen("4k3/8/8/8/8/8/8/rR4K1 w B - 0 1");
+  ASSERT_TRUE(pos.ok()) << pos.status();
+  EXPECT_FALSE(ParseUciMove(*pos, "g1b1").ok());
+  auto safe = Position::FromFen("4k3/8/8/8/8/8/8/1R4K1 w B - 0 1");
+  auto castle = ParseUciMove(*safe, "g1b1");
+  ASSERT_TRUE(castle.ok()) << castle.status();
+  EXPECT_EQ(castle->KindOf(), Move::kCastling);
+  Position after = *safe;
+  UndoInfo undo;
+  after.DoMove(*castle, undo);
+  EXPECT_EQ(after.Fen(), "4k3/8/8/8/8/8/8/2KR4 b - - 1 1");
+}
+
+TEST(Notation, UciCastlingBothSpellings) {
+  auto pos = Position::FromFen("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1");
+  auto a = ParseUciMove(*pos, "e1g1");
+  auto b = ParseUciMove(*pos, "e1h1");
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(*a, *b);
+  EXPECT_EQ(MoveToUci(*pos, *a), "e1g1");
+  Position p960 = *pos;
+  p960.SetChess960(true);
+  EXPECT_EQ(MoveToUci(p960, *a), "e1h1");
+  EXPECT_FALSE(ParseUciMove(*pos, "e1e3").ok());
+  EXPECT_FALSE(ParseUciMove(*pos, "zz").ok());
+}
+
+TEST(Notation, SanRoundTripsOnSuitePositions) {
+  for (const char* suite : {"standard.epd", "fischer960.epd"}) {
+    for (const auto& line : testing::LoadSuite(suite)) {
+      Position pos = *Position::FromFen(line.fen);
+      MoveList list;
+      GenerateLegal(pos, list);
+      for (Move m : list) {
+        std::string san = MoveToSan(pos, m);
+        auto back = ParseSanMove(pos, san);
+        ASSERT_TRUE(back.ok()) << san << " in " << line.fen << ": " << back.status();
+        EXPECT_EQ(*back, m) << san << " in " << line.fen;
+      }
+    }
+  }
+}
+
+TEST(Notation, SanDetails) {
+  auto pos = Position::FromFen("1k6/8/8/8/8/8/1R5R/K7 w - - 0 1");
+  EXPECT_EQ(MoveToSan(*pos, *ParseUciMove(*pos, "b2e2")), "Rbe2");
+  auto mate = Position::FromFen("k7/8/1K6/8/8/8/8/7R w - - 0 1");
+  EXPECT_EQ(MoveToSan(*mate, *ParseUciMove(*mate, "h1h8")), "Rh8#");
+  auto promo = Position::FromFen("8/P6k/8/8/8/8/8/K7 w - - 0 1");
+  EXPECT_EQ(MoveToSan(*promo, *ParseUciMove(*promo, "a7a8q")), "a8=Q");
+  EXPECT_EQ(*ParseSanMove(*promo, "a8=N"), *ParseUciMove(*promo, "a7a8n"));
+  auto files = Position::FromFen("k7/8/8/8/N7/8/N7/K7 w - - 0 1");
+  EXPECT_EQ(MoveToSan(*files, *ParseUciMove(*files, "a4b6")), "Nb6+");
+  auto ranks = Position::FromFen("k7/8/8/8/N3N3/8/N7/K7 w - - 0 1");
+  EXPECT_EQ(MoveToSan(*ranks, *ParseUciMove(*ranks, "a4c3")), "Na4c3");
+  auto castle = Position::FromFen("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1");
+  EXPECT_EQ(MoveToSan(*castle, *ParseUciMove(*castle, "e1c1")), "O-O-O");
+  EXPECT_EQ(*ParseSanMove(*castle, "0-0"), *ParseUciMove(*castle, "e1g1"));
+  EXPECT_FALSE(ParseSanMove(*castle, "Qd4").ok());
+}
+
+}  // namespace
+}  // namespace arbiter
