@@ -6,5 +6,6 @@
 namespace arbiter::cli {
 
 void AddPerftCommand(CLI::App& app, int& exit_code);
+void AddStatsCommand(CLI::App& app, int& exit_code);
 
 }  // namespace arbiter::cli

@@ -7,6 +7,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int exit_code = 0;
   arbiter::cli::AddPerftCommand(app, exit_code);
+  arbiter::cli::AddStatsCommand(app, exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

@@ -1,0 +1,200 @@
+// The SPRT against published values (fastchess's tests, cutechess-cli's BayesElo test) and the
+// properties every LLR must have.
+#include "stats/sprt.h"
+
+#include <cmath>
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace arbiter::stats {
+namespace {
+
+// Trinomial from W, L, D as the published tables give them.
+Trinomial Wld(uint64_t w, uint64_t l, uint64_t d) { return {.losses = l, .draws = d, .wins = w}; }
+// Pentanomial from fastchess's six pair kinds; WL and DD both score 1.
+Pentanomial Pairs6(uint64_t ll, uint64_t ld, uint64_t wl, uint64_t dd, uint64_t wd, uint64_t ww) {
+  return {{ll, ld, wl + dd, wd, ww}};
+}
+
+struct Published {
+  std::string name;
+  bool penta;
+  Trinomial tri;
+  Pentanomial pen;
+  SprtModel model;
+  double elo0, elo1, llr;
+};
+
+class PublishedLlrTest : public testing::TestWithParam<Published> {};
+
+TEST_P(PublishedLlrTest, WithinHalfAPercent) {
+  const Published& p = GetParam();
+  const SprtParams params{
+      .elo0 = p.elo0, .elo1 = p.elo1, .alpha = 0.05, .beta = 0.05, .model = p.model};
+  const SprtResult r = p.penta ? EvaluateSprt(p.pen, params) : EvaluateSprt(p.tri, params);
+  EXPECT_NEAR(r.llr, p.llr, 0.005 * std::abs(p.llr));
+  EXPECT_NEAR(r.lower, -2.944438979, 1e-9);
+  EXPECT_NEAR(r.upper, 2.944438979, 1e-9);
+}
+
+constexpr auto kN = SprtModel::kNormalized;
+constexpr auto kL = SprtModel::kLogistic;
+
+INSTANTIATE_TEST_SUITE_P(
+    Fastchess, PublishedLlrTest,
+    testing::Values(
+        Published{"NormTri1", false, Wld(36433, 36027, 68692), {}, kN, 0, 2, 0.92},
+        Published{"NormTri2", false, Wld(10871, 10650, 20431), {}, kN, -1.75, 0.25, 2.30},
+        Published{"NormTri3", false, Wld(4250, 0, 0), {}, kN, 0, 10, 120.56},
+        Published{"LogTri1", false, Wld(21404, 21184, 40708), {}, kL, 0.5, 2.5, -1.57},
+        Published{"LogTri2", false, Wld(57433, 57030, 106593), {}, kL, 0, 2, -2.59},
+        Published{"NormPen1", true, {}, Pairs6(365, 16618, 36029, 200, 16974, 390), kN, 0, 2, 2.25},
+        Published{
+            "NormPen2", true, {}, Pairs6(127, 4883, 10311, 401, 5150, 104), kN, -1.75, 0.25, 3.01},
+        Published{"NormPen3", true, {}, Pairs6(0, 0, 0, 0, 0, 5550), kN, 0, 5, 111.82},
+        Published{
+            "LogPen1", true, {}, Pairs6(223, 9863, 20279, 1000, 10037, 246), kL, 0.5, 2.5, -3.07},
+        Published{
+            "LogPen2", true, {}, Pairs6(871, 26175, 55003, 980, 26678, 821), kL, 0, 2, -4.98}),
+    [](const testing::TestParamInfo<Published>& info) { return info.param.name; });
+
+// cutechess-cli's BayesElo SPRT (alpha = beta = 0.01, elo 0..10), within 0.01.
+TEST(BayesEloSprt, MatchesCutechess) {
+  const SprtParams params{
+      .elo0 = 0, .elo1 = 10, .alpha = 0.01, .beta = 0.01, .model = SprtModel::kBayesElo};
+  SprtResult r = EvaluateSprt(Wld(1477, 1351, 2942), params);
+  EXPECT_NEAR(r.llr, 2.52, 0.01);
+  EXPECT_NEAR(r.lower, -4.60, 0.01);
+  EXPECT_NEAR(r.upper, 4.60, 0.01);
+  EXPECT_EQ(r.decision, SprtDecision::kContinue);
+  r = EvaluateSprt(Wld(555, 555, 298), params);
+  EXPECT_NEAR(r.llr, -0.74, 0.01);
+}
+
+TEST(BayesEloSprt, ZeroUntilEveryResultKindOccurred) {
+  const SprtParams params{.elo0 = 0, .elo1 = 10, .model = SprtModel::kBayesElo};
+  EXPECT_EQ(EvaluateSprt(Wld(0, 0, 20), params).llr, 0);
+  EXPECT_EQ(EvaluateSprt(Wld(12, 3, 0), params).llr, 0);
+  EXPECT_NE(EvaluateSprt(Wld(12, 3, 1), params).llr, 0);
+}
+
+TEST(BayesEloFit, SymmetricCountsHaveZeroElo) {
+  const BayesEloFit fit = FitBayesElo(Wld(100, 100, 200));
+  EXPECT_NEAR(fit.elo, 0, 1e-12);
+  // pw = pl = 1/4: draw_elo = 200 log10(9).
+  EXPECT_NEAR(fit.draw_elo, 200 * std::log10(9.0), 1e-9);
+}
+
+TEST(SprtBounds, FromAlphaAndBeta) {
+  const SprtBounds b = SprtLlrBounds(0.05, 0.1);
+  EXPECT_NEAR(b.lower, std::log(0.1 / 0.95), 1e-15);
+  EXPECT_NEAR(b.upper, std::log(0.9 / 0.05), 1e-15);
+  EXPECT_EQ(DecideSprt(b.upper, b), SprtDecision::kAcceptH1);
+  EXPECT_EQ(DecideSprt(b.lower, b), SprtDecision::kAcceptH0);
+  EXPECT_EQ(DecideSprt(0, b), SprtDecision::kContinue);
+}
+
+TEST(SprtDecision, LargeSamplesDecide) {
+  const SprtParams params{.elo0 = 0, .elo1 = 5, .model = SprtModel::kNormalized};
+  // +20 Elo-ish: clearly H1.
+  EXPECT_EQ(EvaluateSprt(Pentanomial{{100, 2000, 5000, 2400, 150}}, params).decision,
+            SprtDecision::kAcceptH1);
+  // -10 Elo-ish: clearly H0.
+  EXPECT_EQ(EvaluateSprt(Pentanomial{{150, 2300, 5000, 2100, 100}}, params).decision,
+            SprtDecision::kAcceptH0);
+}
+
+TEST(SprtParams, Validation) {
+  EXPECT_TRUE(ValidateSprtParams({}).ok());
+  EXPECT_FALSE(ValidateSprtParams({.elo0 = 2, .elo1 = 2}).ok());
+  EXPECT_FALSE(ValidateSprtParams({.elo0 = 3, .elo1 = 2}).ok());
+  EXPECT_FALSE(ValidateSprtParams({.alpha = 0}).ok());
+  EXPECT_FALSE(ValidateSprtParams({.beta = 1}).ok());
+  EXPECT_FALSE(ValidateSprtParams({.alpha = 0.6, .beta = 0.5}).ok());
+  EXPECT_FALSE(ValidateSprtParams({.elo1 = NAN}).ok());
+  const absl::Status s = ValidateSprtParams({.elo0 = 3, .elo1 = 2});
+  EXPECT_NE(std::string(s.message()).find("elo0 (3) must be less than elo1 (2)"), std::string::npos)
+      << s;
+  // Invalid params never decide.
+  const SprtResult r = EvaluateSprt(Wld(1000, 0, 0), {.elo0 = 5, .elo1 = 0});
+  EXPECT_EQ(r.llr, 0);
+  EXPECT_EQ(r.decision, SprtDecision::kContinue);
+}
+
+TEST(SprtModel, NamesRoundTrip) {
+  for (SprtModel m : {SprtModel::kLogistic, SprtModel::kNormalized, SprtModel::kBayesElo}) {
+    absl::StatusOr<SprtModel> parsed = ParseSprtModel(SprtModelName(m));
+    ASSERT_TRUE(parsed.ok());
+    EXPECT_EQ(*parsed, m);
+  }
+  EXPECT_FALSE(ParseSprtModel("bayesian").ok());
+}
+
+// Swapping the engines mirrors the hypotheses: LLR(swapped; -elo1, -elo0) = -LLR(counts; elo0,
+// elo1). With symmetric bounds the LLR is simply negated.
+TEST(SprtProperties, SwappingEnginesNegatesLlr) {
+  const Trinomial tri = Wld(1210, 1105, 2330);
+  const Pentanomial pen{{31, 402, 1010, 460, 40}};
+  for (SprtModel model : {SprtModel::kLogistic, SprtModel::kNormalized, SprtModel::kBayesElo}) {
+    SCOPED_TRACE(std::string(SprtModelName(model)));
+    const SprtParams p{.elo0 = -1, .elo1 = 4, .model = model};
+    const SprtParams mirrored{.elo0 = -4, .elo1 = 1, .model = model};
+    const double a = EvaluateSprt(tri, p).llr;
+    EXPECT_NE(a, 0);
+    EXPECT_NEAR(EvaluateSprt(tri.Reversed(), mirrored).llr, -a, 1e-9 * (1 + std::abs(a)));
+    const double b = EvaluateSprt(pen, p).llr;
+    EXPECT_NEAR(EvaluateSprt(pen.Reversed(), mirrored).llr, -b, 1e-9 * (1 + std::abs(b)));
+    const SprtParams symmetric{.elo0 = -3, .elo1 = 3, .model = model};
+    const double c = EvaluateSprt(pen, symmetric).llr;
+    EXPECT_NEAR(EvaluateSprt(pen.Reversed(), symmetric).llr, -c, 1e-9 * (1 + std::abs(c)));
+  }
+}
+
+// Symmetric results carry no evidence either way between symmetric hypotheses.
+TEST(SprtProperties, SymmetricCountsGiveZeroLlrForSymmetricBounds) {
+  for (SprtModel model : {SprtModel::kLogistic, SprtModel::kNormalized, SprtModel::kBayesElo}) {
+    const SprtParams p{.elo0 = -2, .elo1 = 2, .model = model};
+    EXPECT_NEAR(EvaluateSprt(Wld(500, 500, 700), p).llr, 0, 1e-9);
+    EXPECT_NEAR(EvaluateSprt(Pentanomial{{20, 300, 700, 300, 20}}, p).llr, 0, 1e-9);
+  }
+}
+
+// Zero counts are regularised: the very first results give finite LLRs.
+TEST(SprtProperties, EarlyLlrsAreFinite) {
+  for (SprtModel model : {SprtModel::kLogistic, SprtModel::kNormalized}) {
+    const SprtParams p{.elo0 = 0, .elo1 = 2, .model = model};
+    EXPECT_TRUE(std::isfinite(EvaluateSprt(Wld(1, 0, 0), p).llr));
+    EXPECT_TRUE(std::isfinite(EvaluateSprt(Wld(0, 0, 0), p).llr));
+    EXPECT_TRUE(std::isfinite(EvaluateSprt(Pentanomial{{0, 0, 1, 0, 0}}, p).llr));
+    EXPECT_TRUE(std::isfinite(EvaluateSprt(Pentanomial{}, p).llr));
+  }
+}
+
+// With no draws and no correlation, a pentanomial made of independent games carries the same
+// information as its games: the two LLRs agree closely.
+TEST(SprtProperties, IndependentPairsAgreeWithTheirGames) {
+  // Independent games at p(win) = 0.52, no draws: pairs 0, 1, 2 wins with binomial weights.
+  const double w = 0.52, l = 0.48, pairs = 100000;
+  const Pentanomial pen{{static_cast<uint64_t>(pairs * l * l), 0,
+                         static_cast<uint64_t>(pairs * 2 * w * l), 0,
+                         static_cast<uint64_t>(pairs * w * w)}};
+  const Trinomial tri =
+      Wld(2 * pen.counts[4] + pen.counts[2], 2 * pen.counts[0] + pen.counts[2], 0);
+  const SprtParams p{.elo0 = 0, .elo1 = 10, .model = SprtModel::kLogistic};
+  const double a = EvaluateSprt(tri, p).llr, b = EvaluateSprt(pen, p).llr;
+  EXPECT_GT(a, 10);
+  EXPECT_NEAR(b, a, 0.01 * a);
+}
+
+// The building block on its own: the logistic MLE meets its constraint.
+TEST(GeneralizedLlr, LogisticMatchesClosedFormForTwoOutcomes) {
+  // With outcomes {0, 1} the constrained MLE is Bernoulli(s): LLR = W ln(s1/s0) + L ln(...).
+  const double scores[2] = {0, 1}, counts[2] = {40, 60};
+  const double s0 = 0.5, s1 = 0.55;
+  const double expected = 60 * std::log(s1 / s0) + 40 * std::log((1 - s1) / (1 - s0));
+  EXPECT_NEAR(GeneralizedLlrLogistic(scores, counts, s0, s1), expected, 1e-12);
+}
+
+}  // namespace
+}  // namespace arbiter::stats
