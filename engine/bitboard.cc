@@ -103,6 +103,8 @@ void BuildTables(AttackTables* t) {
         if (adf <= 1 && adr <= 1 && (adf || adr)) king |= SquareBb(MakeSquare(f, r));
       }
     t->knight[sq] = knight;
+    t->pseudo_bishop[sq] = SlidingAttacks(false, s, 0);
+    t->pseudo_rook[sq] = SlidingAttacks(true, s, 0);
     t->king[sq] = king;
   }
   static Bitboard rook_storage[102400];

@@ -82,6 +82,8 @@ struct AttackTables {
   Bitboard king[64];
   Bitboard between[64][64];  // squares strictly between two aligned squares, else 0
   Bitboard line[64][64];     // the whole line through two aligned squares, else 0
+  Bitboard pseudo_bishop[64];  // attacks on an empty board
+  Bitboard pseudo_rook[64];
   SliderEntry bishop[64];
   SliderEntry rook[64];
 };
@@ -101,6 +103,8 @@ inline Bitboard RookAttacks(Square s, Bitboard occupied) {
 inline Bitboard QueenAttacks(Square s, Bitboard occupied) {
   return BishopAttacks(s, occupied) | RookAttacks(s, occupied);
 }
+inline Bitboard PseudoBishopAttacks(Square s) { return kAttacks.pseudo_bishop[s]; }
+inline Bitboard PseudoRookAttacks(Square s) { return kAttacks.pseudo_rook[s]; }
 inline Bitboard Between(Square a, Square b) { return kAttacks.between[a][b]; }
 inline Bitboard Line(Square a, Square b) { return kAttacks.line[a][b]; }
 inline Bitboard Attacks(PieceType pt, Square s, Bitboard occupied) {

@@ -66,12 +66,12 @@ struct Sink {
 };
 
 // Enemy sliders that would attack `ksq` if it were empty are the only possible pinners.
-template <Color Us>
-inline Bitboard PinnedPieces(const Position& pos, Square ksq, Bitboard occ) {
+template <Color Us, class Board>
+inline Bitboard PinnedPieces(const Board& pos, Square ksq, Bitboard occ) {
   constexpr Color Them = ~Us;
   Bitboard pinned = 0;
-  Bitboard snipers = (RookAttacks(ksq, 0) & pos.Pieces(Them, kRook, kQueen)) |
-                     (BishopAttacks(ksq, 0) & pos.Pieces(Them, kBishop, kQueen));
+  Bitboard snipers = (PseudoRookAttacks(ksq) & pos.Pieces(Them, kRook, kQueen)) |
+                     (PseudoBishopAttacks(ksq) & pos.Pieces(Them, kBishop, kQueen));
   while (snipers) {
     Square s = PopLsb(snipers);
     Bitboard b = Between(ksq, s) & occ;
@@ -80,8 +80,9 @@ inline Bitboard PinnedPieces(const Position& pos, Square ksq, Bitboard occ) {
   return pinned & pos.Pieces(Us);
 }
 
-template <Color Us, Mode kMode>
-inline int Generate(const Position& pos, Move* out) {
+// Board is Position, or any type with the same read accessors (perft's leaf board).
+template <Color Us, Mode kMode, class Board = Position>
+inline int Generate(const Board& pos, Move* out) {
   constexpr Color Them = ~Us;
   constexpr int Up = Us == kWhite ? 8 : -8;
   constexpr int UpLeft = Us == kWhite ? 7 : -9;
@@ -96,16 +97,24 @@ inline int Generate(const Position& pos, Move* out) {
   const Bitboard checkers = pos.AttackersTo(ksq, Them, occ);
   const Bitboard capture_mask = kMode == kTactical ? them : ~us;
 
-  // King moves: each target is tested with the king lifted off the board (x-ray through it).
+  // King moves: squares hit by enemy pawns, knights or king are removed in bulk; the few
+  // remaining targets are tested against sliders with the king lifted off the board.
   {
     Bitboard targets = KingAttacks(ksq) & capture_mask;
-    const Bitboard occ_no_king = occ ^ SquareBb(ksq);
-    Bitboard safe = 0;
-    while (targets) {
-      Square to = PopLsb(targets);
-      if (!pos.AttackersTo(to, Them, occ_no_king)) safe |= SquareBb(to);
+    if (targets) {
+      targets &= ~(PawnAttacksBb<Them>(pos.Pieces(Them, kPawn)) | KingAttacks(pos.KingSquare(Them)));
+      for (Bitboard n = pos.Pieces(Them, kKnight); n && targets;) targets &= ~KnightAttacks(PopLsb(n));
+      const Bitboard occ_no_king = occ ^ SquareBb(ksq);
+      const Bitboard bq = pos.Pieces(Them, kBishop, kQueen), rq = pos.Pieces(Them, kRook, kQueen);
+      Bitboard safe = 0;
+      while (targets) {
+        const Square to = PopLsb(targets);
+        if ((PseudoBishopAttacks(to) & bq) && (BishopAttacks(to, occ_no_king) & bq)) continue;
+        if ((PseudoRookAttacks(to) & rq) && (RookAttacks(to, occ_no_king) & rq)) continue;
+        safe |= SquareBb(to);
+      }
+      sink.Add(ksq, safe);
     }
-    sink.Add(ksq, safe);
   }
   if (MoreThanOne(checkers)) return sink.count;
 
@@ -175,23 +184,30 @@ inline int Generate(const Position& pos, Move* out) {
     sink.Add(from, KnightAttacks(from) & target);
   }
   // Sliders: pinned ones stay on the line through the king.
-  for (Bitboard b = pos.Pieces(Us, kBishop, kQueen); b;) {
+  const Bitboard diagonal = pos.Pieces(Us, kBishop, kQueen), straight = pos.Pieces(Us, kRook, kQueen);
+  for (Bitboard b = diagonal & ~pinned; b;) {
     Square from = PopLsb(b);
-    Bitboard t = BishopAttacks(from, occ) & target;
-    if (pinned & SquareBb(from)) t &= Line(ksq, from);
-    sink.Add(from, t);
+    sink.Add(from, BishopAttacks(from, occ) & target);
   }
-  for (Bitboard b = pos.Pieces(Us, kRook, kQueen); b;) {
+  for (Bitboard b = straight & ~pinned; b;) {
     Square from = PopLsb(b);
-    Bitboard t = RookAttacks(from, occ) & target;
-    if (pinned & SquareBb(from)) t &= Line(ksq, from);
-    sink.Add(from, t);
+    sink.Add(from, RookAttacks(from, occ) & target);
+  }
+  if (pinned & (diagonal | straight)) {
+    for (Bitboard b = diagonal & pinned; b;) {
+      Square from = PopLsb(b);
+      sink.Add(from, BishopAttacks(from, occ) & target & Line(ksq, from));
+    }
+    for (Bitboard b = straight & pinned; b;) {
+      Square from = PopLsb(b);
+      sink.Add(from, RookAttacks(from, occ) & target & Line(ksq, from));
+    }
   }
 
   // Castling: not in check, path empty but for king and rook, king's squares unattacked
   // (tested with the castling rook lifted, which matters in Chess960).
   if constexpr (kMode != kTactical) {
-    if (!checkers) {
+    if (!checkers && pos.CanCastle(CastlingIndex(Us, kKingSide)) | pos.CanCastle(CastlingIndex(Us, kQueenSide))) {
       for (CastlingSide side : {kKingSide, kQueenSide}) {
         const int idx = CastlingIndex(Us, side);
         if (!pos.CanCastle(idx) || (pos.CastlingPath(idx) & occ)) continue;

@@ -73,6 +73,104 @@ class PerftTable {
   size_t mask_ = 0, size_ = 0;
 };
 
+// The bitboards of a position one ply below a full Position: enough to count its legal moves.
+// Built by copying the parent's bitboards and applying one move (no mailbox, no undo), which
+// is cheaper than DoMove/UndoMove for the last interior ply.
+class LeafBoard {
+ public:
+  template <Color Us>
+  static LeafBoard Make(const Position& parent, Move m) {
+    LeafBoard b(parent);
+    b.Apply<Us>(parent, m);
+    return b;
+  }
+
+ private:
+  explicit LeafBoard(const Position& parent) : parent_(parent) {}
+  template <Color Us>
+  void Apply(const Position& parent, Move m) {
+    constexpr Color Them = ~Us;
+    for (int i = 0; i < 6; ++i) by_type_[i] = parent.Pieces(PieceType(i));
+    by_color_[0] = parent.Pieces(kWhite);
+    by_color_[1] = parent.Pieces(kBlack);
+    castling_ = parent.CastlingRights();
+    const Square from = m.From(), to = m.To();
+    const PieceType pt = TypeOf(parent.PieceOn(from));
+    const Bitboard from_to = SquareBb(from) | SquareBb(to);
+    switch (m.KindOf()) {
+      case Move::kNormal: {
+        const Piece captured = parent.PieceOn(to);
+        if (captured != kNoPiece) {
+          by_type_[TypeOf(captured)] ^= SquareBb(to);
+          by_color_[Them] ^= SquareBb(to);
+        }
+        by_type_[pt] ^= from_to;
+        by_color_[Us] ^= from_to;
+        if (pt == kPawn && (from ^ to) == 16) {
+          const Square ep = Square((from + to) / 2);
+          if (PawnAttacks(Us, ep) & by_type_[kPawn] & by_color_[Them]) ep_ = ep;
+        }
+        break;
+      }
+      case Move::kPromotion: {
+        const Piece captured = parent.PieceOn(to);
+        if (captured != kNoPiece) {
+          by_type_[TypeOf(captured)] ^= SquareBb(to);
+          by_color_[Them] ^= SquareBb(to);
+        }
+        by_type_[kPawn] ^= SquareBb(from);
+        by_type_[m.Promotion()] ^= SquareBb(to);
+        by_color_[Us] ^= from_to;
+        break;
+      }
+      case Move::kEnPassant: {
+        const Bitboard cap = SquareBb(Square(to - kPawnPush[Us]));
+        by_type_[kPawn] ^= from_to | cap;
+        by_color_[Us] ^= from_to;
+        by_color_[Them] ^= cap;
+        break;
+      }
+      case Move::kCastling: {
+        const bool king_side = to > from;
+        const Bitboard king = SquareBb(from) | SquareBb(Position::CastlingKingTo(Us, king_side));
+        const Bitboard rook = SquareBb(to) | SquareBb(Position::CastlingRookTo(Us, king_side));
+        by_type_[kKing] ^= king;
+        by_type_[kRook] ^= rook;
+        by_color_[Us] ^= king ^ rook;
+        break;
+      }
+    }
+    castling_ &= ~parent.CastlingLossMask(from, to);
+  }
+
+ public:
+  Bitboard Pieces() const { return by_color_[0] | by_color_[1]; }
+  Bitboard Pieces(Color c) const { return by_color_[c]; }
+  Bitboard Pieces(Color c, PieceType pt) const { return by_color_[c] & by_type_[pt]; }
+  Bitboard Pieces(Color c, PieceType a, PieceType b) const {
+    return by_color_[c] & (by_type_[a] | by_type_[b]);
+  }
+  Square KingSquare(Color c) const { return Lsb(Pieces(c, kKing)); }
+  Square EpSquare() const { return ep_; }
+  bool CanCastle(int index) const { return castling_ & (1 << index); }
+  Square CastlingRook(int index) const { return parent_.CastlingRook(index); }
+  Bitboard CastlingPath(int index) const { return parent_.CastlingPath(index); }
+  Bitboard CastlingKingPath(int index) const { return parent_.CastlingKingPath(index); }
+  Bitboard AttackersTo(Square s, Color by, Bitboard occupied) const {
+    return (PawnAttacks(~by, s) & Pieces(by, kPawn)) | (KnightAttacks(s) & Pieces(by, kKnight)) |
+           (BishopAttacks(s, occupied) & Pieces(by, kBishop, kQueen)) |
+           (RookAttacks(s, occupied) & Pieces(by, kRook, kQueen)) |
+           (KingAttacks(s) & Pieces(by, kKing));
+  }
+
+ private:
+  const Position& parent_;
+  Bitboard by_type_[6];
+  Bitboard by_color_[2];
+  Square ep_ = kNoSquare;
+  uint8_t castling_;
+};
+
 template <Color Us, bool kHash>
 uint64_t PerftRecurse(Position& pos, int depth, PerftTable* table) {
   constexpr Color Them = ~Us;
@@ -82,9 +180,8 @@ uint64_t PerftRecurse(Position& pos, int depth, PerftTable* table) {
   uint64_t nodes = 0;
   if (depth == 2) {
     for (int i = 0; i < n; ++i) {
-      pos.DoMove<false>(moves[i], undo);
-      nodes += CountLegalFor<Them>(pos);
-      pos.UndoMove<false>(moves[i], undo);
+      LeafBoard child = LeafBoard::Make<Us>(pos, moves[i]);
+      nodes += movegen_detail::Generate<Them, movegen_detail::kCount>(child, nullptr);
     }
     return nodes;
   }

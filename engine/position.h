@@ -60,6 +60,10 @@ class Position {
   // Squares that must be empty (but for king and rook) and squares the king passes, per right.
   Bitboard CastlingPath(int index) const { return castling_path_[index]; }
   Bitboard CastlingKingPath(int index) const { return castling_king_path_[index]; }
+  // Castling rights lost by a move between these squares.
+  uint8_t CastlingLossMask(Square from, Square to) const {
+    return castling_mask_[from] | castling_mask_[to];
+  }
   int HalfmoveClock() const { return halfmove_; }
   int FullmoveNumber() const { return fullmove_; }
   bool IsChess960() const { return chess960_; }
