@@ -6,7 +6,7 @@
 namespace arbiter {
 namespace {
 
-constexpr char kPromoChars[] = "  nbrq";
+constexpr char kPromoChars[] = " nbrq";
 constexpr char kSanPieces[] = " NBRQK";
 
 }  // namespace

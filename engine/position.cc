@@ -106,7 +106,10 @@ absl::StatusOr<Position> Position::FromFen(std::string_view fen) {
         if (idx == std::string_view::npos)
           return FenError(1, Cat("bad character '", std::string(1, ch), "' in rank ",
                                           rank + 1));
-        if (file > 7) break;
+        if (file > 7) {
+          file = 9;  // a piece beyond the h-file
+          break;
+        }
         Color c = std::isupper(static_cast<unsigned char>(ch)) ? kWhite : kBlack;
         pos.PutPiece(MakePiece(c, PieceType(idx)), MakeSquare(file, rank));
         ++file;

@@ -34,7 +34,7 @@ INSTANTIATE_TEST_SUITE_P(
                      "field 1: more than one black king"},
         FenErrorCase{"PawnOnRank8", "rnbqkbnP/pppppppp/8/8/8/8/PPPPPPP1/RNBQKBNR w KQq - 0 1",
                      "field 1: pawn on h8"},
-        FenErrorCase{"PawnOnRank1", "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPP1/RNBQKBNp w Qkq - 0 1",
+        FenErrorCase{"PawnOnRank1", "rnbqkbnr/ppppppp1/8/8/8/8/PPPPPPP1/RNBQKBNp w Qkq - 0 1",
                      "field 1: pawn on h1"},
         FenErrorCase{"TooManyPieces", "rnbqkbnr/pppppppp/8/8/8/N7/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
                      "field 1: white has 17 pieces"},
@@ -186,7 +186,8 @@ TEST(Notation, SanRoundTripsOnSuitePositions) {
 }
 
 TEST(Notation, SanDetails) {
-  auto pos = Position::FromFen("1k6/8/8/8/8/8/1R5R/K7 w - - 0 1");
+  auto pos = Position::FromFen("2k5/8/8/8/8/8/1R5R/K7 w - - 0 1");
+  ASSERT_TRUE(pos.ok()) << pos.status();
   EXPECT_EQ(MoveToSan(*pos, *ParseUciMove(*pos, "b2e2")), "Rbe2");
   auto mate = Position::FromFen("k7/8/1K6/8/8/8/8/7R w - - 0 1");
   EXPECT_EQ(MoveToSan(*mate, *ParseUciMove(*mate, "h1h8")), "Rh8#");
