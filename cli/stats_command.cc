@@ -25,6 +25,9 @@ struct StatsFlags {
   bool json = false;
 };
 
+// Counts stay exact as doubles and their sums cannot overflow.
+constexpr uint64_t kMaxCount = uint64_t{1} << 53;
+
 // "a,b,c" -> counts; `flag` and `layout` name the flag and its expected fields in errors.
 absl::StatusOr<std::vector<uint64_t>> ParseCounts(std::string_view text, std::string_view flag,
                                                   std::string_view layout, size_t expected) {
@@ -46,6 +49,10 @@ absl::StatusOr<std::vector<uint64_t>> ParseCounts(std::string_view text, std::st
     if (part.empty() || ec != std::errc() || end != part.data() + part.size()) {
       return absl::InvalidArgumentError(
           Cat(flag, " count ", i + 1, " ('", part, "') is not a whole number"));
+    }
+    if (value > kMaxCount) {
+      return absl::InvalidArgumentError(
+          Cat(flag, " count ", i + 1, " ('", part, "') is too large (at most ", kMaxCount, ")"));
     }
     counts.push_back(value);
   }

@@ -58,7 +58,7 @@ EloEstimate Estimate(const double (&x)[K], const uint64_t (&n)[K], int games_per
 double ScoreToElo(double score) {
   if (score <= 0) return -kInf;
   if (score >= 1) return kInf;
-  return -400.0 * std::log10(1.0 / score - 1.0);
+  return -400.0 * std::log10(1.0 / score - 1.0) + 0.0;  // + 0.0: no "-0" at score 1/2
 }
 
 double EloToScore(double elo) { return 1.0 / (1.0 + std::pow(10.0, -elo / 400.0)); }

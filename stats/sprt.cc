@@ -70,30 +70,64 @@ std::vector<double> MleMean(std::span<const double> scores, std::span<const doub
   return p;
 }
 
-// MLE of the distribution on `scores` with (mu - 1/2) / sigma = t, by the fixed-point iteration
-// of Van den Bergh section 4.1, started from the uniform distribution.
-std::vector<double> MleNormalized(std::span<const double> scores, std::span<const double> phat,
-                                  double t) {
+// Mean and standard deviation of the distribution p on `scores`.
+void Moments(std::span<const double> scores, std::span<const double> p, double& mu, double& sigma) {
+  mu = 0;
+  double var = 0;
+  for (size_t i = 0; i < p.size(); ++i) mu += p[i] * scores[i];
+  for (size_t i = 0; i < p.size(); ++i) var += p[i] * (scores[i] - mu) * (scores[i] - mu);
+  sigma = std::sqrt(var);
+}
+
+// The fixed-point iteration of Van den Bergh section 4.1 for "(mu - 1/2) / sigma = t", from p
+// (updated in place): each step solves the constraint linearised at p, sum q_i phi_i = 0. False
+// if it breaks down (the linearised constraint has no positive solution) or does not settle.
+bool NormalizedFixedPoint(std::span<const double> scores, std::span<const double> phat, double t,
+                          std::vector<double>& p) {
   const size_t k = scores.size();
-  std::vector<double> p(k, 1.0 / k), phi(k);
-  for (int iter = 0; iter < 100000; ++iter) {
-    double mu = 0, var = 0;
-    for (size_t i = 0; i < k; ++i) mu += p[i] * scores[i];
-    for (size_t i = 0; i < k; ++i) var += p[i] * (scores[i] - mu) * (scores[i] - mu);
-    const double sigma = std::sqrt(var);
+  std::vector<double> phi(k);
+  for (int iter = 0; iter < 20000; ++iter) {
+    double mu = 0, sigma = 0;
+    Moments(scores, p, mu, sigma);
     for (size_t i = 0; i < k; ++i) {
       const double z = (scores[i] - mu) / sigma;
       phi[i] = scores[i] - 0.5 - 0.5 * t * sigma * (1.0 + z * z);
     }
     const double theta = SolveLagrangeMultiplier(phat, phi);
+    if (!std::isfinite(theta)) return false;
     double change = 0;
     for (size_t i = 0; i < k; ++i) {
       const double next = phat[i] / (1.0 + theta * phi[i]);
       change = std::max(change, std::abs(next - p[i]));
       p[i] = next;
     }
-    if (!(change > 1e-14)) break;  // also stops on NaN
+    if (!(change >= 1e-14)) return std::isfinite(change);
   }
+  return false;
+}
+
+// MLE of the distribution on `scores` with (mu - 1/2) / sigma = t. The fixed point is followed
+// from the data's own t (where phat itself is the answer) towards the target, halving the step
+// whenever the iteration breaks down, so distant targets (large nElo bounds) stay solvable.
+std::vector<double> MleNormalized(std::span<const double> scores, std::span<const double> phat,
+                                  double t) {
+  std::vector<double> p(phat.begin(), phat.end());
+  double mu = 0, sigma = 0;
+  Moments(scores, p, mu, sigma);
+  double t_now = (mu - 0.5) / sigma;
+  double step = t - t_now;
+  for (int attempt = 0; attempt < 400 && t_now != t; ++attempt) {
+    const double target = std::abs(step) >= std::abs(t - t_now) ? t : t_now + step;
+    std::vector<double> q = p;
+    if (NormalizedFixedPoint(scores, phat, target, q)) {
+      p = std::move(q);
+      t_now = target;
+      step *= 2;
+    } else {
+      step /= 2;
+    }
+  }
+  if (t_now != t) std::fill(p.begin(), p.end(), kNan);
   return p;
 }
 

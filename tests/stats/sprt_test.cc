@@ -187,6 +187,35 @@ TEST(SprtProperties, IndependentPairsAgreeWithTheirGames) {
   EXPECT_NEAR(b, a, 0.01 * a);
 }
 
+// Bounds far from the data (nElo 500 is t = 1.4) still give finite LLRs of the right sign.
+TEST(SprtProperties, WideNormalizedBoundsStayFinite) {
+  const SprtParams wide{.elo0 = -500, .elo1 = 500, .model = SprtModel::kNormalized};
+  EXPECT_NEAR(EvaluateSprt(Wld(10, 10, 10), wide).llr, 0, 1e-9);
+  const double up = EvaluateSprt(Pentanomial{{1, 2, 3, 4, 5}}, wide).llr;
+  EXPECT_TRUE(std::isfinite(up));
+  EXPECT_GT(up, 0);
+  const double down = EvaluateSprt(Wld(3, 40, 12), {.elo0 = -3000, .elo1 = 3000}).llr;
+  EXPECT_TRUE(std::isfinite(down));
+  EXPECT_LT(down, 0);
+}
+
+// When H0 is the data's own Elo, the constrained MLE under H0 is the data itself, so the LLR is
+// minus N times a Kullback-Leibler divergence: never positive, and zero only at H1 = H0.
+TEST(GeneralizedLlr, NothingBeatsTheDataItself) {
+  const double scores[5] = {0, 0.25, 0.5, 0.75, 1}, counts[5] = {30, 410, 980, 520, 45};
+  double n = 0, mu = 0, var = 0;
+  for (int i = 0; i < 5; ++i) n += counts[i];
+  for (int i = 0; i < 5; ++i) mu += scores[i] * counts[i] / n;
+  for (int i = 0; i < 5; ++i) var += (scores[i] - mu) * (scores[i] - mu) * counts[i] / n;
+  const double t_hat = (mu - 0.5) / std::sqrt(var);
+  EXPECT_NEAR(GeneralizedLlrNormalized(scores, counts, t_hat, t_hat), 0, 1e-9);
+  EXPECT_NEAR(GeneralizedLlrLogistic(scores, counts, mu, mu), 0, 1e-9);
+  for (double delta : {-0.2, -0.01, 0.01, 0.3}) {
+    EXPECT_LT(GeneralizedLlrNormalized(scores, counts, t_hat, t_hat + delta), 0) << delta;
+    EXPECT_LT(GeneralizedLlrLogistic(scores, counts, mu, mu + delta / 4), 0) << delta;
+  }
+}
+
 // The building block on its own: the logistic MLE meets its constraint.
 TEST(GeneralizedLlr, LogisticMatchesClosedFormForTwoOutcomes) {
   // With outcomes {0, 1} the constrained MLE is Bernoulli(s): LLR = W ln(s1/s0) + L ln(...).

@@ -116,6 +116,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"--penta 1,2,x,4,5", "error: --penta count 3 ('x') is not a whole number"},
         BadInput{"--penta 1,2,3,4", "error: --penta needs 5 counts LL,LD,D,WD,WW"},
         BadInput{"--wdl 0,0,0", "error: --wdl: no games"},
+        BadInput{"--wdl 18446744073709551615,0,1",
+                 "error: --wdl count 1 ('18446744073709551615') is too large"},
         BadInput{"--wdl 10,5,3 --elo0 2 --elo1 2", "elo0 (2) must be less than elo1 (2)"},
         BadInput{"--wdl 10,5,3 --elo0 5 --elo1 0", "elo0 (5) must be less than elo1 (0)"},
         BadInput{"--wdl 10,5,3 --elo0 0", "the SPRT needs both --elo0 and --elo1"},
