@@ -2,6 +2,7 @@
 // properties every LLR must have.
 #include "stats/sprt.h"
 
+#include <array>
 #include <cmath>
 #include <string>
 
@@ -213,6 +214,51 @@ TEST(GeneralizedLlr, NothingBeatsTheDataItself) {
   for (double delta : {-0.2, -0.01, 0.01, 0.3}) {
     EXPECT_LT(GeneralizedLlrNormalized(scores, counts, t_hat, t_hat + delta), 0) << delta;
     EXPECT_LT(GeneralizedLlrLogistic(scores, counts, mu, mu + delta / 4), 0) << delta;
+  }
+}
+
+// Brute force on game counts: under either constraint the trinomial distributions form a curve
+// parametrised by the draw probability d, so the constrained maximum likelihood is a 1-D search.
+//   logistic "mean = s":         w - l = 2s - 1
+//   normalized "(mu-1/2)/sigma = t": sigma^2 = (1 - d - u^2)/4 with u = w - l, so
+//                                   u = t sqrt((1 - d) / (1 + t^2))
+double MaxLogLikelihood(const double (&counts)[3], auto win_minus_loss) {
+  auto loglik = [&](double d) -> double {
+    const double u = win_minus_loss(d);
+    const double w = (1 - d + u) / 2, l = (1 - d - u) / 2;
+    if (!(w > 0 && l > 0)) return -HUGE_VAL;
+    return counts[0] * std::log(l) + counts[1] * std::log(d) + counts[2] * std::log(w);
+  };
+  // Golden-section search on d in (0, 1); the log-likelihood is unimodal along the curve.
+  double a = 1e-12, b = 1 - 1e-12;
+  const double g = (std::sqrt(5.0) - 1) / 2;
+  for (int i = 0; i < 200; ++i) {
+    const double c = b - g * (b - a), e = a + g * (b - a);
+    (loglik(c) > loglik(e) ? b : a) = loglik(c) > loglik(e) ? e : c;
+  }
+  return loglik((a + b) / 2);
+}
+
+TEST(GeneralizedLlr, AgreesWithBruteForceOnGameCounts) {
+  const double scores[3] = {0, 0.5, 1};
+  for (const auto& counts :
+       {std::array<double, 3>{1210, 2330, 1105}, std::array<double, 3>{400, 150, 520},
+        std::array<double, 3>{36027, 68692, 36433}}) {
+    const double c[3] = {counts[0], counts[1], counts[2]};
+    for (double t1 : {0.005, 0.02, -0.03}) {
+      const double t0 = -0.01;
+      auto normalized = [](double t) {
+        return [t](double d) { return t * std::sqrt((1 - d) / (1 + t * t)); };
+      };
+      const double brute =
+          MaxLogLikelihood(c, normalized(t1)) - MaxLogLikelihood(c, normalized(t0));
+      EXPECT_NEAR(GeneralizedLlrNormalized(scores, c, t0, t1), brute, 1e-6 * (1 + std::abs(brute)));
+      const double s0 = 0.499, s1 = 0.5 + t1;
+      auto logistic = [](double s) { return [s](double) { return 2 * s - 1; }; };
+      const double brute_l = MaxLogLikelihood(c, logistic(s1)) - MaxLogLikelihood(c, logistic(s0));
+      EXPECT_NEAR(GeneralizedLlrLogistic(scores, c, s0, s1), brute_l,
+                  1e-6 * (1 + std::abs(brute_l)));
+    }
   }
 }
 
