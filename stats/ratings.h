@@ -6,10 +6,11 @@
 // Model: Bradley-Terry on the logistic Elo scale with each draw counted as half a win for both
 // sides, P(i scores against j) = 1 / (1 + 10^(-(r_i - r_j)/400)); the ratings maximise
 // sum over pairings of points_ij ln P_ij + points_ji ln P_ji (Newton's method on the concave
-// log-likelihood). For two engines this is exactly the match formula Elo(score).
-// Intervals: the sandwich (robust) covariance H^-1 J H^-1, with H the Fisher information and J
-// the observed per-game score variance, so draws narrow the intervals as they do in the
-// trinomial match error. One engine is anchored at 0 (default the first), or the mean is 0.
+// log-likelihood). For two engines this is exactly the match formula Elo(score). (Bradley and
+// Terry 1952; the same model Ordo and BayesElo without its draw parameter fit.)
+// Intervals: the sandwich (robust) covariance H^-1 J H^-1 (Huber 1967, White 1980), with H the
+// Fisher information and J the observed per-game score variance, so draws narrow the intervals
+// as they do in the trinomial match error. One engine is anchored at 0 (default the first), or the mean is 0.
 #pragma once
 
 #include <string>

@@ -41,7 +41,7 @@ std::string_view SprtDecisionName(SprtDecision decision);
 // elo0 < elo1, 0 < alpha, beta < 1, alpha + beta < 1, all finite.
 absl::Status ValidateSprtParams(const SprtParams& params);
 
-// Wald's bounds: lower = ln(beta / (1 - alpha)), upper = ln((1 - beta) / alpha).
+// Wald's bounds (Wald 1945): lower = ln(beta / (1 - alpha)), upper = ln((1 - beta) / alpha).
 struct SprtBounds {
   double lower = 0, upper = 0;
 };
@@ -72,7 +72,7 @@ double GeneralizedLlrLogistic(std::span<const double> scores, std::span<const do
 double GeneralizedLlrNormalized(std::span<const double> scores, std::span<const double> counts,
                                 double t0, double t1);
 
-// BayesElo fit of game counts (Coulom): with pw, pl the win and loss frequencies,
+// BayesElo fit of game counts (Coulom, bayeselo; cutechess-cli sprt.cpp): with pw, pl the win and loss frequencies,
 // elo = 200 log10(pw/pl (1-pl)/(1-pw)), draw_elo = 200 log10((1-pl)/pl (1-pw)/pw).
 struct BayesEloFit {
   double elo = 0, draw_elo = 0;
