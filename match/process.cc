@@ -1,0 +1,343 @@
+#include "match/process.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <mutex>
+
+#include "base/strings.h"
+
+extern char** environ;
+
+namespace arbiter::match {
+namespace {
+
+// Writes to a pipe whose reader died must fail with EPIPE, not kill us.
+void IgnoreSigpipeOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] { signal(SIGPIPE, SIG_IGN); });
+}
+
+void CloseFd(int& fd) {
+  if (fd >= 0) close(fd);
+  fd = -1;
+}
+
+absl::Time ToAbsl(SteadyTime t) { return absl::Now() + absl::FromChrono(t - SteadyClock::now()); }
+
+// Environment for the child: ours with `extra` ("KEY=VALUE") added or replacing.
+std::vector<std::string> MergeEnv(const std::vector<std::string>& extra) {
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view entry(*e);
+    std::string_view key = entry.substr(0, entry.find('='));
+    bool replaced = false;
+    for (const std::string& x : extra)
+      if (std::string_view(x).substr(0, x.find('=')) == key) replaced = true;
+    if (!replaced) env.emplace_back(entry);
+  }
+  for (const std::string& x : extra) env.push_back(x);
+  return env;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Start(const ProcessSpec& spec,
+                                                              const ProcessLimits& limits) {
+  if (spec.argv.empty() || spec.argv[0].empty())
+    return absl::InvalidArgumentError("engine command is empty");
+  for (const std::string& e : spec.env)
+    if (e.find('=') == std::string::npos || e.front() == '=')
+      return absl::InvalidArgumentError(Cat("environment entry '", e, "' is not KEY=VALUE"));
+  IgnoreSigpipeOnce();
+
+  // Everything the child needs is built before fork: after it only async-signal-safe calls.
+  std::vector<std::string> env_strings = MergeEnv(spec.env);
+  std::vector<char*> argv, envp;
+  for (const std::string& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  for (std::string& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  for (int c : spec.cpus) CPU_SET(c, &cpus);
+
+  int in[2], out[2], err[2], status_pipe[2];
+  if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) ||
+      pipe2(status_pipe, O_CLOEXEC))
+    return absl::InternalError(Cat("pipe: ", strerror(errno)));
+  const char* cwd = spec.cwd.empty() ? nullptr : spec.cwd.c_str();
+  const bool set_cpus = !spec.cpus.empty();
+
+  pid_t pid = fork();
+  if (pid < 0) return absl::InternalError(Cat("fork: ", strerror(errno)));
+  if (pid == 0) {
+    // Child: report the failing step and errno through status_pipe (closed by a successful exec).
+    auto fail = [&](int step) {
+      int msg[2] = {step, errno};
+      ssize_t w = write(status_pipe[1], msg, sizeof msg);
+      (void)w;
+      _exit(127);
+    };
+    setpgid(0, 0);
+    signal(SIGPIPE, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0) fail(0);
+    if (cwd && chdir(cwd) != 0) fail(1);
+    if (set_cpus && sched_setaffinity(0, sizeof cpus, &cpus) != 0) fail(2);
+    execvpe(argv[0], argv.data(), envp.data());
+    fail(3);
+  }
+  close(in[0]);
+  close(out[1]);
+  close(err[1]);
+  close(status_pipe[1]);
+  int msg[2];
+  ssize_t got;
+  do {
+    got = read(status_pipe[0], msg, sizeof msg);
+  } while (got < 0 && errno == EINTR);
+  close(status_pipe[0]);
+  if (got == sizeof msg) {
+    close(in[1]);
+    close(out[0]);
+    close(err[0]);
+    waitpid(pid, nullptr, 0);
+    static const char* kSteps[] = {"dup2", "chdir", "sched_setaffinity", "exec"};
+    std::string what = msg[0] == 1 ? Cat(" to '", spec.cwd, "'") : Cat(" '", spec.argv[0], "'");
+    return absl::FailedPreconditionError(
+        Cat("cannot start engine: ", kSteps[msg[0] & 3], what, ": ", strerror(msg[1])));
+  }
+  fcntl(in[1], F_SETFL, O_NONBLOCK);
+  fcntl(out[0], F_SETFL, O_NONBLOCK);
+  fcntl(err[0], F_SETFL, O_NONBLOCK);
+  int wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  auto p = std::unique_ptr<Subprocess>(new Subprocess(pid, in[1], out[0], err[0], wake, limits));
+  p->io_thread_ = std::thread([raw = p.get()] { raw->IoLoop(); });
+  return p;
+}
+
+Subprocess::Subprocess(int pid, int in, int out, int err, int wake, const ProcessLimits& limits)
+    : pid_(pid), in_fd_(in), out_fd_(out), err_fd_(err), wake_fd_(wake), limits_(limits) {}
+
+Subprocess::~Subprocess() {
+  CloseFd(in_fd_);
+  if (!reaped_) {
+    kill(-pid_, SIGKILL);
+    kill(pid_, SIGKILL);
+    Reap(true);
+  }
+  uint64_t one = 1;
+  ssize_t w = write(wake_fd_, &one, sizeof one);
+  (void)w;
+  if (io_thread_.joinable()) io_thread_.join();
+  CloseFd(out_fd_);
+  CloseFd(err_fd_);
+  CloseFd(wake_fd_);
+}
+
+void Subprocess::IoLoop() {
+  char buf[65536];
+  bool out_open = true, err_open = true;
+  while (out_open || err_open) {
+    pollfd fds[3] = {{out_open ? out_fd_ : -1, POLLIN, 0},
+                     {err_open ? err_fd_ : -1, POLLIN, 0},
+                     {wake_fd_, POLLIN, 0}};
+    int r = poll(fds, 3, -1);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (fds[2].revents) break;
+    for (int i = 0; i < 2; ++i) {
+      if (!fds[i].revents) continue;
+      for (;;) {
+        ssize_t n = read(fds[i].fd, buf, sizeof buf);
+        if (n > 0) {
+          SteadyTime now = SteadyClock::now();
+          if (i == 0) {
+            ConsumeStdout(buf, size_t(n), now);
+          } else {
+            absl::MutexLock lock(&mu_);
+            err_bytes_ += n;
+            const size_t cap = limits_.stderr_ring_bytes;
+            for (ssize_t k = 0; k < n && cap > 0; ++k) {
+              if (err_ring_.size() < cap) {
+                err_ring_.push_back(buf[k]);
+              } else {
+                err_ring_[err_pos_] = buf[k];
+                err_pos_ = (err_pos_ + 1) % cap;
+              }
+            }
+          }
+          if (size_t(n) < sizeof buf) break;
+          continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno == EAGAIN) break;
+        // EOF or a read error: this stream is done.
+        (i == 0 ? out_open : err_open) = false;
+        if (i == 0) {
+          if (!partial_.empty())
+            PushLine(std::move(partial_), partial_truncated_, SteadyClock::now());
+          absl::MutexLock lock(&mu_);
+          eof_ = true;
+        }
+        break;
+      }
+    }
+  }
+  absl::MutexLock lock(&mu_);
+  eof_ = true;
+}
+
+void Subprocess::ConsumeStdout(const char* data, size_t n, SteadyTime now) {
+  size_t start = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    out_bytes_ += n;
+  }
+  while (start < n) {
+    const char* nl = static_cast<const char*>(memchr(data + start, '\n', n - start));
+    size_t end = nl ? size_t(nl - data) : n;
+    size_t room =
+        limits_.max_line_bytes > partial_.size() ? limits_.max_line_bytes - partial_.size() : 0;
+    size_t take = end - start;
+    if (take > room) {
+      take = room;
+      partial_truncated_ = true;
+    }
+    partial_.append(data + start, take);
+    if (!nl) break;
+    if (!partial_.empty() && partial_.back() == '\r') partial_.pop_back();
+    PushLine(std::move(partial_), partial_truncated_, now);
+    partial_.clear();
+    partial_truncated_ = false;
+    start = end + 1;
+  }
+}
+
+void Subprocess::PushLine(std::string&& text, bool truncated, SteadyTime now) {
+  absl::MutexLock lock(&mu_);
+  if (pending_bytes_ > limits_.max_pending_bytes && text.compare(0, 4, "info") == 0) {
+    ++dropped_;
+    return;
+  }
+  pending_bytes_ += text.size();
+  lines_.push_back(OutputLine{std::move(text), now, truncated});
+}
+
+ReadResult Subprocess::ReadLine(SteadyTime deadline, OutputLine& out) {
+  auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return !lines_.empty() || eof_; };
+  mu_.LockWhenWithDeadline(absl::Condition(&ready), ToAbsl(deadline));
+  ReadResult r = ReadResult::kTimeout;
+  if (!lines_.empty()) {
+    out = std::move(lines_.front());
+    lines_.pop_front();
+    pending_bytes_ -= out.text.size();
+    r = ReadResult::kLine;
+  } else if (eof_) {
+    r = ReadResult::kEof;
+  }
+  mu_.Unlock();
+  return r;
+}
+
+void Subprocess::DiscardPending() {
+  absl::MutexLock lock(&mu_);
+  lines_.clear();
+  pending_bytes_ = 0;
+}
+
+absl::Status Subprocess::WriteLine(std::string_view line, std::chrono::milliseconds timeout) {
+  std::string data = Cat(line, '\n');
+  size_t off = 0;
+  const SteadyTime deadline = SteadyClock::now() + timeout;
+  while (off < data.size()) {
+    if (in_fd_ < 0) return absl::UnavailableError("engine stdin is closed");
+    ssize_t n = write(in_fd_, data.data() + off, data.size() - off);
+    if (n > 0) {
+      off += size_t(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) {
+      auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now());
+      if (left.count() <= 0) return absl::DeadlineExceededError("engine does not read its stdin");
+      pollfd p{in_fd_, POLLOUT, 0};
+      poll(&p, 1, int(left.count()) + 1);
+      continue;
+    }
+    return absl::UnavailableError(Cat("engine stdin: ", strerror(errno)));
+  }
+  last_write_ = SteadyClock::now();
+  return absl::OkStatus();
+}
+
+void Subprocess::Reap(bool block) {
+  if (reaped_) return;
+  int status = 0;
+  pid_t r;
+  do {
+    r = waitpid(pid_, &status, block ? 0 : WNOHANG);
+  } while (r < 0 && errno == EINTR);
+  if (r == pid_ || (r < 0 && errno == ECHILD)) {
+    reaped_ = true;
+    wait_status_ = status;
+    kill(-pid_, SIGKILL);  // helpers the engine left behind in its group
+  }
+}
+
+bool Subprocess::Exited() {
+  Reap(false);
+  return reaped_;
+}
+
+int Subprocess::WaitOrKill(std::chrono::milliseconds grace) {
+  const SteadyTime deadline = SteadyClock::now() + grace;
+  while (!Exited() && SteadyClock::now() < deadline) usleep(500);
+  if (!reaped_) {
+    kill(-pid_, SIGKILL);
+    kill(pid_, SIGKILL);
+    Reap(true);
+  }
+  CloseFd(in_fd_);
+  return wait_status_;
+}
+
+bool Subprocess::StdoutClosed() const {
+  absl::MutexLock lock(&mu_);
+  return eof_;
+}
+
+std::string Subprocess::StderrTail() const {
+  absl::MutexLock lock(&mu_);
+  if (err_ring_.size() < limits_.stderr_ring_bytes || err_pos_ == 0) return err_ring_;
+  return err_ring_.substr(err_pos_) + err_ring_.substr(0, err_pos_);
+}
+
+uint64_t Subprocess::StdoutBytes() const {
+  absl::MutexLock lock(&mu_);
+  return out_bytes_;
+}
+uint64_t Subprocess::StderrBytes() const {
+  absl::MutexLock lock(&mu_);
+  return err_bytes_;
+}
+uint64_t Subprocess::DroppedLines() const {
+  absl::MutexLock lock(&mu_);
+  return dropped_;
+}
+
+}  // namespace arbiter::match

@@ -1,0 +1,112 @@
+// A child process with pipes on stdin/stdout/stderr. One I/O thread per process drains stdout
+// and stderr through non-blocking reads (so the child can never block on a full pipe), splits
+// stdout into bounded lines stamped with the monotonic time they were read, and keeps the end
+// of stderr in a bounded ring.
+//
+//   ASSIGN_OR_RETURN(auto p, Subprocess::Start({.argv = {"/usr/games/stockfish"}}));
+//   RETURN_IF_ERROR(p->WriteLine("uci"));
+//   OutputLine line;
+//   while (p->ReadLine(deadline, line) == ReadResult::kLine) ...
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+
+namespace arbiter::match {
+
+using SteadyClock = std::chrono::steady_clock;
+using SteadyTime = SteadyClock::time_point;
+
+struct ProcessSpec {
+  std::vector<std::string> argv;  // argv[0] is the program (searched in PATH if it has no '/')
+  std::string cwd;                // empty: inherit
+  std::vector<std::string> env;   // "KEY=VALUE" entries added to (or replacing in) ours
+  std::vector<int> cpus;          // CPU affinity; empty: inherit
+};
+
+struct ProcessLimits {
+  size_t max_line_bytes = 64 * 1024;            // longer stdout lines are cut (and marked)
+  size_t max_pending_bytes = 32 * 1024 * 1024;  // unread stdout beyond this drops `info` lines
+  size_t stderr_ring_bytes = 64 * 1024;         // the end of stderr that is kept
+};
+
+struct OutputLine {
+  std::string text;
+  SteadyTime time;         // when the I/O thread read the line's last byte
+  bool truncated = false;  // the line was longer than max_line_bytes
+};
+
+enum class ReadResult { kLine, kTimeout, kEof };
+
+class Subprocess {
+ public:
+  static absl::StatusOr<std::unique_ptr<Subprocess>> Start(const ProcessSpec& spec,
+                                                           const ProcessLimits& limits = {});
+  ~Subprocess();  // kills the process group if still running and reaps it
+  Subprocess(const Subprocess&) = delete;
+  Subprocess& operator=(const Subprocess&) = delete;
+
+  // Writes `line` plus '\n'; fails if the child closed stdin or did not read within `timeout`.
+  absl::Status WriteLine(std::string_view line,
+                         std::chrono::milliseconds timeout = std::chrono::milliseconds(2000));
+  // Time at which the last WriteLine finished (the start of the engine's clock for `go`).
+  SteadyTime LastWriteTime() const { return last_write_; }
+
+  // Next stdout line, waiting until `deadline`; kEof once stdout closed and all lines were read.
+  ReadResult ReadLine(SteadyTime deadline, OutputLine& out);
+  // Discards unread stdout lines.
+  void DiscardPending();
+
+  // Waits up to `grace` for the child to exit on its own, then kills its process group.
+  // Returns the wait status (as from waitpid).
+  int WaitOrKill(std::chrono::milliseconds grace);
+  bool Exited();  // non-blocking: the child has exited (and was reaped)
+  bool StdoutClosed() const;
+
+  std::string StderrTail() const;
+  uint64_t StdoutBytes() const;
+  uint64_t StderrBytes() const;
+  uint64_t DroppedLines() const;
+  int pid() const { return pid_; }
+
+ private:
+  Subprocess(int pid, int in, int out, int err, int wake, const ProcessLimits& limits);
+  void IoLoop();
+  void ConsumeStdout(const char* data, size_t n, SteadyTime now);
+  void PushLine(std::string&& text, bool truncated, SteadyTime now);
+  void Reap(bool block);
+
+  const int pid_;
+  int in_fd_, out_fd_, err_fd_, wake_fd_;
+  const ProcessLimits limits_;
+  SteadyTime last_write_{};
+  bool reaped_ = false;
+  int wait_status_ = 0;
+
+  // Only touched by the I/O thread.
+  std::string partial_;
+  bool partial_truncated_ = false;
+
+  mutable absl::Mutex mu_;
+  std::deque<OutputLine> lines_ ABSL_GUARDED_BY(mu_);
+  size_t pending_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  bool eof_ ABSL_GUARDED_BY(mu_) = false;
+  std::string err_ring_ ABSL_GUARDED_BY(mu_);
+  size_t err_pos_ ABSL_GUARDED_BY(mu_) = 0;  // next write position once the ring is full
+  uint64_t out_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t err_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t dropped_ ABSL_GUARDED_BY(mu_) = 0;
+
+  std::thread io_thread_;
+};
+
+}  // namespace arbiter::match

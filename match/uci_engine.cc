@@ -1,0 +1,234 @@
+#include "match/uci_engine.h"
+
+#include <charconv>
+
+#include "base/status_macros.h"
+#include "base/strings.h"
+
+namespace arbiter::match {
+namespace {
+
+template <typename T>
+bool ParseNumber(std::string_view s, T& out) {
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+bool StartsWith(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+}  // namespace
+
+absl::StatusOr<EngineSpec> ParseEngineSpec(std::string_view text) {
+  EngineSpec spec;
+  for (std::string_view field : Split(text, ',', /*skip_empty=*/true)) {
+    size_t eq = field.find('=');
+    if (eq == std::string_view::npos)
+      return absl::InvalidArgumentError(
+          Cat("--engine '", text, "': field '", field, "' is not key=value"));
+    std::string_view key = field.substr(0, eq), value = field.substr(eq + 1);
+    if (key == "name") {
+      spec.name = std::string(value);
+    } else if (key == "cmd") {
+      std::vector<std::string_view> words = SplitWords(value);
+      if (words.empty()) return absl::InvalidArgumentError(Cat("--engine '", text, "': empty cmd"));
+      spec.cmd = std::string(words[0]);
+      for (size_t i = 1; i < words.size(); ++i) spec.args.emplace_back(words[i]);
+    } else if (key == "args") {
+      for (std::string_view w : SplitWords(value)) spec.args.emplace_back(w);
+    } else if (key == "dir") {
+      spec.dir = std::string(value);
+    } else if (key == "tc") {
+      spec.tc = std::string(value);
+    } else if (StartsWith(key, "option.") && key.size() > 7) {
+      spec.options.emplace_back(std::string(key.substr(7)), std::string(value));
+    } else if (StartsWith(key, "env.") && key.size() > 4) {
+      spec.env.push_back(Cat(key.substr(4), "=", value));
+    } else {
+      return absl::InvalidArgumentError(
+          Cat("--engine '", text, "': unknown key '", key,
+              "' (expected name, cmd, args, dir, tc, option.X, env.X)"));
+    }
+  }
+  if (spec.cmd.empty()) return absl::InvalidArgumentError(Cat("--engine '", text, "': no cmd="));
+  if (spec.name.empty()) {
+    std::string_view base = spec.cmd;
+    if (size_t slash = base.rfind('/'); slash != std::string_view::npos)
+      base.remove_prefix(slash + 1);
+    spec.name = std::string(base);
+  }
+  return spec;
+}
+
+bool ParseInfoLine(std::string_view line, InfoLine& out) {
+  std::vector<std::string_view> w = SplitWords(line);
+  if (w.empty() || w[0] != "info") return false;
+  out = InfoLine{};
+  bool any = false;
+  for (size_t i = 1; i < w.size(); ++i) {
+    std::string_view k = w[i];
+    auto next = [&](auto& v) { return i + 1 < w.size() && ParseNumber(w[++i], v); };
+    if (k == "string") return false;
+    if (k == "depth") {
+      any |= next(out.depth);
+    } else if (k == "seldepth") {
+      next(out.seldepth);
+    } else if (k == "multipv") {
+      next(out.multipv);
+    } else if (k == "nodes") {
+      next(out.nodes);
+    } else if (k == "nps") {
+      next(out.nps);
+    } else if (k == "time") {
+      next(out.time_ms);
+    } else if (k == "score" && i + 2 < w.size()) {
+      std::string_view kind = w[i + 1];
+      int v = 0;
+      if ((kind == "cp" || kind == "mate") && ParseNumber(w[i + 2], v)) {
+        out.score.kind = kind == "cp" ? UciScore::kCp : UciScore::kMate;
+        out.score.value = v;
+        any = true;
+      }
+      i += 2;
+      while (i + 1 < w.size() && (w[i + 1] == "lowerbound" || w[i + 1] == "upperbound")) {
+        (w[i + 1] == "lowerbound" ? out.score.lowerbound : out.score.upperbound) = true;
+        ++i;
+      }
+    } else if (k == "pv") {
+      for (++i; i < w.size(); ++i) out.pv.emplace_back(w[i]);
+      any = true;
+    }
+  }
+  return any;
+}
+
+std::optional<std::string> ParseBestMove(std::string_view line) {
+  std::vector<std::string_view> w = SplitWords(line);
+  if (w.empty() || w[0] != "bestmove") return std::nullopt;
+  return w.size() > 1 ? std::string(w[1]) : std::string();
+}
+
+UciEngine::UciEngine(EngineSpec spec, EngineTimeouts timeouts, ProcessLimits limits,
+                     std::vector<int> cpus)
+    : spec_(std::move(spec)), timeouts_(timeouts), limits_(limits), cpus_(std::move(cpus)) {}
+
+UciEngine::~UciEngine() {
+  if (process_) Quit();
+}
+
+absl::Status UciEngine::Start() {
+  ++starts_;
+  process_.reset();
+  option_names_.clear();
+  chess960_ = false;
+  ProcessSpec ps{.argv = {}, .cwd = spec_.dir, .env = spec_.env, .cpus = cpus_};
+  ps.argv.push_back(spec_.cmd);
+  for (const std::string& a : spec_.args) ps.argv.push_back(a);
+  absl::StatusOr<std::unique_ptr<Subprocess>> p = Subprocess::Start(ps, limits_);
+  if (!p.ok()) return p.status();
+  process_ = std::move(*p);
+  RETURN_IF_ERROR(Send("uci"));
+  std::vector<std::string> seen;
+  RETURN_IF_ERROR(WaitFor("uciok", timeouts_.handshake, &seen));
+  for (const std::string& l : seen) {
+    std::string_view s = l;
+    if (StartsWith(s, "id name ")) id_name_ = std::string(Strip(s.substr(8)));
+    if (StartsWith(s, "option name ")) {
+      std::string_view rest = s.substr(12);
+      size_t t = rest.find(" type ");
+      option_names_.emplace_back(Strip(rest.substr(0, t)));
+    }
+  }
+  for (const auto& [name, value] : spec_.options)
+    RETURN_IF_ERROR(Send(Cat("setoption name ", name, " value ", value)));
+  return IsReady(timeouts_.ready);
+}
+
+// An engine that closed its stdout cannot answer any more, whether or not it has exited yet.
+bool UciEngine::Running() { return process_ && !process_->StdoutClosed() && !process_->Exited(); }
+
+absl::Status UciEngine::EnsureRunning() {
+  if (Running()) return absl::OkStatus();
+  Kill();
+  return Start();
+}
+
+absl::Status UciEngine::NewGame(bool chess960) {
+  if (chess960 != chess960_ && (chess960 || HasOption("UCI_Chess960"))) {
+    RETURN_IF_ERROR(Send(Cat("setoption name UCI_Chess960 value ", chess960 ? "true" : "false")));
+    chess960_ = chess960;
+  }
+  RETURN_IF_ERROR(Send("ucinewgame"));
+  return IsReady(timeouts_.ready);
+}
+
+absl::Status UciEngine::IsReady(Millis timeout) {
+  RETURN_IF_ERROR(Send("isready"));
+  return WaitFor("readyok", timeout, nullptr);
+}
+
+absl::Status UciEngine::Send(std::string_view command) {
+  if (!process_) return absl::FailedPreconditionError(Cat(spec_.name, ": not started"));
+  absl::Status st = process_->WriteLine(command);
+  if (!st.ok()) return absl::Status(st.code(), Cat(spec_.name, ": ", std::string(st.message())));
+  return st;
+}
+
+ReadResult UciEngine::ReadLine(SteadyTime deadline, OutputLine& out) {
+  if (!process_) return ReadResult::kEof;
+  return process_->ReadLine(deadline, out);
+}
+
+absl::Status UciEngine::WaitFor(std::string_view token, Millis timeout,
+                                std::vector<std::string>* seen) {
+  const SteadyTime deadline = SteadyClock::now() + timeout;
+  OutputLine line;
+  for (;;) {
+    switch (process_->ReadLine(deadline, line)) {
+      case ReadResult::kLine: {
+        std::string_view s = Strip(line.text);
+        if (s == token) return absl::OkStatus();
+        if (seen) seen->push_back(std::move(line.text));
+        break;
+      }
+      case ReadResult::kTimeout:
+        return absl::DeadlineExceededError(
+            Cat(spec_.name, ": no '", token, "' within ", timeout.count(), " ms"));
+      case ReadResult::kEof: {
+        std::string tail = process_->StderrTail();
+        if (tail.size() > 400) tail = tail.substr(tail.size() - 400);
+        return absl::UnavailableError(Cat(spec_.name, ": exited while waiting for '", token, "'",
+                                          tail.empty() ? "" : " (stderr: ", tail,
+                                          tail.empty() ? "" : ")"));
+      }
+    }
+  }
+}
+
+void UciEngine::Quit() {
+  if (!process_) return;
+  (void)process_->WriteLine("quit", Millis(100));
+  process_->WaitOrKill(timeouts_.quit_grace);
+  process_.reset();
+}
+
+void UciEngine::Kill() {
+  if (!process_) return;
+  process_->WaitOrKill(Millis(0));
+  process_.reset();
+}
+
+bool UciEngine::HasOption(std::string_view name) const {
+  for (const std::string& o : option_names_)
+    if (o == name) return true;
+  return false;
+}
+
+SteadyTime UciEngine::LastWriteTime() const {
+  return process_ ? process_->LastWriteTime() : SteadyTime{};
+}
+
+std::string UciEngine::StderrTail() const { return process_ ? process_->StderrTail() : ""; }
+
+}  // namespace arbiter::match

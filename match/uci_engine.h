@@ -1,0 +1,109 @@
+// A UCI engine behind a Subprocess: handshake with timeouts, options, position/go/stop/quit,
+// and parsing of `info` and `bestmove` lines. Restartable after a crash.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "match/process.h"
+
+namespace arbiter::match {
+
+using Millis = std::chrono::milliseconds;
+
+// How to start one engine (from `--engine name=A,cmd=PATH,option.Hash=16,...`).
+struct EngineSpec {
+  std::string name;
+  std::string cmd;
+  std::vector<std::string> args;
+  std::string dir;
+  std::vector<std::string> env;                              // KEY=VALUE
+  std::vector<std::pair<std::string, std::string>> options;  // setoption name X value V
+  std::string tc;  // per-engine time control override (empty: the match's)
+};
+
+// Parses "name=A,cmd=PATH,args=a b,dir=D,env.K=V,option.X=V,tc=10+0.1".
+absl::StatusOr<EngineSpec> ParseEngineSpec(std::string_view text);
+
+struct EngineTimeouts {
+  Millis handshake{10000};  // `uci` until `uciok`
+  Millis ready{10000};      // `isready` until `readyok`
+  Millis quit_grace{1000};  // `quit` until the process is killed
+};
+
+struct UciScore {
+  enum Kind { kNone, kCp, kMate };
+  Kind kind = kNone;
+  int value = 0;  // centipawns, or moves to mate (negative: getting mated)
+  bool lowerbound = false, upperbound = false;
+};
+
+struct InfoLine {
+  int depth = -1;
+  int seldepth = -1;
+  int multipv = 1;
+  UciScore score;
+  uint64_t nodes = 0;
+  uint64_t nps = 0;
+  int64_t time_ms = -1;
+  std::vector<std::string> pv;
+};
+
+// Parses an `info` line; returns false for anything else (and for `info string ...`).
+bool ParseInfoLine(std::string_view line, InfoLine& out);
+// The move of a `bestmove` line (may be any text, e.g. "(none)"), or nullopt if not one.
+std::optional<std::string> ParseBestMove(std::string_view line);
+
+class UciEngine {
+ public:
+  UciEngine(EngineSpec spec, EngineTimeouts timeouts = {}, ProcessLimits limits = {},
+            std::vector<int> cpus = {});
+  ~UciEngine();
+
+  // Spawns the process and runs the handshake: uci/uciok, setoption for each option, isready.
+  absl::Status Start();
+  bool Running();
+  // Starts the engine again if it is not running (after a crash, a kill or a failed start).
+  absl::Status EnsureRunning();
+  // ucinewgame (with UCI_Chess960 set when it changes) and isready/readyok.
+  absl::Status NewGame(bool chess960);
+  absl::Status IsReady(Millis timeout);
+  absl::Status Send(std::string_view command);
+  ReadResult ReadLine(SteadyTime deadline, OutputLine& out);
+  // `quit`, then a kill after the grace period.
+  void Quit();
+  // Kills the process at once (after a stall or a protocol fault).
+  void Kill();
+
+  const EngineSpec& spec() const { return spec_; }
+  const std::string& name() const { return spec_.name; }
+  const std::string& id_name() const { return id_name_; }
+  bool HasOption(std::string_view name) const;
+  SteadyTime LastWriteTime() const;
+  std::string StderrTail() const;
+  Subprocess* process() { return process_.get(); }
+  int starts() const { return starts_; }
+
+ private:
+  // Reads lines until one starts with `token` or the deadline passes.
+  absl::Status WaitFor(std::string_view token, Millis timeout, std::vector<std::string>* seen);
+
+  EngineSpec spec_;
+  EngineTimeouts timeouts_;
+  ProcessLimits limits_;
+  std::vector<int> cpus_;
+  std::unique_ptr<Subprocess> process_;
+  std::string id_name_;
+  std::vector<std::string> option_names_;
+  bool chess960_ = false;
+  int starts_ = 0;
+};
+
+}  // namespace arbiter::match

@@ -1,0 +1,183 @@
+#include "match/uci_engine.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "match/process.h"
+
+namespace arbiter::match {
+namespace {
+
+SteadyTime In(int ms) { return SteadyClock::now() + Millis(ms); }
+
+TEST(ParseInfoLine, ReadsEveryField) {
+  InfoLine info;
+  ASSERT_TRUE(ParseInfoLine(
+      "info depth 12 seldepth 17 multipv 1 score cp -34 upperbound nodes 12345 nps 999 "
+      "time 77 pv e2e4 e7e5 g1f3",
+      info));
+  EXPECT_EQ(info.depth, 12);
+  EXPECT_EQ(info.seldepth, 17);
+  EXPECT_EQ(info.score.kind, UciScore::kCp);
+  EXPECT_EQ(info.score.value, -34);
+  EXPECT_TRUE(info.score.upperbound);
+  EXPECT_EQ(info.nodes, 12345u);
+  EXPECT_EQ(info.nps, 999u);
+  EXPECT_EQ(info.time_ms, 77);
+  ASSERT_EQ(info.pv.size(), 3u);
+  EXPECT_EQ(info.pv[2], "g1f3");
+  ASSERT_TRUE(ParseInfoLine("info depth 30 score mate -3 pv a1a2", info));
+  EXPECT_EQ(info.score.kind, UciScore::kMate);
+  EXPECT_EQ(info.score.value, -3);
+  EXPECT_FALSE(ParseInfoLine("info string hello depth 3", info));
+  EXPECT_FALSE(ParseInfoLine("bestmove e2e4", info));
+  EXPECT_FALSE(ParseInfoLine("info depth banana score cp", info));
+}
+
+TEST(ParseBestMove, TakesTheMoveWord) {
+  EXPECT_EQ(ParseBestMove("bestmove e7e8q ponder a1a2").value(), "e7e8q");
+  EXPECT_EQ(ParseBestMove("bestmove (none)").value(), "(none)");
+  EXPECT_EQ(ParseBestMove("bestmove").value(), "");
+  EXPECT_FALSE(ParseBestMove("info depth 1").has_value());
+}
+
+TEST(ParseEngineSpec, ReadsAllKeys) {
+  auto spec = ParseEngineSpec("name=A,cmd=/bin/eng uci,dir=/tmp,option.Hash=16,env.X=1,tc=10+0.1");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->name, "A");
+  EXPECT_EQ(spec->cmd, "/bin/eng");
+  ASSERT_EQ(spec->args.size(), 1u);
+  EXPECT_EQ(spec->args[0], "uci");
+  EXPECT_EQ(spec->dir, "/tmp");
+  ASSERT_EQ(spec->options.size(), 1u);
+  EXPECT_EQ(spec->options[0].first, "Hash");
+  EXPECT_EQ(spec->env[0], "X=1");
+  EXPECT_EQ(spec->tc, "10+0.1");
+  EXPECT_EQ(ParseEngineSpec("cmd=/usr/games/stockfish")->name, "stockfish");
+  EXPECT_FALSE(ParseEngineSpec("name=A").ok());
+  EXPECT_FALSE(ParseEngineSpec("name=A,cmd=x,colour=red").ok());
+}
+
+TEST(Subprocess, ReportsExecAndChdirFailures) {
+  auto p = Subprocess::Start({.argv = {"/nonexistent/engine"}});
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("exec '/nonexistent/engine'"), std::string::npos)
+      << p.status();
+  p = Subprocess::Start({.argv = {"/bin/true"}, .cwd = "/nonexistent-dir"});
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("chdir"), std::string::npos) << p.status();
+}
+
+TEST(Subprocess, PassesArgsCwdAndEnv) {
+  auto p =
+      Subprocess::Start({.argv = {"/bin/sh", "-c", "echo \"$ARBITER_X\"; pwd; echo arg=$0", "zero"},
+                         .cwd = "/tmp",
+                         .env = {"ARBITER_X=hello world"}});
+  ASSERT_TRUE(p.ok()) << p.status();
+  OutputLine l;
+  ASSERT_EQ((*p)->ReadLine(In(5000), l), ReadResult::kLine);
+  EXPECT_EQ(l.text, "hello world");
+  ASSERT_EQ((*p)->ReadLine(In(5000), l), ReadResult::kLine);
+  EXPECT_EQ(l.text, "/tmp");
+  ASSERT_EQ((*p)->ReadLine(In(5000), l), ReadResult::kLine);
+  EXPECT_EQ(l.text, "arg=zero");
+  EXPECT_EQ((*p)->ReadLine(In(5000), l), ReadResult::kEof);
+  EXPECT_EQ((*p)->WaitOrKill(Millis(2000)), 0);
+}
+
+TEST(Subprocess, BoundsLinesAndStderr) {
+  ProcessLimits limits{.max_line_bytes = 1000, .stderr_ring_bytes = 4096};
+  auto p = Subprocess::Start(
+      {.argv = {"/bin/sh", "-c",
+                "head -c 3000000 /dev/zero | tr '\\0' e >&2; head -c 50000 /dev/zero | tr '\\0' o;"
+                " echo; echo tail-line"}},
+      limits);
+  ASSERT_TRUE(p.ok()) << p.status();
+  OutputLine l;
+  ASSERT_EQ((*p)->ReadLine(In(10000), l), ReadResult::kLine);
+  EXPECT_TRUE(l.truncated);
+  EXPECT_EQ(l.text.size(), 1000u);
+  ASSERT_EQ((*p)->ReadLine(In(10000), l), ReadResult::kLine);
+  EXPECT_EQ(l.text, "tail-line");
+  EXPECT_FALSE(l.truncated);
+  EXPECT_EQ((*p)->ReadLine(In(10000), l), ReadResult::kEof);
+  EXPECT_EQ((*p)->StderrBytes(), 3000000u);
+  EXPECT_EQ((*p)->StderrTail(), std::string(4096, 'e'));
+}
+
+TEST(Subprocess, TimesOutAndKillsAHungChild) {
+  auto p = Subprocess::Start({.argv = {"/bin/sleep", "100"}});
+  ASSERT_TRUE(p.ok());
+  OutputLine l;
+  EXPECT_EQ((*p)->ReadLine(In(50), l), ReadResult::kTimeout);
+  EXPECT_FALSE((*p)->Exited());
+  int status = (*p)->WaitOrKill(Millis(10));
+  EXPECT_TRUE(WIFSIGNALED(status));
+  EXPECT_TRUE((*p)->Exited());
+}
+
+EngineSpec TestEngine(std::vector<std::string> args = {}) {
+  return EngineSpec{.name = "t", .cmd = TEST_ENGINE, .args = std::move(args)};
+}
+
+TEST(UciEngine, HandshakePositionGoBestmove) {
+  UciEngine e(TestEngine());
+  ASSERT_TRUE(e.Start().ok());
+  EXPECT_EQ(e.id_name(), "TestEngine");
+  EXPECT_TRUE(e.HasOption("UCI_Chess960"));
+  EXPECT_TRUE(e.HasOption("Hash"));
+  ASSERT_TRUE(e.NewGame(false).ok());
+  ASSERT_TRUE(e.Send("position startpos moves e2e4 f7f6 d2d4 g7g5").ok());
+  ASSERT_TRUE(e.Send("go wtime 1000 btime 1000").ok());
+  OutputLine l;
+  std::optional<std::string> best;
+  InfoLine info;
+  bool saw_info = false;
+  while (!best && e.ReadLine(In(5000), l) == ReadResult::kLine) {
+    saw_info |= ParseInfoLine(l.text, info);
+    best = ParseBestMove(l.text);
+  }
+  EXPECT_TRUE(saw_info);
+  EXPECT_EQ(best.value_or(""), "d1h5");  // mate in one is found
+  e.Quit();
+  EXPECT_FALSE(e.Running());
+}
+
+TEST(UciEngine, HandshakeTimeoutAndRestartAfterCrash) {
+  UciEngine slow(TestEngine({"--slow-start", "3000"}), EngineTimeouts{.handshake = Millis(200)});
+  absl::Status st = slow.Start();
+  EXPECT_EQ(st.code(), absl::StatusCode::kDeadlineExceeded) << st;
+  EXPECT_NE(st.message().find("uciok"), std::string::npos);
+  slow.Kill();
+
+  UciEngine crashy(TestEngine({"--crash"}));
+  ASSERT_TRUE(crashy.Start().ok());
+  ASSERT_TRUE(crashy.Send("position startpos").ok());
+  ASSERT_TRUE(crashy.Send("go depth 1").ok());
+  OutputLine l;
+  EXPECT_EQ(crashy.ReadLine(In(5000), l), ReadResult::kEof);
+  EXPECT_FALSE(crashy.Running());
+  ASSERT_TRUE(crashy.EnsureRunning().ok());
+  EXPECT_EQ(crashy.starts(), 2);
+  EXPECT_TRUE(crashy.Running());
+}
+
+TEST(UciEngine, StockfishHandshake) {
+  if (access("/usr/games/stockfish", X_OK) != 0) GTEST_SKIP() << "no stockfish";
+  UciEngine sf(EngineSpec{
+      .name = "sf", .cmd = "/usr/games/stockfish", .options = {{"Hash", "8"}, {"Threads", "1"}}});
+  ASSERT_TRUE(sf.Start().ok());
+  EXPECT_NE(sf.id_name().find("Stockfish"), std::string::npos);
+  EXPECT_TRUE(sf.HasOption("UCI_Chess960"));
+  ASSERT_TRUE(sf.NewGame(true).ok());
+  ASSERT_TRUE(sf.Send("position startpos").ok());
+  ASSERT_TRUE(sf.Send("go nodes 2000").ok());
+  OutputLine l;
+  std::optional<std::string> best;
+  while (!best && sf.ReadLine(In(10000), l) == ReadResult::kLine) best = ParseBestMove(l.text);
+  ASSERT_TRUE(best.has_value());
+  EXPECT_EQ(best->size(), 4u);
+}
+
+}  // namespace
+}  // namespace arbiter::match
