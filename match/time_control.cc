@@ -1,0 +1,226 @@
+#include "match/time_control.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+#include "base/strings.h"
+
+namespace arbiter::match {
+namespace {
+
+// Seconds ("7200", "0.1", "1.") to milliseconds; rejects negatives and junk.
+bool ParseSeconds(std::string_view s, Millis& out) {
+  if (s.empty()) return false;
+  double v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || !(v >= 0) || v > 1e9) return false;
+  out = Millis(std::llround(v * 1000));
+  return true;
+}
+
+template <typename T>
+bool ParseCount(std::string_view s, T& out) {
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && p == s.data() + s.size() && out > 0;
+}
+
+std::string Seconds(Millis ms) {
+  std::string s = Cat(ms.count() / 1000);
+  if (int64_t frac = ms.count() % 1000; frac) {
+    std::string f = Cat(frac + 1000).substr(1);
+    while (f.back() == '0') f.pop_back();
+    s += Cat(".", f);
+  }
+  return s;
+}
+
+absl::Status TcError(std::string_view text, std::string_view why) {
+  return absl::InvalidArgumentError(Cat("time control '", text, "': ", why));
+}
+
+}  // namespace
+
+absl::StatusOr<TimeControl> ParseTimeControl(std::string_view text) {
+  TimeControl tc;
+  std::string_view t = Strip(text);
+  if (t.empty()) return TcError(text, "empty");
+  if (t.find('=') != std::string_view::npos) {
+    bool have_limit = false;
+    for (std::string_view part : Split(t, ',')) {
+      size_t eq = part.find('=');
+      if (eq == std::string_view::npos) return TcError(text, Cat("'", part, "' is not key=value"));
+      std::string_view key = part.substr(0, eq), value = part.substr(eq + 1);
+      if (have_limit && key != "forfeit")
+        return TcError(text, "give one of movetime=, depth=, nodes=");
+      if (key == "movetime") {
+        if (!ParseSeconds(value, tc.movetime) || tc.movetime.count() <= 0)
+          return TcError(text, Cat("movetime '", value, "' is not a positive number of seconds"));
+        tc.kind = TimeControl::Kind::kMoveTime;
+        have_limit = true;
+      } else if (key == "depth") {
+        if (!ParseCount(value, tc.depth) || tc.depth > 1000)
+          return TcError(text, Cat("depth '", value, "' is not a depth in 1..1000"));
+        tc.kind = TimeControl::Kind::kDepth;
+        have_limit = true;
+      } else if (key == "nodes") {
+        if (!ParseCount(value, tc.nodes))
+          return TcError(text, Cat("nodes '", value, "' is not a positive count"));
+        tc.kind = TimeControl::Kind::kNodes;
+        have_limit = true;
+      } else if (key == "forfeit") {
+        if (!ParseCount(value, tc.forfeit_after) || tc.forfeit_after > 1000)
+          return TcError(text, Cat("forfeit '", value, "' is not a count in 1..1000"));
+      } else {
+        return TcError(text, Cat("unknown key '", key, "' (movetime, forfeit, depth, nodes)"));
+      }
+    }
+    if (!have_limit) return TcError(text, "forfeit= needs movetime=");
+    if (tc.forfeit_after && tc.kind != TimeControl::Kind::kMoveTime)
+      return TcError(text, "forfeit= applies only to movetime=");
+    return tc;
+  }
+  std::vector<std::string_view> parts = Split(t, ':');
+  bool have_bonus = false;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    std::string_view p = parts[i];
+    TcPeriod period;
+    if (size_t slash = p.find('/'); slash != std::string_view::npos) {
+      if (!ParseCount(p.substr(0, slash), period.moves) || period.moves > 10000)
+        return TcError(text,
+                       Cat("period ", i + 1, ": '", p.substr(0, slash), "' is not a move count"));
+      p.remove_prefix(slash + 1);
+    } else if (i + 1 < parts.size()) {
+      return TcError(text, Cat("period ", i + 1, " has no move count (only the last may omit it)"));
+    }
+    if (size_t plus = p.find('+'); plus != std::string_view::npos) {
+      std::string_view inc = p.substr(plus + 1);
+      TimeControl::Bonus bonus = TimeControl::Bonus::kFischer;
+      if (!inc.empty() && (inc.back() == 'b' || inc.back() == 'd')) {
+        bonus =
+            inc.back() == 'b' ? TimeControl::Bonus::kBronstein : TimeControl::Bonus::kSimpleDelay;
+        inc.remove_suffix(1);
+      }
+      Millis value;
+      if (!ParseSeconds(inc, value))
+        return TcError(text, Cat("period ", i + 1, ": increment '", p.substr(plus + 1),
+                                 "' is not seconds (with an optional b or d suffix)"));
+      if (have_bonus && (value != tc.increment || bonus != tc.bonus))
+        return TcError(text, "every period must have the same increment or delay");
+      tc.increment = value;
+      tc.bonus = value.count() > 0 ? bonus : TimeControl::Bonus::kNone;
+      have_bonus = true;
+      p = p.substr(0, plus);
+    }
+    if (!ParseSeconds(p, period.time))
+      return TcError(text, Cat("period ", i + 1, ": '", p, "' is not a time in seconds"));
+    tc.periods.push_back(period);
+  }
+  if (tc.periods[0].time.count() == 0 && tc.increment.count() == 0)
+    return TcError(text, "no time at all");
+  return tc;
+}
+
+std::string TimeControl::ToString() const {
+  switch (kind) {
+    case Kind::kMoveTime:
+      return forfeit_after ? Cat("movetime=", Seconds(movetime), ",forfeit=", forfeit_after)
+                           : Cat("movetime=", Seconds(movetime));
+    case Kind::kDepth:
+      return Cat("depth=", depth);
+    case Kind::kNodes:
+      return Cat("nodes=", nodes);
+    case Kind::kClock:
+      break;
+  }
+  std::string s;
+  for (const TcPeriod& p : periods) {
+    if (!s.empty()) s += ':';
+    if (p.moves) s += Cat(p.moves, "/");
+    s += Seconds(p.time);
+  }
+  if (bonus != Bonus::kNone) {
+    s += Cat("+", Seconds(increment));
+    if (bonus == Bonus::kBronstein) s += 'b';
+    if (bonus == Bonus::kSimpleDelay) s += 'd';
+  }
+  return s;
+}
+
+std::string TimeControl::ToPgn() const {
+  if (kind == Kind::kMoveTime) return Cat("1/", Seconds(movetime));
+  if (kind != Kind::kClock) return "-";
+  std::string s;
+  for (const TcPeriod& p : periods) {
+    if (!s.empty()) s += ':';
+    if (p.moves) s += Cat(p.moves, "/");
+    s += Seconds(p.time);
+  }
+  if (bonus != Bonus::kNone) s += Cat("+", Seconds(increment));
+  return s;
+}
+
+Clock::Clock(const TimeControl& tc) : tc_(tc) {
+  if (tc_.kind == TimeControl::Kind::kClock && !tc_.periods.empty())
+    remaining_ = tc_.periods[0].time;
+}
+
+GoLimits Clock::ForGo() const {
+  GoLimits g;
+  if (tc_.kind != TimeControl::Kind::kClock) return g;
+  g.time = std::max(remaining_, Millis(0));
+  g.increment = tc_.increment;
+  if (int m = tc_.periods[period_].moves) g.movestogo = m - moves_in_period_;
+  return g;
+}
+
+Millis Clock::Allowance() const {
+  switch (tc_.kind) {
+    case TimeControl::Kind::kClock:
+      return std::max(remaining_, Millis(0)) +
+             (tc_.bonus == TimeControl::Bonus::kSimpleDelay ? tc_.increment : Millis(0));
+    case TimeControl::Kind::kMoveTime:
+      return tc_.movetime;
+    default:
+      return Millis(0);
+  }
+}
+
+MoveVerdict Clock::Finish(Millis used, Millis margin) {
+  MoveVerdict v;
+  ++moves_;
+  if (tc_.kind == TimeControl::Kind::kMoveTime) {
+    if (used > tc_.movetime + margin) {
+      v.overrun = used - tc_.movetime;
+      if (++expiries_in_row_ >= std::max(1, tc_.forfeit_after))
+        v.flag_fell = true;
+      else
+        v.expired = true;
+    } else {
+      expiries_in_row_ = 0;
+    }
+    return v;
+  }
+  if (tc_.kind != TimeControl::Kind::kClock) return v;
+  Millis charged = used;
+  if (tc_.bonus == TimeControl::Bonus::kSimpleDelay)
+    charged = std::max(Millis(0), used - tc_.increment);
+  remaining_ -= charged;
+  if (remaining_ < -margin) {
+    v.flag_fell = true;
+    v.overrun = -remaining_;
+    return v;
+  }
+  remaining_ = std::max(remaining_, Millis(0));  // within the margin: forgiven
+  if (tc_.bonus == TimeControl::Bonus::kFischer) remaining_ += tc_.increment;
+  if (tc_.bonus == TimeControl::Bonus::kBronstein) remaining_ += std::min(used, tc_.increment);
+  const TcPeriod& p = tc_.periods[period_];
+  if (p.moves && ++moves_in_period_ == p.moves) {
+    moves_in_period_ = 0;
+    if (period_ + 1 < tc_.periods.size()) ++period_;
+    remaining_ += tc_.periods[period_].time;
+  }
+  return v;
+}
+
+}  // namespace arbiter::match

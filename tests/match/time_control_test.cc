@@ -1,0 +1,168 @@
+#include "match/time_control.h"
+
+#include <gtest/gtest.h>
+
+namespace arbiter::match {
+namespace {
+
+TimeControl Tc(std::string_view s) {
+  absl::StatusOr<TimeControl> tc = ParseTimeControl(s);
+  EXPECT_TRUE(tc.ok()) << s << ": " << tc.status();
+  return tc.value_or(TimeControl{});
+}
+
+class RoundTrip : public testing::TestWithParam<std::pair<const char*, const char*>> {};
+
+TEST_P(RoundTrip, ParsesAndPrints) {
+  auto [text, pgn] = GetParam();
+  TimeControl tc = Tc(text);
+  EXPECT_EQ(tc.ToString(), text);
+  EXPECT_EQ(tc.ToPgn(), pgn);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllForms, RoundTrip,
+    testing::Values(std::pair{"40/7200:20/3600:1800", "40/7200:20/3600:1800"},
+                    std::pair{"300", "300"}, std::pair{"10+0.1", "10+0.1"},
+                    std::pair{"10+0.1b", "10+0.1"}, std::pair{"10+0.1d", "10+0.1"},
+                    std::pair{"0.2+0.002", "0.2+0.002"}, std::pair{"40/60+1", "40/60+1"},
+                    std::pair{"movetime=1", "1/1"}, std::pair{"movetime=60,forfeit=2", "1/60"},
+                    std::pair{"depth=8", "-"}, std::pair{"nodes=100000", "-"}));
+
+TEST(ParseTimeControl, RejectsBadInputWithReasons) {
+  struct Case {
+    const char* text;
+    const char* says;
+  } cases[] = {
+      {"", "empty"},
+      {"abc", "not a time"},
+      {"-5", "not a time"},
+      {"10+x", "increment"},
+      {"1800:40/7200", "period 1 has no move count"},
+      {"0/60", "not a move count"},
+      {"10+1:20/5+2", "no move count"},
+      {"40/60+1:30+2", "same increment"},
+      {"movetime=0", "positive"},
+      {"depth=0", "depth"},
+      {"nodes=-3", "nodes"},
+      {"forfeit=2", "needs movetime"},
+      {"depth=3,forfeit=2", "only to movetime"},
+      {"speed=3", "unknown key"},
+      {"0", "no time"},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<TimeControl> tc = ParseTimeControl(c.text);
+    ASSERT_FALSE(tc.ok()) << c.text;
+    EXPECT_NE(tc.status().message().find(c.says), std::string::npos)
+        << c.text << " -> " << tc.status();
+  }
+}
+
+const Millis kNoMargin{0};
+
+TEST(Clock, SuddenDeathFlagsAfterTheTimeIsUsed) {
+  Clock c(Tc("1"));
+  EXPECT_EQ(c.ForGo().time, Millis(1000));
+  EXPECT_EQ(c.ForGo().movestogo, 0);
+  EXPECT_FALSE(c.Finish(Millis(600), kNoMargin).flag_fell);
+  EXPECT_EQ(c.Remaining(), Millis(400));
+  MoveVerdict v = c.Finish(Millis(450), kNoMargin);
+  EXPECT_TRUE(v.flag_fell);
+  EXPECT_EQ(v.overrun, Millis(50));
+}
+
+TEST(Clock, MarginForgivesSmallOverruns) {
+  Clock c(Tc("1"));
+  EXPECT_FALSE(c.Finish(Millis(1020), Millis(30)).flag_fell);
+  EXPECT_EQ(c.Remaining(), Millis(0));
+  EXPECT_TRUE(c.Finish(Millis(31), Millis(30)).flag_fell);
+}
+
+TEST(Clock, PeriodsAddTimeAndCarryOver) {
+  Clock c(Tc("2/0.1:1/0.05:0.03"));
+  EXPECT_EQ(c.ForGo().movestogo, 2);
+  c.Finish(Millis(10), kNoMargin);
+  EXPECT_EQ(c.ForGo().movestogo, 1);
+  c.Finish(Millis(20), kNoMargin);  // period 1 done: 70 left + 50
+  EXPECT_EQ(c.Remaining(), Millis(120));
+  EXPECT_EQ(c.ForGo().movestogo, 1);
+  c.Finish(Millis(100), kNoMargin);  // period 2 done: 20 left + 30
+  EXPECT_EQ(c.Remaining(), Millis(50));
+  EXPECT_EQ(c.ForGo().movestogo, 0);  // the rest of the game
+  c.Finish(Millis(10), kNoMargin);
+  EXPECT_EQ(c.Remaining(), Millis(40));
+}
+
+TEST(Clock, LastPeriodWithMovesRepeats) {
+  Clock c(Tc("2/0.1"));
+  c.Finish(Millis(30), kNoMargin);
+  c.Finish(Millis(30), kNoMargin);
+  EXPECT_EQ(c.Remaining(), Millis(140));
+  EXPECT_EQ(c.ForGo().movestogo, 2);
+}
+
+TEST(Clock, FischerAddsTheIncrementAfterEachMove) {
+  Clock c(Tc("1+0.1"));
+  EXPECT_EQ(c.ForGo().increment, Millis(100));
+  c.Finish(Millis(300), kNoMargin);
+  EXPECT_EQ(c.Remaining(), Millis(800));
+  c.Finish(Millis(0), kNoMargin);
+  EXPECT_EQ(c.Remaining(), Millis(900));
+  // No increment once the flag has fallen.
+  EXPECT_TRUE(c.Finish(Millis(950), kNoMargin).flag_fell);
+}
+
+TEST(Clock, BronsteinGivesBackTheTimeUsedUpToTheDelay) {
+  Clock c(Tc("1+0.1b"));
+  EXPECT_EQ(c.ForGo().increment, Millis(100));  // the delay is sent as increment
+  c.Finish(Millis(60), kNoMargin);
+  EXPECT_EQ(c.Remaining(), Millis(1000));
+  c.Finish(Millis(300), kNoMargin);
+  EXPECT_EQ(c.Remaining(), Millis(800));
+  EXPECT_EQ(c.Allowance(), Millis(800));
+  EXPECT_TRUE(c.Finish(Millis(801), kNoMargin).flag_fell);
+}
+
+TEST(Clock, SimpleDelayStartsTheMainClockAfterTheDelay) {
+  Clock c(Tc("1+0.1d"));
+  EXPECT_EQ(c.Allowance(), Millis(1100));
+  c.Finish(Millis(60), kNoMargin);  // inside the delay: nothing charged, unused delay lost
+  EXPECT_EQ(c.Remaining(), Millis(1000));
+  c.Finish(Millis(300), kNoMargin);
+  EXPECT_EQ(c.Remaining(), Millis(800));
+  EXPECT_FALSE(c.Finish(Millis(900), kNoMargin).flag_fell);  // 100 delay + 800 main
+  EXPECT_EQ(c.Remaining(), Millis(0));
+  EXPECT_TRUE(c.Finish(Millis(101), kNoMargin).flag_fell);
+}
+
+TEST(Clock, MoveTimeLimitLosesOnTheFirstOverrun) {
+  Clock c(Tc("movetime=0.5"));
+  EXPECT_EQ(c.Allowance(), Millis(500));
+  EXPECT_FALSE(c.Finish(Millis(500), kNoMargin).flag_fell);
+  MoveVerdict v = c.Finish(Millis(520), Millis(10));
+  EXPECT_TRUE(v.flag_fell);
+  EXPECT_EQ(v.overrun, Millis(20));
+}
+
+TEST(Clock, OnlinePerMoveLimitAutoMovesThenForfeits) {
+  Clock c(Tc("movetime=60,forfeit=2"));
+  MoveVerdict v = c.Finish(Millis(61000), kNoMargin);
+  EXPECT_TRUE(v.expired);
+  EXPECT_FALSE(v.flag_fell);
+  EXPECT_FALSE(c.Finish(Millis(1000), kNoMargin).expired);  // the streak is broken
+  EXPECT_TRUE(c.Finish(Millis(61000), kNoMargin).expired);
+  v = c.Finish(Millis(61000), kNoMargin);
+  EXPECT_TRUE(v.flag_fell);
+  EXPECT_EQ(v.overrun, Millis(1000));
+}
+
+TEST(Clock, DepthAndNodesHaveNoClock) {
+  for (const char* s : {"depth=8", "nodes=1000"}) {
+    Clock c(Tc(s));
+    EXPECT_FALSE(c.tc().HasClock());
+    EXPECT_FALSE(c.Finish(Millis(100000), kNoMargin).flag_fell);
+  }
+}
+
+}  // namespace
+}  // namespace arbiter::match
