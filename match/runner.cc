@@ -1,0 +1,226 @@
+#include "match/runner.h"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <thread>
+
+#include "absl/synchronization/mutex.h"
+#include "base/strings.h"
+
+namespace arbiter::match {
+namespace {
+
+double CpuSeconds() {
+  rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+// Half-points of the first engine in a game where it played `color`.
+int HalfPoints(GameResult r, Color color) {
+  if (r == GameResult::kDraw) return 1;
+  const bool white_won = r == GameResult::kWhiteWins;
+  return (white_won == (color == kWhite)) ? 2 : 0;
+}
+
+std::string Fmt(const char* fmt, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+}  // namespace
+
+absl::StatusOr<MatchSummary> RunMatch(const MatchOptions& options, const ProgressFn& progress,
+                                      bool keep_records) {
+  if (options.games % 2 != 0)
+    return absl::InvalidArgumentError(
+        Cat("--games ", options.games, " is odd: games are played in pairs (colours reversed)"));
+  if (options.games == 0 && !options.sprt)
+    return absl::InvalidArgumentError("--games must be positive unless --sprt is given");
+  if (options.concurrency < 1)
+    return absl::InvalidArgumentError(Cat("--concurrency ", options.concurrency, " must be >= 1"));
+  if (options.engines[0].name == options.engines[1].name)
+    return absl::InvalidArgumentError(
+        Cat("both engines are named '", options.engines[0].name, "': give them distinct name="));
+  if (options.sprt) {
+    absl::Status st = stats::ValidateSprtParams(*options.sprt);
+    if (!st.ok()) return st;
+  }
+  TimeControl tcs[2];
+  for (int i = 0; i < 2; ++i) {
+    if (options.engines[i].tc.empty()) {
+      tcs[i] = options.tc;
+      continue;
+    }
+    absl::StatusOr<TimeControl> tc = ParseTimeControl(options.engines[i].tc);
+    if (!tc.ok())
+      return absl::InvalidArgumentError(Cat("engine '", options.engines[i].name,
+                                            "': ", std::string(tc.status().message())));
+    tcs[i] = *tc;
+  }
+  absl::StatusOr<OpeningBook> book = OpeningBook::Load(options.book);
+  if (!book.ok()) return book.status();
+  const bool chess960 = options.chess960 || book->chess960();
+
+  // Fail fast on an engine that cannot start at all (a wrong path or a broken binary).
+  for (const EngineSpec& spec : options.engines) {
+    UciEngine probe(spec, options.timeouts, options.limits);
+    absl::Status st = probe.Start();
+    if (!st.ok()) return st;
+  }
+
+  std::ofstream pgn;
+  if (!options.pgn_out.empty()) {
+    pgn.open(options.pgn_out, std::ios::app);
+    if (!pgn) return absl::InvalidArgumentError(Cat("cannot open --pgn-out '", options.pgn_out, "'"));
+  }
+
+  const uint64_t total_pairs =
+      options.games ? options.games / 2 : std::numeric_limits<uint64_t>::max();
+  std::atomic<uint64_t> next_pair{0};
+  std::atomic<bool> stop{false};
+  absl::Mutex mu;
+  MatchSummary summary;
+  summary.names[0] = options.engines[0].name;
+  summary.names[1] = options.engines[1].name;
+  const double cpu0 = CpuSeconds();
+  const SteadyTime wall0 = SteadyClock::now();
+  double loop_wall = 0;
+  const int ncpu = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
+
+  auto slot = [&](int index) {
+    std::vector<int> cpus;
+    if (options.affinity) cpus.push_back(index % ncpu);
+    UciEngine first(options.engines[0], options.timeouts, options.limits, cpus);
+    UciEngine second(options.engines[1], options.timeouts, options.limits, cpus);
+    for (;;) {
+      const uint64_t pair = next_pair.fetch_add(1);
+      if (pair >= total_pairs || stop.load()) break;
+      const Opening& opening = book->ForPair(pair);
+      GameSettings s = options.settings;
+      s.chess960 = chess960;
+      GameRecord recs[2];
+      for (int g = 0; g < 2; ++g) {
+        UciEngine* engines[2] = {g == 0 ? &first : &second, g == 0 ? &second : &first};
+        s.tc[kWhite] = tcs[g];
+        s.tc[kBlack] = tcs[1 - g];
+        recs[g] = PlayGame(engines, opening, s, &stop);
+      }
+      absl::MutexLock lock(&mu);
+      if (recs[0].end == GameEnd::kAborted || recs[1].end == GameEnd::kAborted) {
+        summary.aborted_games += 2;
+        continue;
+      }
+      int half_points = 0;
+      for (int g = 0; g < 2; ++g) {
+        const GameRecord& r = recs[g];
+        const Color first_color = g == 0 ? kWhite : kBlack;
+        const int hp = HalfPoints(r.result, first_color);
+        half_points += hp;
+        (hp == 2 ? summary.trinomial.wins : hp == 1 ? summary.trinomial.draws
+                                                    : summary.trinomial.losses)++;
+        summary.terminations[std::string(GameEndName(r.end))]++;
+        SideCounts& f = summary.faults[r.faulty == first_color ? 0 : 1];
+        if (r.end == GameEnd::kTimeForfeit) ++f.time_losses;
+        if (r.end == GameEnd::kDisconnect) ++f.disconnects;
+        if (r.end == GameEnd::kStall) ++f.stalls;
+        if (r.end == GameEnd::kIllegalMove) ++f.illegal_moves;
+        summary.moves += r.engine_moves;
+        summary.think_seconds += r.think.count() / 1e6;
+        loop_wall += r.wall.count() / 1e6;
+        ++summary.games;
+        if (pgn.is_open()) {
+          PgnContext ctx = options.pgn;
+          ctx.round = Cat(options.round_offset + 2 * pair + g + 1);
+          pgn << WritePgn(ToPgnGame(r, ctx));
+        }
+        if (keep_records) summary.records.push_back(r);
+      }
+      if (pgn.is_open()) pgn.flush();
+      summary.pentanomial.counts[half_points]++;
+      ++summary.pairs;
+      summary.elo = stats::EstimateElo(summary.pentanomial);
+      if (options.sprt) {
+        summary.sprt = stats::EvaluateSprt(summary.pentanomial, *options.sprt);
+        if (summary.sprt->decision != stats::SprtDecision::kContinue) stop = true;
+      }
+      summary.seconds = std::chrono::duration<double>(SteadyClock::now() - wall0).count();
+      if (progress) progress(summary);
+    }
+    first.Quit();
+    second.Quit();
+  };
+  std::vector<std::thread> threads;
+  for (int i = 0; i < options.concurrency; ++i) threads.emplace_back(slot, i);
+  for (std::thread& t : threads) t.join();
+
+  absl::MutexLock lock(&mu);
+  summary.seconds = std::chrono::duration<double>(SteadyClock::now() - wall0).count();
+  summary.elo = stats::EstimateElo(summary.pentanomial);
+  if (summary.moves > 0) {
+    const double slots = std::min<double>(options.concurrency, std::max<uint64_t>(1, summary.pairs));
+    summary.overhead_ms_per_move =
+        std::max(0.0, summary.seconds * slots - summary.think_seconds) * 1000 / summary.moves;
+    summary.game_loop_overhead_ms_per_move =
+        std::max(0.0, loop_wall - summary.think_seconds) * 1000 / summary.moves;
+    summary.cpu_ms_per_move = (CpuSeconds() - cpu0) * 1000 / summary.moves;
+  }
+  return summary;
+}
+
+std::string ProgressLine(const MatchSummary& s, uint64_t planned_games) {
+  std::string line = Cat("Games ", s.games);
+  if (planned_games) line += Cat("/", planned_games);
+  line += Cat(": +", s.trinomial.wins, " =", s.trinomial.draws, " -", s.trinomial.losses);
+  line += Cat("  Elo ", Fmt("%.1f", s.elo.elo), " +- ", Fmt("%.1f", s.elo.elo_error95));
+  if (s.sprt)
+    line += Cat("  LLR ", Fmt("%.2f", s.sprt->llr), " [", Fmt("%.2f", s.sprt->lower), ", ",
+                Fmt("%.2f", s.sprt->upper), "]");
+  return line;
+}
+
+std::string FinalReport(const MatchSummary& s, const MatchOptions& options) {
+  const stats::EloEstimate& e = s.elo;
+  const stats::Pentanomial& p = s.pentanomial;
+  std::string r = Cat("Results of ", s.names[0], " vs ", s.names[1], " (", options.tc.ToString(),
+                      options.book.path.empty() ? "" : Cat(", ", options.book.path), "):\n");
+  r += Cat("Elo: ", Fmt("%.2f", e.elo), " +/- ", Fmt("%.2f", e.elo_error95), ", nElo: ",
+           Fmt("%.2f", e.nelo), " +/- ", Fmt("%.2f", e.nelo_error95), "\n");
+  const double losing = double(p.counts[0] + p.counts[1]);
+  r += Cat("LOS: ", Fmt("%.2f", e.los * 100), " %, DrawRatio: ", Fmt("%.2f", e.draw_ratio * 100),
+           " %, PairsRatio: ",
+           losing > 0 ? Fmt("%.2f", (p.counts[3] + p.counts[4]) / losing) : std::string("inf"), "\n");
+  const double points = s.trinomial.wins + s.trinomial.draws / 2.0;
+  r += Cat("Games: ", s.games, ", Wins: ", s.trinomial.wins, ", Losses: ", s.trinomial.losses,
+           ", Draws: ", s.trinomial.draws, ", Points: ", Fmt("%.1f", points), " (",
+           Fmt("%.2f", s.games ? points * 100 / s.games : 0), " %)\n");
+  r += Cat("Ptnml(0-2): [", p.counts[0], ", ", p.counts[1], ", ", p.counts[2], ", ", p.counts[3],
+           ", ", p.counts[4], "]\n");
+  if (s.sprt && options.sprt)
+    r += Cat("LLR: ", Fmt("%.2f", s.sprt->llr), " (", Fmt("%.2f", s.sprt->lower), ", ",
+             Fmt("%.2f", s.sprt->upper), ") [", Fmt("%.2f", options.sprt->elo0), ", ",
+             Fmt("%.2f", options.sprt->elo1), "] ",
+             std::string(stats::SprtDecisionName(s.sprt->decision)), "\n");
+  r += "Terminations:";
+  for (const auto& [name, n] : s.terminations) r += Cat(" ", name, " ", n, ";");
+  r += "\n";
+  for (int i = 0; i < 2; ++i)
+    r += Cat(s.names[i], ": time losses ", s.faults[i].time_losses, ", disconnects ",
+             s.faults[i].disconnects, ", stalls ", s.faults[i].stalls, ", illegal moves ",
+             s.faults[i].illegal_moves, "\n");
+  r += Cat("Speed: ", Fmt("%.1f", s.seconds > 0 ? s.games * 60 / s.seconds : 0),
+           " games/min, ", s.moves, " moves, arbiter overhead ",
+           Fmt("%.3f", s.overhead_ms_per_move), " ms/move (game loop ",
+           Fmt("%.3f", s.game_loop_overhead_ms_per_move), "), arbiter CPU ",
+           Fmt("%.3f", s.cpu_ms_per_move), " ms/move\n");
+  return r;
+}
+
+}  // namespace arbiter::match
