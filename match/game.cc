@@ -16,8 +16,8 @@ const char* kColorName[2] = {"White", "Black"};
 
 // A score in centipawns from White's point of view; mates are large.
 int WhiteCp(const UciScore& s, Color mover) {
-  int cp = s.kind == UciScore::kMate ? (s.value > 0 ? 100000 - s.value : -100000 - s.value)
-                                     : s.value;
+  int cp =
+      s.kind == UciScore::kMate ? (s.value > 0 ? 100000 - s.value : -100000 - s.value) : s.value;
   return mover == kWhite ? cp : -cp;
 }
 
@@ -34,7 +34,8 @@ std::string GoCommand(const Clock clocks[2], Color side) {
       break;
   }
   GoLimits own = clocks[side].ForGo();
-  GoLimits other = clocks[~side].tc().kind == TimeControl::Kind::kClock ? clocks[~side].ForGo() : own;
+  GoLimits other =
+      clocks[~side].tc().kind == TimeControl::Kind::kClock ? clocks[~side].ForGo() : own;
   const GoLimits& w = side == kWhite ? own : other;
   const GoLimits& b = side == kWhite ? other : own;
   std::string go = Cat("go wtime ", w.time.count(), " btime ", b.time.count());
@@ -87,26 +88,39 @@ class Adjudicator {
 
 std::string_view GameEndName(GameEnd end) {
   switch (end) {
-    case GameEnd::kNormal: return "normal";
-    case GameEnd::kTimeForfeit: return "time forfeit";
-    case GameEnd::kIllegalMove: return "illegal move";
-    case GameEnd::kDisconnect: return "disconnect";
-    case GameEnd::kStall: return "stall";
-    case GameEnd::kAdjudication: return "adjudication";
-    case GameEnd::kAborted: return "aborted";
+    case GameEnd::kNormal:
+      return "normal";
+    case GameEnd::kTimeForfeit:
+      return "time forfeit";
+    case GameEnd::kIllegalMove:
+      return "illegal move";
+    case GameEnd::kDisconnect:
+      return "disconnect";
+    case GameEnd::kStall:
+      return "stall";
+    case GameEnd::kAdjudication:
+      return "adjudication";
+    case GameEnd::kAborted:
+      return "aborted";
   }
   return "?";
 }
 
 std::string_view GameEndPgnTag(GameEnd end) {
   switch (end) {
-    case GameEnd::kNormal: return "normal";
-    case GameEnd::kTimeForfeit: return "time forfeit";
-    case GameEnd::kIllegalMove: return "rules infraction";
+    case GameEnd::kNormal:
+      return "normal";
+    case GameEnd::kTimeForfeit:
+      return "time forfeit";
+    case GameEnd::kIllegalMove:
+      return "rules infraction";
     case GameEnd::kDisconnect:
-    case GameEnd::kStall: return "abandoned";
-    case GameEnd::kAdjudication: return "adjudication";
-    case GameEnd::kAborted: return "unterminated";
+    case GameEnd::kStall:
+      return "abandoned";
+    case GameEnd::kAdjudication:
+      return "adjudication";
+    case GameEnd::kAborted:
+      return "unterminated";
   }
   return "unterminated";
 }
@@ -157,8 +171,8 @@ GameRecord PlayGame(UciEngine* engines[2], const Opening& opening, const GameSet
     if (!game.Play(m).ok()) break;  // books are replayed when loaded; cannot happen
     rec.moves.push_back(std::move(mr));
   }
-  const bool startpos = !rec.start.IsChess960() &&
-                        rec.start.Fen() == Position::StartPosition().Fen();
+  const bool startpos =
+      !rec.start.IsChess960() && rec.start.Fen() == Position::StartPosition().Fen();
   std::string position_cmd = startpos ? "position startpos" : Cat("position fen ", rec.start.Fen());
   if (!game.Moves().empty()) {
     position_cmd += " moves";
@@ -202,7 +216,8 @@ GameRecord PlayGame(UciEngine* engines[2], const Opening& opening, const GameSet
     if (st.ok()) st = eng.Send(go);
     if (!st.ok()) {
       eng.Kill();
-      lose(side, GameEnd::kDisconnect, Cat(kColorName[side], " disconnects (", st.message(), ")"));
+      lose(side, GameEnd::kDisconnect,
+           Cat(kColorName[side], " disconnects (", std::string(st.message()), ")"));
       return finish();
     }
     const SteadyTime t0 = eng.LastWriteTime();
@@ -255,8 +270,8 @@ GameRecord PlayGame(UciEngine* engines[2], const Opening& opening, const GameSet
       rec.overrun = verdict.overrun;
       if (CanCheckmate(pos, ~side)) {
         rec.result = side == kWhite ? GameResult::kBlackWins : GameResult::kWhiteWins;
-        rec.reason = Cat(kColorName[side], " loses on time (overrun ", verdict.overrun.count(),
-                         " ms)");
+        rec.reason =
+            Cat(kColorName[side], " loses on time (overrun ", verdict.overrun.count(), " ms)");
       } else {
         rec.result = GameResult::kDraw;
         rec.reason = Cat(kColorName[side], "'s flag fell (overrun ", verdict.overrun.count(),

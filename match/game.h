@@ -30,19 +30,19 @@ std::string_view GameEndName(GameEnd end);
 std::string_view GameEndPgnTag(GameEnd end);
 
 struct Adjudication {
-  int draw_move_number = 0;  // draw adjudication from this full move on (with draw_move_count)
-  int draw_move_count = 0;   // 0 = off; moves (per engine) in a row with |score| <= draw_score
-  int draw_score = 0;        // centipawns
+  int draw_move_number = 0;   // draw adjudication from this full move on (with draw_move_count)
+  int draw_move_count = 0;    // 0 = off; moves (per engine) in a row with |score| <= draw_score
+  int draw_score = 0;         // centipawns
   int resign_move_count = 0;  // 0 = off; moves (per engine) in a row both engines agree ...
   int resign_score = 0;       // ... that one side is ahead by at least this much
   int max_moves = 0;          // 0 = off; full moves after which the game is drawn
 };
 
 struct GameSettings {
-  TimeControl tc[2];              // per colour (the per-engine override already applied)
-  Millis margin{50};              // overruns up to this are forgiven
-  Millis stop_grace{1000};        // after `stop` (or the flag) the wait for `bestmove`
-  Millis no_clock_timeout{60000}; // depth/nodes searches: longest wait before `stop`
+  TimeControl tc[2];               // per colour (the per-engine override already applied)
+  Millis margin{50};               // overruns up to this are forgiven
+  Millis stop_grace{1000};         // after `stop` (or the flag) the wait for `bestmove`
+  Millis no_clock_timeout{60000};  // depth/nodes searches: longest wait before `stop`
   bool chess960 = false;
   Adjudication adjudication;
 };
@@ -55,7 +55,7 @@ struct Opening {
 struct MoveRecord {
   Move move;
   std::string san;
-  UciScore score;       // from the mover's point of view
+  UciScore score;  // from the mover's point of view
   int depth = -1;
   Millis time{0};
   bool book = false;
@@ -72,8 +72,8 @@ struct GameRecord {
   std::string reason;                      // e.g. "Black loses on time (overrun 12 ms)"
   Color faulty = kWhite;                   // the side at fault (faults and time forfeits)
   Millis overrun{0};
-  std::string illegal_move;                // kIllegalMove: the text the engine sent
-  std::string illegal_fen;                 // ... and the position it was sent in
+  std::string illegal_move;  // kIllegalMove: the text the engine sent
+  std::string illegal_fen;   // ... and the position it was sent in
   TimeControl tc[2];
   // Timing for the overhead report: engine think time and wall time of the move loop.
   std::chrono::microseconds think{0}, wall{0};

@@ -32,15 +32,16 @@ absl::StatusOr<OpeningBook> OpeningBook::Load(const BookOptions& options) {
   if (book.openings_.empty())
     return absl::InvalidArgumentError(Cat("opening book '", options.path, "' has no openings"));
   if (options.start < 1 || size_t(options.start) > book.openings_.size())
-    return absl::InvalidArgumentError(Cat("opening start ", options.start, " is outside the book (1..",
-                                          book.openings_.size(), ")"));
+    return absl::InvalidArgumentError(Cat("opening start ", options.start,
+                                          " is outside the book (1..", book.openings_.size(), ")"));
   for (const Opening& o : book.openings_) book.chess960_ |= o.start.IsChess960();
   book.order_.resize(book.openings_.size());
   for (size_t i = 0; i < book.order_.size(); ++i) book.order_[i] = uint32_t(i);
   if (options.random) {
     // Fisher-Yates with the standard 64-bit Mersenne Twister: the same order on every platform.
     std::mt19937_64 rng(options.seed);
-    for (size_t i = book.order_.size(); i > 1; --i) std::swap(book.order_[i - 1], book.order_[rng() % i]);
+    for (size_t i = book.order_.size(); i > 1; --i)
+      std::swap(book.order_[i - 1], book.order_[rng() % i]);
   }
   book.start_ = size_t(options.start - 1);
   return book;

@@ -16,7 +16,7 @@ struct BookOptions {
   int plies = -1;    // PGN: keep at most this many plies (-1: all)
   bool random = false;
   uint64_t seed = 1;
-  int start = 1;     // 1-based index of the first opening used
+  int start = 1;  // 1-based index of the first opening used
 };
 
 class OpeningBook {

@@ -19,7 +19,8 @@ namespace {
 double CpuSeconds() {
   rusage ru;
   getrusage(RUSAGE_SELF, &ru);
-  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+         (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
 // Half-points of the first engine in a game where it played `color`.
@@ -61,8 +62,8 @@ absl::StatusOr<MatchSummary> RunMatch(const MatchOptions& options, const Progres
     }
     absl::StatusOr<TimeControl> tc = ParseTimeControl(options.engines[i].tc);
     if (!tc.ok())
-      return absl::InvalidArgumentError(Cat("engine '", options.engines[i].name,
-                                            "': ", std::string(tc.status().message())));
+      return absl::InvalidArgumentError(
+          Cat("engine '", options.engines[i].name, "': ", std::string(tc.status().message())));
     tcs[i] = *tc;
   }
   absl::StatusOr<OpeningBook> book = OpeningBook::Load(options.book);
@@ -79,7 +80,8 @@ absl::StatusOr<MatchSummary> RunMatch(const MatchOptions& options, const Progres
   std::ofstream pgn;
   if (!options.pgn_out.empty()) {
     pgn.open(options.pgn_out, std::ios::app);
-    if (!pgn) return absl::InvalidArgumentError(Cat("cannot open --pgn-out '", options.pgn_out, "'"));
+    if (!pgn)
+      return absl::InvalidArgumentError(Cat("cannot open --pgn-out '", options.pgn_out, "'"));
   }
 
   const uint64_t total_pairs =
@@ -124,8 +126,9 @@ absl::StatusOr<MatchSummary> RunMatch(const MatchOptions& options, const Progres
         const Color first_color = g == 0 ? kWhite : kBlack;
         const int hp = HalfPoints(r.result, first_color);
         half_points += hp;
-        (hp == 2 ? summary.trinomial.wins : hp == 1 ? summary.trinomial.draws
-                                                    : summary.trinomial.losses)++;
+        (hp == 2   ? summary.trinomial.wins
+         : hp == 1 ? summary.trinomial.draws
+                   : summary.trinomial.losses)++;
         summary.terminations[std::string(GameEndName(r.end))]++;
         SideCounts& f = summary.faults[r.faulty == first_color ? 0 : 1];
         if (r.end == GameEnd::kTimeForfeit) ++f.time_losses;
@@ -165,7 +168,8 @@ absl::StatusOr<MatchSummary> RunMatch(const MatchOptions& options, const Progres
   summary.seconds = std::chrono::duration<double>(SteadyClock::now() - wall0).count();
   summary.elo = stats::EstimateElo(summary.pentanomial);
   if (summary.moves > 0) {
-    const double slots = std::min<double>(options.concurrency, std::max<uint64_t>(1, summary.pairs));
+    const double slots =
+        std::min<double>(options.concurrency, std::max<uint64_t>(1, summary.pairs));
     summary.overhead_ms_per_move =
         std::max(0.0, summary.seconds * slots - summary.think_seconds) * 1000 / summary.moves;
     summary.game_loop_overhead_ms_per_move =
@@ -191,12 +195,13 @@ std::string FinalReport(const MatchSummary& s, const MatchOptions& options) {
   const stats::Pentanomial& p = s.pentanomial;
   std::string r = Cat("Results of ", s.names[0], " vs ", s.names[1], " (", options.tc.ToString(),
                       options.book.path.empty() ? "" : Cat(", ", options.book.path), "):\n");
-  r += Cat("Elo: ", Fmt("%.2f", e.elo), " +/- ", Fmt("%.2f", e.elo_error95), ", nElo: ",
-           Fmt("%.2f", e.nelo), " +/- ", Fmt("%.2f", e.nelo_error95), "\n");
+  r += Cat("Elo: ", Fmt("%.2f", e.elo), " +/- ", Fmt("%.2f", e.elo_error95),
+           ", nElo: ", Fmt("%.2f", e.nelo), " +/- ", Fmt("%.2f", e.nelo_error95), "\n");
   const double losing = double(p.counts[0] + p.counts[1]);
   r += Cat("LOS: ", Fmt("%.2f", e.los * 100), " %, DrawRatio: ", Fmt("%.2f", e.draw_ratio * 100),
            " %, PairsRatio: ",
-           losing > 0 ? Fmt("%.2f", (p.counts[3] + p.counts[4]) / losing) : std::string("inf"), "\n");
+           losing > 0 ? Fmt("%.2f", (p.counts[3] + p.counts[4]) / losing) : std::string("inf"),
+           "\n");
   const double points = s.trinomial.wins + s.trinomial.draws / 2.0;
   r += Cat("Games: ", s.games, ", Wins: ", s.trinomial.wins, ", Losses: ", s.trinomial.losses,
            ", Draws: ", s.trinomial.draws, ", Points: ", Fmt("%.1f", points), " (",
@@ -215,10 +220,9 @@ std::string FinalReport(const MatchSummary& s, const MatchOptions& options) {
     r += Cat(s.names[i], ": time losses ", s.faults[i].time_losses, ", disconnects ",
              s.faults[i].disconnects, ", stalls ", s.faults[i].stalls, ", illegal moves ",
              s.faults[i].illegal_moves, "\n");
-  r += Cat("Speed: ", Fmt("%.1f", s.seconds > 0 ? s.games * 60 / s.seconds : 0),
-           " games/min, ", s.moves, " moves, arbiter overhead ",
-           Fmt("%.3f", s.overhead_ms_per_move), " ms/move (game loop ",
-           Fmt("%.3f", s.game_loop_overhead_ms_per_move), "), arbiter CPU ",
+  r += Cat("Speed: ", Fmt("%.1f", s.seconds > 0 ? s.games * 60 / s.seconds : 0), " games/min, ",
+           s.moves, " moves, arbiter overhead ", Fmt("%.3f", s.overhead_ms_per_move),
+           " ms/move (game loop ", Fmt("%.3f", s.game_loop_overhead_ms_per_move), "), arbiter CPU ",
            Fmt("%.3f", s.cpu_ms_per_move), " ms/move\n");
   return r;
 }

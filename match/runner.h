@@ -23,19 +23,19 @@ namespace arbiter::match {
 
 struct MatchOptions {
   EngineSpec engines[2];
-  TimeControl tc;              // the match's; EngineSpec::tc overrides it per engine
-  uint64_t games = 2;          // even; with an SPRT, the maximum (0 = until it decides)
+  TimeControl tc;      // the match's; EngineSpec::tc overrides it per engine
+  uint64_t games = 2;  // even; with an SPRT, the maximum (0 = until it decides)
   std::optional<stats::SprtParams> sprt;
   BookOptions book;
-  bool chess960 = false;       // also set when the book needs it
+  bool chess960 = false;  // also set when the book needs it
   int concurrency = 1;
-  bool affinity = false;       // pin slot i's engines to CPU i (mod the CPU count)
-  std::string pgn_out;         // appended to; empty: no PGN
+  bool affinity = false;  // pin slot i's engines to CPU i (mod the CPU count)
+  std::string pgn_out;    // appended to; empty: no PGN
   PgnContext pgn;
-  GameSettings settings;       // margin, grace, adjudication (tc filled in per game)
+  GameSettings settings;  // margin, grace, adjudication (tc filled in per game)
   EngineTimeouts timeouts;
   ProcessLimits limits;
-  int round_offset = 0;        // added to the PGN Round numbers (tournaments)
+  int round_offset = 0;  // added to the PGN Round numbers (tournaments)
 };
 
 struct SideCounts {
@@ -44,12 +44,12 @@ struct SideCounts {
 
 struct MatchSummary {
   std::string names[2];
-  stats::Trinomial trinomial;    // first engine's losses/draws/wins
+  stats::Trinomial trinomial;  // first engine's losses/draws/wins
   stats::Pentanomial pentanomial;
-  stats::EloEstimate elo;        // from the pentanomial
+  stats::EloEstimate elo;  // from the pentanomial
   std::optional<stats::SprtResult> sprt;
   std::map<std::string, uint64_t> terminations;  // GameEndName -> games
-  SideCounts faults[2];          // per engine
+  SideCounts faults[2];                          // per engine
   uint64_t games = 0, pairs = 0, moves = 0, aborted_games = 0;
   double seconds = 0;
   // Engine think time and arbiter overhead: (wall x slots - think) / moves, and arbiter CPU.

@@ -209,10 +209,11 @@ int main(int argc, char** argv) {
         std::this_thread::sleep_for(std::chrono::milliseconds(std::max(0L, own) + f.sleep_past_ms));
       }
       if (f.flood > 0) {
-        std::string pad(200, 'x');
-        for (long sent = 0; sent < f.flood; sent += 256) {
-          printf("info depth 1 nodes 1 string %s\n", pad.c_str());
-          fprintf(stderr, "debug %s\n", pad.c_str());
+        const std::string out = Cat("info depth 1 nodes 1 string ", std::string(200, 'x'), "\n");
+        const std::string err = Cat("debug ", std::string(out.size() - 7, 'y'), "\n");
+        for (long sent = 0; sent < f.flood; sent += long(out.size())) {
+          fputs(out.c_str(), stdout);
+          fputs(err.c_str(), stderr);
         }
         fflush(stdout);
       }
