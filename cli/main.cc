@@ -8,6 +8,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   arbiter::cli::AddPerftCommand(app, exit_code);
   arbiter::cli::AddStatsCommand(app, exit_code);
+  arbiter::cli::AddPerftDiffCommand(app, exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }
