@@ -131,12 +131,13 @@ class LeafBoard {
         break;
       }
       case Move::kCastling: {
+        // Remove both, then place both: in Chess960 a piece may start on its own target square.
         const bool king_side = to > from;
-        const Bitboard king = SquareBb(from) | SquareBb(Position::CastlingKingTo(Us, king_side));
-        const Bitboard rook = SquareBb(to) | SquareBb(Position::CastlingRookTo(Us, king_side));
-        by_type_[kKing] ^= king;
-        by_type_[kRook] ^= rook;
-        by_color_[Us] ^= king ^ rook;
+        const Bitboard king_to = SquareBb(Position::CastlingKingTo(Us, king_side));
+        const Bitboard rook_to = SquareBb(Position::CastlingRookTo(Us, king_side));
+        by_type_[kKing] = (by_type_[kKing] & ~SquareBb(from)) | king_to;
+        by_type_[kRook] = (by_type_[kRook] & ~SquareBb(to)) | rook_to;
+        by_color_[Us] = (by_color_[Us] & ~from_to) | king_to | rook_to;
         break;
       }
     }
@@ -185,21 +186,34 @@ uint64_t PerftRecurse(Position& pos, int depth, PerftTable* table) {
     }
     return nodes;
   }
-  for (int i = 0; i < n; ++i) {
-    pos.DoMove<kHash>(moves[i], undo);
-    if constexpr (kHash) {
-      uint64_t cached;
-      if (table->Probe(pos.Key(), depth - 1, cached)) {
-        nodes += cached;
-      } else {
-        uint64_t c = PerftRecurse<Them, kHash>(pos, depth - 1, table);
-        table->Store(pos.Key(), depth - 1, c);
-        nodes += c;
-      }
-    } else {
-      nodes += PerftRecurse<Them, kHash>(pos, depth - 1, table);
+  if constexpr (kHash) {
+    // First pass: the children's keys, with their table lines prefetched, so that the probes
+    // of the second pass overlap their memory latency instead of paying it one by one.
+    Key128 keys[256];
+    for (int i = 0; i < n; ++i) {
+      pos.DoMove<true>(moves[i], undo);
+      keys[i] = pos.Key();
+      table->Prefetch(keys[i]);
+      pos.UndoMove<true>(moves[i], undo);
     }
-    pos.UndoMove<kHash>(moves[i], undo);
+    for (int i = 0; i < n; ++i) {
+      uint64_t cached;
+      if (table->Probe(keys[i], depth - 1, cached)) {
+        nodes += cached;
+        continue;
+      }
+      pos.DoMove<true>(moves[i], undo);
+      uint64_t c = PerftRecurse<Them, kHash>(pos, depth - 1, table);
+      pos.UndoMove<true>(moves[i], undo);
+      table->Store(keys[i], depth - 1, c);
+      nodes += c;
+    }
+  } else {
+    for (int i = 0; i < n; ++i) {
+      pos.DoMove<false>(moves[i], undo);
+      nodes += PerftRecurse<Them, kHash>(pos, depth - 1, table);
+      pos.UndoMove<false>(moves[i], undo);
+    }
   }
   return nodes;
 }
