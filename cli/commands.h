@@ -8,5 +8,6 @@ namespace arbiter::cli {
 void AddPerftCommand(CLI::App& app, int& exit_code);
 void AddStatsCommand(CLI::App& app, int& exit_code);
 void AddPerftDiffCommand(CLI::App& app, int& exit_code);
+void AddUciCommand(CLI::App& app, int& exit_code);
 
 }  // namespace arbiter::cli

@@ -9,6 +9,7 @@ int main(int argc, char** argv) {
   arbiter::cli::AddPerftCommand(app, exit_code);
   arbiter::cli::AddStatsCommand(app, exit_code);
   arbiter::cli::AddPerftDiffCommand(app, exit_code);
+  arbiter::cli::AddUciCommand(app, exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }
