@@ -338,6 +338,37 @@ TEST(PgnRead, ReaderContinuesWithTheNextGameAfterAnError) {
   EXPECT_FALSE(g->has_value());
 }
 
+// Damaged input (cut anywhere, bytes overwritten) gives games or errors, never a crash or a hang.
+TEST(PgnRead, DamagedInputNeverCrashes) {
+  std::vector<PgnGame> games = RandomGames("standard.epd", 6, 80, 4242);
+  std::string text;
+  for (const PgnGame& g : games) text += WritePgn(g);
+  text += "1. e4 (1. d4 {x} (1. c4 $3)) e5 ; end\n% escape\n*\n";
+  std::mt19937 rng(99);
+  const std::string alphabet = "[]{}()\"$;%.!?*01/-=+#NBRQKabcdefgh12345678 \n\\x";
+  int errors = 0, parsed = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    std::string damaged = text.substr(0, rng() % (text.size() + 1));
+    for (int k = rng() % 4; k > 0 && !damaged.empty(); --k)
+      damaged[rng() % damaged.size()] = alphabet[rng() % alphabet.size()];
+    PgnReader reader(damaged);
+    bool ended = false;
+    for (int n = 0; n < 100 && !ended; ++n) {  // errors resume at the next game
+      absl::StatusOr<std::optional<PgnGame>> g = reader.Next();
+      if (!g.ok()) {
+        ++errors;
+        EXPECT_NE(std::string(g.status().message()).find("PGN game "), std::string::npos);
+        continue;
+      }
+      ended = !g->has_value();
+      parsed += !ended;
+    }
+    EXPECT_TRUE(ended) << "reader did not reach the end of:\n" << damaged;
+  }
+  EXPECT_GT(errors, 0);
+  EXPECT_GT(parsed, 0);
+}
+
 TEST(PgnRead, MissingFile) {
   absl::StatusOr<std::vector<PgnGame>> games = ReadPgnFile("/nonexistent/book.pgn");
   EXPECT_EQ(games.status().code(), absl::StatusCode::kNotFound);
