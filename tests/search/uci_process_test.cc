@@ -354,17 +354,32 @@ int SelfPlay(const std::vector<std::string>& fens, bool chess960, int max_plies,
   return checked;
 }
 
+// The default run samples the suites; the slow build (ARBITER_SELFPLAY_FULL) plays from every
+// standard position and a tenth of the Chess960 ones, longer and at two search budgets.
+#ifdef ARBITER_SELFPLAY_FULL
+constexpr size_t kStandardStep = 1, kChess960Step = 10;
+constexpr int kPlies = 80, kMinPositions = 10000;
+const std::vector<std::string> kGoCommands = {"go nodes 1500", "go depth 4"};
+#else
+constexpr size_t kStandardStep = 4, kChess960Step = 96;
+constexpr int kPlies = 40, kMinPositions = 1000;
+const std::vector<std::string> kGoCommands = {"go nodes 1500"};
+#endif
+
 TEST(UciProcess, NoIllegalMoveInSelfPlay) {
   auto suite = testing::LoadSuite("standard.epd");
-  std::vector<std::string> fens;
-  for (size_t i = 0; i < suite.size(); i += 4) fens.push_back(suite[i].fen);
-  const int standard = SelfPlay(fens, false, 40, "go nodes 1500");
   auto frc = testing::LoadSuite("fischer960.epd");
-  fens.clear();
-  for (size_t i = 0; i < frc.size(); i += 96) fens.push_back(frc[i].fen);
-  const int chess960 = SelfPlay(fens, true, 40, "go nodes 1500");
-  RecordProperty("positions_checked", standard + chess960);
-  EXPECT_GE(standard + chess960, 1000);
+  int checked = 0;
+  for (const std::string& go : kGoCommands) {
+    std::vector<std::string> fens;
+    for (size_t i = 0; i < suite.size(); i += kStandardStep) fens.push_back(suite[i].fen);
+    checked += SelfPlay(fens, false, kPlies, go);
+    fens.clear();
+    for (size_t i = 0; i < frc.size(); i += kChess960Step) fens.push_back(frc[i].fen);
+    checked += SelfPlay(fens, true, kPlies, go);
+  }
+  RecordProperty("positions_checked", checked);
+  EXPECT_GE(checked, kMinPositions);
 }
 
 }  // namespace
