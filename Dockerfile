@@ -1,0 +1,22 @@
+# One image for every role (coordinator, worker, CLI). Built by the same scripts CI runs.
+#   docker build -t arbiter .
+#   docker run --rm arbiter perft --startpos --depth 6
+FROM debian:12 AS build
+WORKDIR /src
+COPY scripts/install-deps.sh scripts/
+RUN scripts/install-deps.sh
+COPY . .
+# Portable build: runs on any x86-64 node of a cluster (magic bitboards; PEXT needs --native).
+RUN scripts/build.sh build && ctest --test-dir build -LE slow --output-on-failure -j2
+
+FROM debian:12-slim
+RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+      libgrpc++1.51 libprotobuf32 libsqlite3-0 libspdlog1.10 libprometheus-cpp-pull1.0 \
+      libprometheus-cpp-core1.0 stockfish ca-certificates \
+    && rm -rf /var/lib/apt/lists/*
+COPY --from=build /src/build/cli/arbiter /usr/local/bin/arbiter
+RUN useradd --system --uid 10001 arbiter && mkdir -p /data /cache && chown arbiter /data /cache
+USER arbiter
+EXPOSE 50051 9090
+ENTRYPOINT ["/usr/local/bin/arbiter"]
+CMD ["--help"]
