@@ -199,7 +199,10 @@ struct PgnReader::Token {
 };
 
 PgnReader::PgnReader(std::string_view text, PgnReadOptions options)
-    : text_(text), options_(options) {}
+    : text_(text), options_(options) {
+  // Files saved by some Windows tools start with a UTF-8 byte order mark.
+  if (text_.substr(0, 3) == "\xEF\xBB\xBF") text_.remove_prefix(3);
+}
 
 PgnReader::Token PgnReader::NextToken() {
   auto at_line_start = [this](size_t p) { return p == 0 || text_[p - 1] == '\n'; };

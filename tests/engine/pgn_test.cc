@@ -268,6 +268,22 @@ TEST(PgnRead, SetUpEnPassantPromotionAndChess960) {
   EXPECT_EQ((*games)[1].moves[4].KindOf(), Move::kCastling);
 }
 
+TEST(PgnRead, ByteOrderMarkAndWindowsLineEnds) {
+  const std::string text =
+      "\xEF\xBB\xBF[Event \"bom\"]\r\n[Result \"1-0\"]\r\n\r\n1. e4 {x\r\ny} e5 0-0?! 1-0\r\n";
+  absl::StatusOr<std::vector<PgnGame>> games = ReadPgn(text);
+  ASSERT_FALSE(games.ok());  // 0-0 is not legal yet: the error proves the moves were read
+  EXPECT_NE(std::string(games.status().message()).find("bad move '0-0?!' at ply 3"),
+            std::string::npos)
+      << games.status();
+  games = ReadPgn(text.substr(0, text.find(" 0-0?!")) + " 1-0\r\n");
+  ASSERT_TRUE(games.ok()) << games.status();
+  ASSERT_EQ(games->size(), 1u);
+  EXPECT_EQ((*games)[0].event, "bom");
+  EXPECT_EQ((*games)[0].moves.size(), 2u);
+  EXPECT_EQ((*games)[0].comments[0], "x y");
+}
+
 TEST(PgnRead, MaxPliesTruncates) {
   const char* text = "1. e4 {a} e5 {b} 2. Nf3 {c} Nc6 {d} 3. Bb5 a6 1/2-1/2\n\n1. d4 *\n";
   absl::StatusOr<std::vector<PgnGame>> games = ReadPgn(text, PgnReadOptions{.max_plies = 3});
