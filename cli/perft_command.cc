@@ -104,7 +104,7 @@ int RunSuite(const PerftFlags& f) {
       continue;
     }
     bool wrong = false;
-    int checked = 0;
+    int checked = 0, first_checked = 0;
     for (auto [depth, expected] : parsed->expected) {
       if (depth > f.max_depth || (f.max_nodes && expected > f.max_nodes)) continue;
       PerftOptions opts{.depth = depth, .threads = f.threads, .hash_mb = f.hash_mb};
@@ -112,6 +112,7 @@ int RunSuite(const PerftFlags& f) {
       seconds += r->seconds;
       summary.set_nodes(summary.nodes() + r->nodes);
       checked = std::max(checked, depth);
+      if (first_checked == 0 || depth < first_checked) first_checked = depth;
       if (r->nodes != expected) {
         entry->set_wrong_depth(depth);
         entry->set_expected(expected);
@@ -136,7 +137,8 @@ int RunSuite(const PerftFlags& f) {
       entry->set_status("ok");
       summary.set_passed(summary.passed() + 1);
       if (!f.json)
-        std::cout << absl::StrFormat("ok    line %d D1..D%d  %s\n", line_number, checked, parsed->fen);
+        std::cout << absl::StrFormat("ok    line %d D%d..D%d  %s\n", line_number, first_checked,
+                                     checked, parsed->fen);
     }
   }
   summary.set_seconds(seconds);
