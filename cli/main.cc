@@ -10,6 +10,8 @@ int main(int argc, char** argv) {
   arbiter::cli::AddStatsCommand(app, exit_code);
   arbiter::cli::AddPerftDiffCommand(app, exit_code);
   arbiter::cli::AddUciCommand(app, exit_code);
+  arbiter::cli::AddMatchCommand(app, exit_code);
+  arbiter::cli::AddTournamentCommand(app, exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

@@ -39,7 +39,7 @@ std::string Fmt(const char* fmt, double v) {
 }  // namespace
 
 absl::StatusOr<MatchSummary> RunMatch(const MatchOptions& options, const ProgressFn& progress,
-                                      bool keep_records) {
+                                      const GameFn& on_game) {
   if (options.games % 2 != 0)
     return absl::InvalidArgumentError(
         Cat("--games ", options.games, " is odd: games are played in pairs (colours reversed)"));
@@ -139,12 +139,13 @@ absl::StatusOr<MatchSummary> RunMatch(const MatchOptions& options, const Progres
         summary.think_seconds += r.think.count() / 1e6;
         loop_wall += r.wall.count() / 1e6;
         ++summary.games;
+        const uint64_t round = options.round_offset + 2 * pair + g + 1;
         if (pgn.is_open()) {
           PgnContext ctx = options.pgn;
-          ctx.round = Cat(options.round_offset + 2 * pair + g + 1);
+          ctx.round = Cat(round);
           pgn << WritePgn(ToPgnGame(r, ctx));
         }
-        if (keep_records) summary.records.push_back(r);
+        if (on_game) on_game(round, r);
       }
       if (pgn.is_open()) pgn.flush();
       summary.pentanomial.counts[half_points]++;
@@ -190,29 +191,14 @@ std::string ProgressLine(const MatchSummary& s, uint64_t planned_games) {
   return line;
 }
 
-std::string FinalReport(const MatchSummary& s, const MatchOptions& options) {
-  const stats::EloEstimate& e = s.elo;
+std::string MatchDetails(const MatchSummary& s) {
   const stats::Pentanomial& p = s.pentanomial;
-  std::string r = Cat("Results of ", s.names[0], " vs ", s.names[1], " (", options.tc.ToString(),
-                      options.book.path.empty() ? "" : Cat(", ", options.book.path), "):\n");
-  r += Cat("Elo: ", Fmt("%.2f", e.elo), " +/- ", Fmt("%.2f", e.elo_error95),
-           ", nElo: ", Fmt("%.2f", e.nelo), " +/- ", Fmt("%.2f", e.nelo_error95), "\n");
-  const double losing = double(p.counts[0] + p.counts[1]);
-  r += Cat("LOS: ", Fmt("%.2f", e.los * 100), " %, DrawRatio: ", Fmt("%.2f", e.draw_ratio * 100),
-           " %, PairsRatio: ",
-           losing > 0 ? Fmt("%.2f", (p.counts[3] + p.counts[4]) / losing) : std::string("inf"),
-           "\n");
   const double points = s.trinomial.wins + s.trinomial.draws / 2.0;
-  r += Cat("Games: ", s.games, ", Wins: ", s.trinomial.wins, ", Losses: ", s.trinomial.losses,
-           ", Draws: ", s.trinomial.draws, ", Points: ", Fmt("%.1f", points), " (",
-           Fmt("%.2f", s.games ? points * 100 / s.games : 0), " %)\n");
-  r += Cat("Ptnml(0-2): [", p.counts[0], ", ", p.counts[1], ", ", p.counts[2], ", ", p.counts[3],
-           ", ", p.counts[4], "]\n");
-  if (s.sprt && options.sprt)
-    r += Cat("LLR: ", Fmt("%.2f", s.sprt->llr), " (", Fmt("%.2f", s.sprt->lower), ", ",
-             Fmt("%.2f", s.sprt->upper), ") [", Fmt("%.2f", options.sprt->elo0), ", ",
-             Fmt("%.2f", options.sprt->elo1), "] ",
-             std::string(stats::SprtDecisionName(s.sprt->decision)), "\n");
+  const double losing = double(p.counts[0] + p.counts[1]);
+  std::string r = Cat(
+      "Wins: ", s.trinomial.wins, ", Draws: ", s.trinomial.draws, ", Losses: ", s.trinomial.losses,
+      ", Points: ", Fmt("%.1f", points), ", PairsRatio: ",
+      losing > 0 ? Fmt("%.2f", (p.counts[3] + p.counts[4]) / losing) : std::string("inf"), "\n");
   r += "Terminations:";
   for (const auto& [name, n] : s.terminations) r += Cat(" ", name, " ", n, ";");
   r += "\n";

@@ -55,18 +55,19 @@ struct MatchSummary {
   // Engine think time and arbiter overhead: (wall x slots - think) / moves, and arbiter CPU.
   double think_seconds = 0;
   double overhead_ms_per_move = 0, game_loop_overhead_ms_per_move = 0, cpu_ms_per_move = 0;
-  std::vector<GameRecord> records;  // kept only when MatchOptions asks (tests)
 };
 
 // Called after every finished pair with the summary so far (under the runner's lock).
 using ProgressFn = std::function<void(const MatchSummary&)>;
+// Called for every counted game with its 1-based round number (under the runner's lock).
+using GameFn = std::function<void(uint64_t round, const GameRecord&)>;
 
 absl::StatusOr<MatchSummary> RunMatch(const MatchOptions& options, const ProgressFn& progress = {},
-                                      bool keep_records = false);
+                                      const GameFn& on_game = {});
 
 // One-line progress ("Games 24/200  +8 =10 -6  Elo 29.0 +- 96.2  LLR 0.12 [-2.94, 2.94]").
 std::string ProgressLine(const MatchSummary& s, uint64_t planned_games);
-// The multi-line final report in the manner of fastchess.
-std::string FinalReport(const MatchSummary& s, const MatchOptions& options);
+// The report lines after the statistics: W/D/L, terminations, faults per engine, speed.
+std::string MatchDetails(const MatchSummary& s);
 
 }  // namespace arbiter::match

@@ -1,0 +1,415 @@
+// `arbiter match` (two engines) and `arbiter tournament` (round robin or gauntlet), played in
+// this process by match::RunMatch.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <charconv>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "base/strings.h"
+#include "cli/commands.h"
+#include "cli/json.h"
+#include "cli/stats_report.h"
+#include "match/runner.h"
+#include "proto/arbiter/v1/match.pb.h"
+#include "stats/ratings.h"
+
+namespace arbiter::cli {
+namespace {
+
+struct MatchFlags {
+  std::vector<std::string> engines;
+  std::string tc;
+  uint64_t games = 0;
+  std::string sprt;
+  std::string openings;
+  int opening_plies = -1;
+  std::string opening_order = "sequential";
+  uint64_t seed = 1;
+  int opening_start = 1;
+  bool chess960 = false;
+  int concurrency = 1;
+  std::string pgn_out;
+  std::string event;
+  int margin_ms = 50;
+  int stop_grace_ms = 1000;
+  int move_timeout_ms = 60000;
+  int handshake_ms = 10000;
+  std::string draw_adj, resign_adj;
+  int max_moves = 0;
+  bool affinity = false;
+  bool json = false;
+  bool quiet = false;
+  bool gauntlet = false;
+};
+
+absl::Status FlagError(std::string_view flag, std::string_view text, std::string_view why) {
+  return absl::InvalidArgumentError(Cat(flag, " '", text, "': ", why));
+}
+
+template <typename T>
+bool ParseNumber(std::string_view s, T& out) {
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+// "k=v,k=v" with numeric values, each key from `allowed`.
+absl::StatusOr<std::vector<std::pair<std::string, double>>> ParseKeyValues(
+    std::string_view flag, std::string_view text, const std::vector<std::string>& allowed) {
+  std::vector<std::pair<std::string, double>> out;
+  for (std::string_view part : Split(text, ',', true)) {
+    size_t eq = part.find('=');
+    if (eq == std::string_view::npos)
+      return FlagError(flag, text, Cat("'", part, "' is not key=value"));
+    std::string key(part.substr(0, eq));
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+      std::string keys;
+      for (const std::string& k : allowed) keys += Cat(keys.empty() ? "" : ", ", k);
+      return FlagError(flag, text, Cat("unknown key '", key, "' (expected ", keys, ")"));
+    }
+    if (key == "model") {
+      out.emplace_back(Cat("model=", part.substr(eq + 1)), 0);
+      continue;
+    }
+    double v = 0;
+    if (!ParseNumber(part.substr(eq + 1), v))
+      return FlagError(flag, text, Cat("'", part.substr(eq + 1), "' is not a number"));
+    out.emplace_back(key, v);
+  }
+  return out;
+}
+
+absl::StatusOr<match::MatchOptions> BuildOptions(const MatchFlags& f, size_t min_engines,
+                                                 size_t max_engines,
+                                                 std::vector<match::EngineSpec>& specs) {
+  if (f.engines.size() < min_engines || f.engines.size() > max_engines)
+    return absl::InvalidArgumentError(
+        max_engines == 2
+            ? Cat("give exactly two --engine flags (got ", f.engines.size(), ")")
+            : Cat("give at least ", min_engines, " --engine flags (got ", f.engines.size(), ")"));
+  for (const std::string& e : f.engines) {
+    absl::StatusOr<match::EngineSpec> spec = match::ParseEngineSpec(e);
+    if (!spec.ok()) return spec.status();
+    for (const match::EngineSpec& other : specs)
+      if (other.name == spec->name)
+        return absl::InvalidArgumentError(
+            Cat("two engines are named '", spec->name, "': give each a distinct name="));
+    specs.push_back(*spec);
+  }
+  match::MatchOptions o;
+  bool all_have_tc = std::all_of(specs.begin(), specs.end(),
+                                 [](const match::EngineSpec& s) { return !s.tc.empty(); });
+  if (f.tc.empty() && !all_have_tc)
+    return absl::InvalidArgumentError("--tc is required (or a tc= on every --engine)");
+  absl::StatusOr<match::TimeControl> tc =
+      match::ParseTimeControl(f.tc.empty() ? specs[0].tc : f.tc);
+  if (!tc.ok())
+    return absl::InvalidArgumentError(Cat("--tc: ", std::string(tc.status().message())));
+  o.tc = *tc;
+  for (const match::EngineSpec& s : specs)
+    if (!s.tc.empty()) {
+      absl::StatusOr<match::TimeControl> own = match::ParseTimeControl(s.tc);
+      if (!own.ok())
+        return absl::InvalidArgumentError(
+            Cat("--engine ", s.name, ": ", std::string(own.status().message())));
+    }
+  o.games = f.games;
+  if (!f.sprt.empty()) {
+    ASSIGN_OR_RETURN(auto kv,
+                     ParseKeyValues("--sprt", f.sprt, {"elo0", "elo1", "alpha", "beta", "model"}));
+    stats::SprtParams p;
+    for (const auto& [k, v] : kv) {
+      if (k == "elo0") p.elo0 = v;
+      if (k == "elo1") p.elo1 = v;
+      if (k == "alpha") p.alpha = v;
+      if (k == "beta") p.beta = v;
+      if (k.starts_with("model=")) {
+        absl::StatusOr<stats::SprtModel> m = stats::ParseSprtModel(k.substr(6));
+        if (!m.ok()) return FlagError("--sprt", f.sprt, std::string(m.status().message()));
+        p.model = *m;
+      }
+    }
+    if (absl::Status st = stats::ValidateSprtParams(p); !st.ok())
+      return FlagError("--sprt", f.sprt, std::string(st.message()));
+    o.sprt = p;
+  }
+  if (f.games == 0 && f.sprt.empty())
+    return absl::InvalidArgumentError("give --games N (even) or --sprt elo0=..,elo1=..");
+  if (f.opening_order != "sequential" && f.opening_order != "random")
+    return FlagError("--opening-order", f.opening_order, "expected sequential or random");
+  o.book = match::BookOptions{.path = f.openings,
+                              .plies = f.opening_plies,
+                              .random = f.opening_order == "random",
+                              .seed = f.seed,
+                              .start = f.opening_start};
+  o.chess960 = f.chess960;
+  o.concurrency = f.concurrency;
+  o.affinity = f.affinity;
+  o.pgn_out = f.pgn_out;
+  if (!f.event.empty()) o.pgn.event = f.event;
+  if (f.margin_ms < 0 || f.stop_grace_ms < 0 || f.move_timeout_ms <= 0 || f.handshake_ms <= 0)
+    return absl::InvalidArgumentError("timeouts and margins must not be negative");
+  o.settings.margin = match::Millis(f.margin_ms);
+  o.settings.stop_grace = match::Millis(f.stop_grace_ms);
+  o.settings.no_clock_timeout = match::Millis(f.move_timeout_ms);
+  o.timeouts.handshake = o.timeouts.ready = match::Millis(f.handshake_ms);
+  match::Adjudication& adj = o.settings.adjudication;
+  if (!f.draw_adj.empty()) {
+    ASSIGN_OR_RETURN(
+        auto kv, ParseKeyValues("--draw-adj", f.draw_adj, {"movenumber", "movecount", "score"}));
+    for (const auto& [k, v] : kv) {
+      if (k == "movenumber") adj.draw_move_number = int(v);
+      if (k == "movecount") adj.draw_move_count = int(v);
+      if (k == "score") adj.draw_score = int(v);
+    }
+    if (adj.draw_move_count <= 0)
+      return FlagError("--draw-adj", f.draw_adj, "movecount must be > 0");
+  }
+  if (!f.resign_adj.empty()) {
+    ASSIGN_OR_RETURN(auto kv, ParseKeyValues("--resign-adj", f.resign_adj, {"movecount", "score"}));
+    for (const auto& [k, v] : kv) {
+      if (k == "movecount") adj.resign_move_count = int(v);
+      if (k == "score") adj.resign_score = int(v);
+    }
+    if (adj.resign_move_count <= 0 || adj.resign_score <= 0)
+      return FlagError("--resign-adj", f.resign_adj, "movecount and score must be > 0");
+  }
+  if (f.max_moves < 0) return absl::InvalidArgumentError("--max-moves must not be negative");
+  adj.max_moves = f.max_moves;
+  return o;
+}
+
+uint64_t MaxRssKib() {
+  rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return uint64_t(ru.ru_maxrss);
+}
+
+v1::MatchResult ToProto(const match::MatchSummary& s, const match::MatchOptions& o) {
+  v1::MatchResult r;
+  r.add_engines(s.names[0]);
+  r.add_engines(s.names[1]);
+  r.set_time_control(o.tc.ToString());
+  for (const match::EngineSpec& e : o.engines)
+    r.add_engine_time_controls(e.tc.empty() ? o.tc.ToString() : e.tc);
+  r.set_games(s.games);
+  r.set_pairs(s.pairs);
+  r.set_aborted_games(s.aborted_games);
+  *r.mutable_stats() = MakeStatsReport(s.pentanomial, o.sprt ? &*o.sprt : nullptr);
+  v1::TrinomialCounts* wdl = r.mutable_stats()->mutable_wdl();
+  wdl->set_wins(s.trinomial.wins);
+  wdl->set_draws(s.trinomial.draws);
+  wdl->set_losses(s.trinomial.losses);
+  for (const auto& [k, v] : s.terminations) (*r.mutable_terminations())[k] = v;
+  for (int i = 0; i < 2; ++i) {
+    v1::EngineFaults* f = r.add_faults();
+    f->set_name(s.names[i]);
+    f->set_time_losses(s.faults[i].time_losses);
+    f->set_disconnects(s.faults[i].disconnects);
+    f->set_stalls(s.faults[i].stalls);
+    f->set_illegal_moves(s.faults[i].illegal_moves);
+  }
+  r.set_moves(s.moves);
+  r.set_seconds(s.seconds);
+  r.set_games_per_minute(s.seconds > 0 ? s.games * 60 / s.seconds : 0);
+  r.set_overhead_ms_per_move(s.overhead_ms_per_move);
+  r.set_game_loop_overhead_ms_per_move(s.game_loop_overhead_ms_per_move);
+  r.set_cpu_ms_per_move(s.cpu_ms_per_move);
+  r.set_concurrency(o.concurrency);
+  r.set_pgn_out(o.pgn_out);
+  r.set_max_rss_kib(MaxRssKib());
+  return r;
+}
+
+v1::GameSummary GameBrief(uint64_t round, const match::GameRecord& g) {
+  v1::GameSummary b;
+  b.set_round(round);
+  b.set_white(g.white);
+  b.set_black(g.black);
+  b.set_result(std::string(ResultString(g.result)));
+  b.set_termination(std::string(match::GameEndName(g.end)));
+  b.set_reason(g.reason);
+  b.set_plies(uint32_t(g.moves.size()));
+  b.set_start_fen(g.start.Fen());
+  return b;
+}
+
+// Plays one pairing; progress to stderr; games collected into `result` when asked.
+absl::StatusOr<match::MatchSummary> PlayPairing(const match::MatchOptions& o, const MatchFlags& f,
+                                                v1::MatchResult* games_out) {
+  const uint64_t planned = o.games;
+  match::ProgressFn progress = [&](const match::MatchSummary& s) {
+    if (!f.quiet) std::cerr << match::ProgressLine(s, planned) << "\n";
+  };
+  match::GameFn on_game = [&](uint64_t round, const match::GameRecord& g) {
+    if (!f.quiet)
+      std::cerr << "Finished game " << round << " (" << g.white << " vs " << g.black
+                << "): " << ResultString(g.result) << " {" << g.reason << "}\n";
+    if (games_out) *games_out->add_game_list() = GameBrief(round, g);
+  };
+  return match::RunMatch(o, progress, on_game);
+}
+
+int RunMatchCommand(const MatchFlags& f) {
+  std::vector<match::EngineSpec> specs;
+  absl::StatusOr<match::MatchOptions> o = BuildOptions(f, 2, 2, specs);
+  if (!o.ok()) {
+    std::cerr << "error: " << o.status().message() << "\n";
+    return 2;
+  }
+  o->engines[0] = specs[0];
+  o->engines[1] = specs[1];
+  v1::MatchResult games;
+  absl::StatusOr<match::MatchSummary> s = PlayPairing(*o, f, f.json ? &games : nullptr);
+  if (!s.ok()) {
+    std::cerr << "error: " << s.status().message() << "\n";
+    return 2;
+  }
+  v1::MatchResult r = ToProto(*s, *o);
+  r.mutable_game_list()->Swap(games.mutable_game_list());
+  if (f.json) {
+    std::cout << ToJson(r) << "\n";
+    return 0;
+  }
+  std::cout << "Results of " << s->names[0] << " vs " << s->names[1] << " (" << o->tc.ToString()
+            << (f.openings.empty() ? "" : ", " + f.openings) << "):\n"
+            << FormatStatsReport(r.stats()) << match::MatchDetails(*s);
+  if (!f.pgn_out.empty()) std::cout << "PGN: " << f.pgn_out << "\n";
+  return 0;
+}
+
+int RunTournamentCommand(const MatchFlags& f) {
+  std::vector<match::EngineSpec> specs;
+  absl::StatusOr<match::MatchOptions> base = BuildOptions(f, 2, 64, specs);
+  if (!base.ok()) {
+    std::cerr << "error: " << base.status().message() << "\n";
+    return 2;
+  }
+  if (base->sprt) {
+    std::cerr << "error: --sprt applies to `arbiter match`, not to tournaments\n";
+    return 2;
+  }
+  std::vector<std::pair<int, int>> pairings;
+  for (int i = 0; i < int(specs.size()); ++i)
+    for (int j = i + 1; j < int(specs.size()); ++j)
+      if (!f.gauntlet || i == 0) pairings.emplace_back(i, j);
+  v1::TournamentResult out;
+  out.set_format(f.gauntlet ? "gauntlet" : "round robin");
+  std::vector<stats::PairingResult> results;
+  const auto start = std::chrono::steady_clock::now();
+  uint64_t round_offset = 0;
+  for (auto [i, j] : pairings) {
+    match::MatchOptions o = *base;
+    o.engines[0] = specs[i];
+    o.engines[1] = specs[j];
+    o.round_offset = int(round_offset);
+    v1::MatchResult games;
+    absl::StatusOr<match::MatchSummary> s = PlayPairing(o, f, f.json ? &games : nullptr);
+    if (!s.ok()) {
+      std::cerr << "error: " << s.status().message() << "\n";
+      return 2;
+    }
+    round_offset += s->games + s->aborted_games;
+    results.push_back({i, j, s->trinomial});
+    v1::MatchResult* m = out.add_matches();
+    *m = ToProto(*s, o);
+    m->mutable_game_list()->Swap(games.mutable_game_list());
+    if (!f.json)
+      std::cout << s->names[0] << " vs " << s->names[1] << ": +" << s->trinomial.wins << " ="
+                << s->trinomial.draws << " -" << s->trinomial.losses
+                << absl::StrFormat("  Elo %.1f +/- %.1f\n", s->elo.elo, s->elo.elo_error95);
+  }
+  std::vector<std::string> names;
+  for (const auto& s : specs) names.push_back(s.name);
+  absl::StatusOr<stats::RatingTable> table =
+      stats::ComputeRatings(names, results, stats::RatingOptions{.anchor = 0, .prior_draws = 1});
+  if (!table.ok()) {
+    std::cerr << "error: ratings: " << table.status().message() << "\n";
+    return 2;
+  }
+  std::vector<stats::EngineRating> ratings = table->ratings;
+  std::stable_sort(ratings.begin(), ratings.end(),
+                   [](const auto& a, const auto& b) { return a.elo > b.elo; });
+  for (const stats::EngineRating& e : ratings) {
+    v1::TournamentStanding* st = out.add_standings();
+    st->set_name(e.name);
+    st->set_elo(e.elo);
+    st->set_elo_error95(e.error95);
+    st->set_games(e.games);
+    st->set_points(e.points);
+    st->set_score(e.score);
+  }
+  out.set_seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  if (f.json) {
+    std::cout << ToJson(out) << "\n";
+    return 0;
+  }
+  std::cout << "\nRank  Name                      Elo     +/-   Games  Points  Score\n";
+  int rank = 0;
+  for (const auto& st : out.standings())
+    std::cout << absl::StrFormat("%4d  %-22s %7.1f %7.1f %7d %7.1f %5.1f%%\n", ++rank, st.name(),
+                                 st.elo(), st.elo_error95(), st.games(), st.points(),
+                                 100 * st.score());
+  std::cout << "(" << out.format() << ", Elo anchored at " << names[0] << " = 0, one virtual draw "
+            << "per pairing as prior)\n";
+  return 0;
+}
+
+void AddCommonFlags(CLI::App* cmd, MatchFlags& f) {
+  cmd->add_option("--engine", f.engines,
+                  "name=A,cmd=PATH[ args][,dir=D][,option.X=V][,env.K=V][,tc=TC] (repeat)")
+      ->required();
+  cmd->add_option("--tc", f.tc,
+                  "Time control: 40/7200:20/3600:1800, 300, 10+0.1, 10+0.1b (Bronstein), "
+                  "10+0.1d (delay), movetime=1, movetime=60,forfeit=2, depth=8, nodes=100000");
+  cmd->add_option("--games", f.games, "Games per pairing (even: pairs with colours reversed)");
+  cmd->add_option("--openings", f.openings, "Opening book (.epd or .pgn)");
+  cmd->add_option("--opening-plies", f.opening_plies, "PGN books: plies kept (default all)");
+  cmd->add_option("--opening-order", f.opening_order, "sequential (default) or random");
+  cmd->add_option("--seed", f.seed, "Seed of the random opening order");
+  cmd->add_option("--opening-start", f.opening_start, "1-based index of the first opening");
+  cmd->add_flag("--chess960", f.chess960, "Chess960 (set automatically for Chess960 books)");
+  cmd->add_option("--concurrency", f.concurrency, "Games played at once (one engine pair each)");
+  cmd->add_option("--pgn-out", f.pgn_out, "Append every game to this PGN file");
+  cmd->add_option("--event", f.event, "PGN Event tag");
+  cmd->add_option("--margin", f.margin_ms, "Time margin in ms forgiven on each move (50)");
+  cmd->add_option("--stop-grace", f.stop_grace_ms, "ms to wait for bestmove after stop (1000)");
+  cmd->add_option("--move-timeout", f.move_timeout_ms,
+                  "depth/nodes searches: ms before stop is sent (60000)");
+  cmd->add_option("--handshake-timeout", f.handshake_ms, "ms for uciok and readyok (10000)");
+  cmd->add_option("--draw-adj", f.draw_adj, "movenumber=M,movecount=N,score=CP");
+  cmd->add_option("--resign-adj", f.resign_adj, "movecount=N,score=CP");
+  cmd->add_option("--max-moves", f.max_moves, "Draw by adjudication after this many moves");
+  cmd->add_flag("--affinity", f.affinity, "Pin each game slot's engines to one CPU");
+  cmd->add_flag("--json", f.json, "Print the result as JSON (protobuf mapping)");
+  cmd->add_flag("--quiet", f.quiet, "No progress lines on stderr");
+}
+
+}  // namespace
+
+void AddMatchCommand(CLI::App& app, int& exit_code) {
+  auto flags = std::make_shared<MatchFlags>();
+  CLI::App* cmd = app.add_subcommand("match", "Play two UCI engines against each other");
+  AddCommonFlags(cmd, *flags);
+  cmd->add_option("--sprt", flags->sprt,
+                  "Stop when the SPRT decides: elo0=0,elo1=2,alpha=0.05,beta=0.05[,model=...]");
+  cmd->callback([flags, &exit_code] { exit_code = RunMatchCommand(*flags); });
+}
+
+void AddTournamentCommand(CLI::App& app, int& exit_code) {
+  auto flags = std::make_shared<MatchFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "tournament", "Round robin (or gauntlet) of UCI engines, with a ratings table");
+  AddCommonFlags(cmd, *flags);
+  cmd->add_flag("--gauntlet", flags->gauntlet, "The first engine plays each of the others");
+  cmd->callback([flags, &exit_code] { exit_code = RunTournamentCommand(*flags); });
+}
+
+}  // namespace arbiter::cli
