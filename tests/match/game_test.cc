@@ -181,6 +181,8 @@ TEST(Game, FloodingEngineIsDrainedAndBounded) {
   Subprocess* proc = p.white->process();
   ASSERT_NE(proc, nullptr);
   EXPECT_GE(proc->StdoutBytes(), 4u * 3000000);
+  // stderr is drained by the I/O thread on its own schedule: wait for the last bytes.
+  for (int i = 0; i < 1000 && proc->StderrBytes() < 4u * 3000000; ++i) usleep(10000);
   EXPECT_GE(proc->StderrBytes(), 4u * 3000000);
   EXPECT_LE(proc->StderrTail().size(), ProcessLimits{}.stderr_ring_bytes);
 }
