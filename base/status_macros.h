@@ -7,9 +7,9 @@
 #define ARBITER_CONCAT_INNER(a, b) a##b
 #define ARBITER_CONCAT(a, b) ARBITER_CONCAT_INNER(a, b)
 
-#define RETURN_IF_ERROR(expr)                                \
-  do {                                                       \
-    if (absl::Status _st = (expr); !_st.ok()) return _st;    \
+#define RETURN_IF_ERROR(expr)                             \
+  do {                                                    \
+    if (absl::Status _st = (expr); !_st.ok()) return _st; \
   } while (0)
 
 #define ASSIGN_OR_RETURN(lhs, expr) \

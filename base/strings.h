@@ -16,10 +16,8 @@ inline void Append(std::string& out, const char* s) { out.append(s); }
 inline void Append(std::string& out, const std::string& s) { out.append(s); }
 inline void Append(std::string& out, char c) { out.push_back(c); }
 template <typename T>
-  requires std::is_arithmetic_v<T>
-inline void Append(std::string& out, T v) {
-  out.append(std::to_string(v));
-}
+requires std::is_arithmetic_v<T>
+inline void Append(std::string& out, T v) { out.append(std::to_string(v)); }
 }  // namespace strings_internal
 
 // Concatenates strings, characters and numbers.

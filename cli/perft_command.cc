@@ -50,13 +50,13 @@ int RunSingle(const PerftFlags& f) {
     std::cerr << "error: give exactly one of --fen FEN or --startpos\n";
     return 2;
   }
-  absl::StatusOr<Position> pos =
-      f.startpos ? Position::StartPosition() : Position::FromFen(f.fen);
+  absl::StatusOr<Position> pos = f.startpos ? Position::StartPosition() : Position::FromFen(f.fen);
   if (!pos.ok()) {
     std::cerr << "error: " << pos.status().message() << "\n";
     return 2;
   }
-  PerftOptions opts{.depth = f.depth, .threads = f.threads, .hash_mb = f.hash_mb, .divide = f.divide};
+  PerftOptions opts{
+      .depth = f.depth, .threads = f.threads, .hash_mb = f.hash_mb, .divide = f.divide};
   absl::StatusOr<PerftResult> r = Perft(*pos, opts);
   if (!r.ok()) {
     std::cerr << "error: " << r.status().message() << "\n";
@@ -146,9 +146,11 @@ int RunSuite(const PerftFlags& f) {
     std::cout << ToJson(summary) << "\n";
   } else {
     std::cout << absl::StrFormat(
-        "%d positions: %d ok, %d wrong, %d errors, %d skipped; %d nodes in %.2f s (%.1f Mnodes/s)\n",
+        "%d positions: %d ok, %d wrong, %d errors, %d skipped; %d nodes in %.2f s (%.1f "
+        "Mnodes/s)\n",
         summary.positions_size(), summary.passed(), summary.failed(), summary.errors(),
-        summary.skipped(), summary.nodes(), seconds, seconds > 0 ? summary.nodes() / seconds / 1e6 : 0);
+        summary.skipped(), summary.nodes(), seconds,
+        seconds > 0 ? summary.nodes() / seconds / 1e6 : 0);
   }
   return summary.failed() + summary.errors() > 0 ? 1 : 0;
 }
@@ -157,17 +159,22 @@ int RunSuite(const PerftFlags& f) {
 
 void AddPerftCommand(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<PerftFlags>();
-  CLI::App* cmd = app.add_subcommand("perft", "Count leaf nodes of the move tree (one position or a suite)");
+  CLI::App* cmd =
+      app.add_subcommand("perft", "Count leaf nodes of the move tree (one position or a suite)");
   auto* fen = cmd->add_option("--fen", flags->fen, "Position (FEN, X-FEN or Shredder-FEN)");
   auto* startpos = cmd->add_flag("--startpos", flags->startpos, "Use the standard start position");
-  auto* depth = cmd->add_option("--depth", flags->depth, "Depth in plies")->check(CLI::Range(0, kMaxPerftDepth));
+  auto* depth = cmd->add_option("--depth", flags->depth, "Depth in plies")
+                    ->check(CLI::Range(0, kMaxPerftDepth));
   cmd->add_flag("--divide", flags->divide, "Print the count under each root move");
-  cmd->add_option("--threads", flags->threads, "Threads (0 = all cores)")->check(CLI::Range(0, 1024));
-  cmd->add_option("--hash", flags->hash_mb, "Hash table size in MB (0 = none)")->check(CLI::Range(0, 1 << 20));
+  cmd->add_option("--threads", flags->threads, "Threads (0 = all cores)")
+      ->check(CLI::Range(0, 1024));
+  cmd->add_option("--hash", flags->hash_mb, "Hash table size in MB (0 = none)")
+      ->check(CLI::Range(0, 1 << 20));
   cmd->add_flag("--json", flags->json, "Print the result as JSON (protobuf mapping)");
   auto* suite = cmd->add_option("--suite", flags->suite, "EPD suite: FEN ;D1 n ;D2 n ...");
   cmd->add_option("--max-depth", flags->max_depth, "Suite: deepest depth to check")->needs(suite);
-  cmd->add_option("--max-nodes", flags->max_nodes, "Suite: skip depths with more nodes than this")->needs(suite);
+  cmd->add_option("--max-nodes", flags->max_nodes, "Suite: skip depths with more nodes than this")
+      ->needs(suite);
   suite->excludes(fen)->excludes(startpos)->excludes(depth);
   cmd->callback([flags, &exit_code] {
     if (flags->suite.empty() && flags->depth == 0 && flags->fen.empty() && !flags->startpos) {

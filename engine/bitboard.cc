@@ -2,7 +2,6 @@
 
 #include <initializer_list>
 
-
 namespace arbiter {
 namespace {
 
@@ -85,7 +84,8 @@ void InitSlider(bool rook, SliderEntry* entries, Bitboard* storage) {
   Bitboard* next = storage;
   for (int sq = 0; sq < 64; ++sq) {
     Square s = Square(sq);
-    Bitboard edges = ((kRank1 | kRank8) & ~RankBb(RankOf(s))) | ((kFileA | kFileH) & ~FileBb(FileOf(s)));
+    Bitboard edges =
+        ((kRank1 | kRank8) & ~RankBb(RankOf(s))) | ((kFileA | kFileH) & ~FileBb(FileOf(s)));
     SliderEntry& e = entries[sq];
     e.mask = SlidingAttacks(rook, s, 0) & ~edges;
     int bits = PopCount(e.mask);
@@ -161,9 +161,10 @@ void BuildTables(AttackTables* t) {
       Square sa = Square(a), sb = Square(b);
       for (bool rook : {true, false}) {
         if (SlidingAttacks(rook, sa, 0) & SquareBb(sb)) {
-          t->line[a][b] = (SlidingAttacks(rook, sa, 0) & SlidingAttacks(rook, sb, 0)) | SquareBb(sa) |
-                          SquareBb(sb);
-          t->between[a][b] = SlidingAttacks(rook, sa, SquareBb(sb)) & SlidingAttacks(rook, sb, SquareBb(sa));
+          t->line[a][b] = (SlidingAttacks(rook, sa, 0) & SlidingAttacks(rook, sb, 0)) |
+                          SquareBb(sa) | SquareBb(sb);
+          t->between[a][b] =
+              SlidingAttacks(rook, sa, SquareBb(sb)) & SlidingAttacks(rook, sb, SquareBb(sa));
         }
       }
     }

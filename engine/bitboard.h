@@ -80,8 +80,8 @@ struct AttackTables {
   Bitboard pawn[2][64];
   Bitboard knight[64];
   Bitboard king[64];
-  Bitboard between[64][64];  // squares strictly between two aligned squares, else 0
-  Bitboard line[64][64];     // the whole line through two aligned squares, else 0
+  Bitboard between[64][64];    // squares strictly between two aligned squares, else 0
+  Bitboard line[64][64];       // the whole line through two aligned squares, else 0
   Bitboard pseudo_bishop[64];  // attacks on an empty board
   Bitboard pseudo_rook[64];
   SliderEntry bishop[64];
@@ -109,12 +109,18 @@ inline Bitboard Between(Square a, Square b) { return kAttacks.between[a][b]; }
 inline Bitboard Line(Square a, Square b) { return kAttacks.line[a][b]; }
 inline Bitboard Attacks(PieceType pt, Square s, Bitboard occupied) {
   switch (pt) {
-    case kKnight: return KnightAttacks(s);
-    case kBishop: return BishopAttacks(s, occupied);
-    case kRook: return RookAttacks(s, occupied);
-    case kQueen: return QueenAttacks(s, occupied);
-    case kKing: return KingAttacks(s);
-    default: return 0;
+    case kKnight:
+      return KnightAttacks(s);
+    case kBishop:
+      return BishopAttacks(s, occupied);
+    case kRook:
+      return RookAttacks(s, occupied);
+    case kQueen:
+      return QueenAttacks(s, occupied);
+    case kKing:
+      return KingAttacks(s);
+    default:
+      return 0;
   }
 }
 

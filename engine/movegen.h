@@ -102,8 +102,10 @@ inline int Generate(const Board& pos, Move* out) {
   {
     Bitboard targets = KingAttacks(ksq) & capture_mask;
     if (targets) {
-      targets &= ~(PawnAttacksBb<Them>(pos.Pieces(Them, kPawn)) | KingAttacks(pos.KingSquare(Them)));
-      for (Bitboard n = pos.Pieces(Them, kKnight); n && targets;) targets &= ~KnightAttacks(PopLsb(n));
+      targets &=
+          ~(PawnAttacksBb<Them>(pos.Pieces(Them, kPawn)) | KingAttacks(pos.KingSquare(Them)));
+      for (Bitboard n = pos.Pieces(Them, kKnight); n && targets;)
+        targets &= ~KnightAttacks(PopLsb(n));
       const Bitboard occ_no_king = occ ^ SquareBb(ksq);
       const Bitboard bq = pos.Pieces(Them, kBishop, kQueen), rq = pos.Pieces(Them, kRook, kQueen);
       Bitboard safe = 0;
@@ -170,8 +172,9 @@ inline int Generate(const Board& pos, Move* out) {
           Bitboard after = (occ ^ SquareBb(from) ^ SquareBb(captured)) | SquareBb(ep);
           Bitboard attackers = (RookAttacks(ksq, after) & pos.Pieces(Them, kRook, kQueen)) |
                                (BishopAttacks(ksq, after) & pos.Pieces(Them, kBishop, kQueen));
-          if (!attackers && !(checkers & ~SquareBb(captured) & ~(pos.Pieces(Them, kRook, kQueen) |
-                                                                   pos.Pieces(Them, kBishop, kQueen))))
+          if (!attackers &&
+              !(checkers & ~SquareBb(captured) &
+                ~(pos.Pieces(Them, kRook, kQueen) | pos.Pieces(Them, kBishop, kQueen))))
             sink.AddSpecial(Move::Make(Move::kEnPassant, from, ep));
         }
       }
@@ -184,7 +187,8 @@ inline int Generate(const Board& pos, Move* out) {
     sink.Add(from, KnightAttacks(from) & target);
   }
   // Sliders: pinned ones stay on the line through the king.
-  const Bitboard diagonal = pos.Pieces(Us, kBishop, kQueen), straight = pos.Pieces(Us, kRook, kQueen);
+  const Bitboard diagonal = pos.Pieces(Us, kBishop, kQueen),
+                 straight = pos.Pieces(Us, kRook, kQueen);
   for (Bitboard b = diagonal & ~pinned; b;) {
     Square from = PopLsb(b);
     sink.Add(from, BishopAttacks(from, occ) & target);
@@ -207,7 +211,8 @@ inline int Generate(const Board& pos, Move* out) {
   // Castling: not in check, path empty but for king and rook, king's squares unattacked
   // (tested with the castling rook lifted, which matters in Chess960).
   if constexpr (kMode != kTactical) {
-    if (!checkers && pos.CanCastle(CastlingIndex(Us, kKingSide)) | pos.CanCastle(CastlingIndex(Us, kQueenSide))) {
+    if (!checkers && pos.CanCastle(CastlingIndex(Us, kKingSide)) |
+                         pos.CanCastle(CastlingIndex(Us, kQueenSide))) {
       for (CastlingSide side : {kKingSide, kQueenSide}) {
         const int idx = CastlingIndex(Us, side);
         if (!pos.CanCastle(idx) || (pos.CastlingPath(idx) & occ)) continue;

@@ -39,10 +39,8 @@ absl::StatusOr<Move> ParseUciMove(const Position& pos, std::string_view text) {
   bool well_formed = (text.size() == 4 || text.size() == 5) && text[0] >= 'a' && text[0] <= 'h' &&
                      text[1] >= '1' && text[1] <= '8' && text[2] >= 'a' && text[2] <= 'h' &&
                      text[3] >= '1' && text[3] <= '8';
-  if (!well_formed)
-    return absl::InvalidArgumentError(Cat("'", text, "' is not a UCI move"));
-  return absl::InvalidArgumentError(
-      Cat("illegal move '", text, "' in position ", pos.Fen()));
+  if (!well_formed) return absl::InvalidArgumentError(Cat("'", text, "' is not a UCI move"));
+  return absl::InvalidArgumentError(Cat("illegal move '", text, "' in position ", pos.Fen()));
 }
 
 std::string MoveToSan(const Position& pos, Move m) {
@@ -97,8 +95,8 @@ std::string MoveToSan(const Position& pos, Move m) {
 
 absl::StatusOr<Move> ParseSanMove(const Position& pos, std::string_view text) {
   std::string_view core = text;
-  while (!core.empty() && (core.back() == '+' || core.back() == '#' || core.back() == '!' ||
-                           core.back() == '?'))
+  while (!core.empty() &&
+         (core.back() == '+' || core.back() == '#' || core.back() == '!' || core.back() == '?'))
     core.remove_suffix(1);
   if (core.empty()) return absl::InvalidArgumentError(Cat("'", text, "' is not a SAN move"));
   std::string normalized(core);
@@ -139,8 +137,7 @@ absl::StatusOr<Move> ParseSanMove(const Position& pos, std::string_view text) {
     return absl::InvalidArgumentError(
         Cat("illegal or unknown SAN move '", text, "' in position ", pos.Fen()));
   }
-  return absl::InvalidArgumentError(
-      Cat("ambiguous SAN move '", text, "' in position ", pos.Fen()));
+  return absl::InvalidArgumentError(Cat("ambiguous SAN move '", text, "' in position ", pos.Fen()));
 }
 
 }  // namespace arbiter

@@ -284,8 +284,8 @@ absl::StatusOr<PerftResult> Perft(const Position& root, const PerftOptions& opts
     return absl::InvalidArgumentError(Cat("threads ", opts.threads, " is out of range 0..1024"));
   const auto start = std::chrono::steady_clock::now();
   PerftResult result;
-  int threads = opts.threads == 0 ? int(std::max(1u, std::thread::hardware_concurrency()))
-                                  : opts.threads;
+  int threads =
+      opts.threads == 0 ? int(std::max(1u, std::thread::hardware_concurrency())) : opts.threads;
   result.threads = threads;
   std::unique_ptr<PerftTable> table;
   if (opts.hash_mb > 0 && opts.depth >= 3) table = std::make_unique<PerftTable>(opts.hash_mb);
@@ -324,8 +324,7 @@ absl::StatusOr<PerftResult> Perft(const Position& root, const PerftOptions& opts
   }
   if (opts.divide)
     for (int i = 0; i < roots.size; ++i) result.divide.push_back({roots.moves[i], per_root[i]});
-  result.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }
 

@@ -45,9 +45,7 @@ absl::Status FenError(int field, std::string_view what) {
   return absl::InvalidArgumentError(Cat("FEN field ", field, ": ", what));
 }
 
-std::string SquareName(Square s) {
-  return {char('a' + FileOf(s)), char('1' + RankOf(s))};
-}
+std::string SquareName(Square s) { return {char('a' + FileOf(s)), char('1' + RankOf(s))}; }
 
 bool ParseNumber(std::string_view text, int& out) {
   if (text.empty() || text.size() > 6) return false;
@@ -70,9 +68,9 @@ void Position::AddCastlingRight(Color c, Square rook) {
   castling_mask_[king] |= CastlingBit(c, kKingSide) | CastlingBit(c, kQueenSide);
   castling_mask_[rook] |= 1 << idx;
   const Square king_to = CastlingKingTo(c, king_side), rook_to = CastlingRookTo(c, king_side);
-  castling_path_[idx] = (Between(king, king_to) | Between(rook, rook_to) | SquareBb(king_to) |
-                         SquareBb(rook_to)) &
-                        ~(SquareBb(king) | SquareBb(rook));
+  castling_path_[idx] =
+      (Between(king, king_to) | Between(rook, rook_to) | SquareBb(king_to) | SquareBb(rook_to)) &
+      ~(SquareBb(king) | SquareBb(rook));
   castling_king_path_[idx] = Between(king, king_to) | SquareBb(king_to);
   if (FileOf(king) != 4 || (FileOf(rook) != 0 && FileOf(rook) != 7)) chess960_ = true;
 }
@@ -93,8 +91,7 @@ absl::StatusOr<Position> Position::FromFen(std::string_view fen) {
 
   // Field 1: piece placement, rank 8 first.
   std::vector<std::string_view> ranks = Split(fields[0], '/');
-  if (ranks.size() != 8)
-    return FenError(1, Cat("has ", ranks.size(), " ranks; expected 8"));
+  if (ranks.size() != 8) return FenError(1, Cat("has ", ranks.size(), " ranks; expected 8"));
   for (int r = 0; r < 8; ++r) {
     int file = 0;
     const int rank = 7 - r;
@@ -104,8 +101,7 @@ absl::StatusOr<Position> Position::FromFen(std::string_view fen) {
       } else {
         size_t idx = kPieceChars.find(char(std::toupper(static_cast<unsigned char>(ch))));
         if (idx == std::string_view::npos)
-          return FenError(1, Cat("bad character '", std::string(1, ch), "' in rank ",
-                                          rank + 1));
+          return FenError(1, Cat("bad character '", std::string(1, ch), "' in rank ", rank + 1));
         if (file > 7) {
           file = 9;  // a piece beyond the h-file
           break;
@@ -117,8 +113,8 @@ absl::StatusOr<Position> Position::FromFen(std::string_view fen) {
       if (file > 8) break;
     }
     if (file != 8)
-      return FenError(1, Cat("rank ", rank + 1, " has ", file > 8 ? "more" : "fewer",
-                                      " than 8 squares"));
+      return FenError(
+          1, Cat("rank ", rank + 1, " has ", file > 8 ? "more" : "fewer", " than 8 squares"));
   }
   for (Color c : {kWhite, kBlack}) {
     const char* name = c == kWhite ? "white" : "black";
@@ -126,14 +122,13 @@ absl::StatusOr<Position> Position::FromFen(std::string_view fen) {
     if (kings != 1)
       return FenError(1, Cat(kings == 0 ? "missing " : "more than one ", name, " king"));
     if (PopCount(pos.Pieces(c)) > 16)
-      return FenError(1, Cat(name, " has ", PopCount(pos.Pieces(c)),
-                                      " pieces; at most 16 are possible"));
-    if (PopCount(pos.Pieces(c, kPawn)) > 8)
-      return FenError(1, Cat(name, " has more than 8 pawns"));
+      return FenError(
+          1, Cat(name, " has ", PopCount(pos.Pieces(c)), " pieces; at most 16 are possible"));
+    if (PopCount(pos.Pieces(c, kPawn)) > 8) return FenError(1, Cat(name, " has more than 8 pawns"));
   }
   if (pos.Pieces(kPawn) & (kRank1 | kRank8))
     return FenError(1, Cat("pawn on ", SquareName(Lsb(pos.Pieces(kPawn) & (kRank1 | kRank8))),
-                                    " (no pawn can stand on rank 1 or 8)"));
+                           " (no pawn can stand on rank 1 or 8)"));
 
   // Field 2: side to move.
   if (fields[1] == "w")
@@ -161,7 +156,7 @@ absl::StatusOr<Position> Position::FromFen(std::string_view fen) {
         return FenError(3, Cat("bad castling character '", std::string(1, ch), "'"));
       if (RankOf(king) != back)
         return FenError(3, Cat("castling right '", std::string(1, ch), "' but the ", name,
-                                        " king is not on its back rank"));
+                               " king is not on its back rank"));
       Piece rook_piece = MakePiece(c, kRook);
       Square rook = kNoSquare;
       if (up == 'K' || up == 'Q') {
@@ -180,22 +175,22 @@ absl::StatusOr<Position> Position::FromFen(std::string_view fen) {
             }
         }
         if (rook == kNoSquare)
-          return FenError(3, Cat("castling right '", std::string(1, ch), "' but no ", name,
-                                          " rook on the ", up == 'K' ? "king" : "queen",
-                                          " side of the king"));
+          return FenError(
+              3, Cat("castling right '", std::string(1, ch), "' but no ", name, " rook on the ",
+                     up == 'K' ? "king" : "queen", " side of the king"));
       } else {
         rook = MakeSquare(up - 'A', back);
         if (pos.PieceOn(rook) != rook_piece)
           return FenError(3, Cat("castling right '", std::string(1, ch), "' but no ", name,
-                                          " rook on ", SquareName(rook)));
+                                 " rook on ", SquareName(rook)));
         if (rook == king)
-          return FenError(3, Cat("castling right '", std::string(1, ch),
-                                          "' names the king's own file"));
+          return FenError(
+              3, Cat("castling right '", std::string(1, ch), "' names the king's own file"));
       }
       int idx = CastlingIndex(c, rook > king ? kKingSide : kQueenSide);
       if (pos.castling_ & (1 << idx))
-        return FenError(3, Cat("castling right '", std::string(1, ch),
-                                        "' repeats a right already given"));
+        return FenError(
+            3, Cat("castling right '", std::string(1, ch), "' repeats a right already given"));
       pos.AddCastlingRight(c, rook);
     }
   }
@@ -208,15 +203,14 @@ absl::StatusOr<Position> Position::FromFen(std::string_view fen) {
     Square s = MakeSquare(ep[0] - 'a', ep[1] - '1');
     int needed_rank = pos.side_ == kWhite ? 5 : 2;
     if (RankOf(s) != needed_rank)
-      return FenError(4, Cat("en passant square ", ep, " is not on rank ",
-                                      needed_rank + 1, " (", pos.side_ == kWhite ? "white" : "black",
-                                      " to move)"));
+      return FenError(4, Cat("en passant square ", ep, " is not on rank ", needed_rank + 1, " (",
+                             pos.side_ == kWhite ? "white" : "black", " to move)"));
     Color mover = ~pos.side_;
     Square pawn = Square(s + kPawnPush[mover]), origin = Square(s - kPawnPush[mover]);
     if (pos.PieceOn(pawn) != MakePiece(mover, kPawn) || pos.PieceOn(s) != kNoPiece ||
         pos.PieceOn(origin) != kNoPiece)
-      return FenError(4, Cat("en passant square ", ep,
-                                      " but no pawn has just moved two squares past it"));
+      return FenError(
+          4, Cat("en passant square ", ep, " but no pawn has just moved two squares past it"));
     pos.ep_ = s;
   }
 
@@ -233,8 +227,8 @@ absl::StatusOr<Position> Position::FromFen(std::string_view fen) {
 
   // The side not to move must not be in check (it would mean its king could be captured).
   if (pos.AttackersTo(pos.KingSquare(~pos.side_), pos.side_, pos.Pieces()))
-    return FenError(2, Cat("the side not to move (", pos.side_ == kWhite ? "black" : "white",
-                                    ") is in check"));
+    return FenError(
+        2, Cat("the side not to move (", pos.side_ == kWhite ? "black" : "white", ") is in check"));
   if (PopCount(pos.Checkers()) > 2)
     return FenError(1, "the side to move is in check from more than two pieces");
   pos.key_ = pos.ComputeKey();
@@ -268,7 +262,7 @@ std::string Position::Fen() const {
     // X-FEN writes K/Q unless another rook stands further out on the same side.
     bool outermost = true;
     const Bitboard rooks = Pieces(c, kRook) & RankBb(RankOf(rook));
-    for (Bitboard b = rooks; b; ) {
+    for (Bitboard b = rooks; b;) {
       Square r = PopLsb(b);
       if (king_side ? r > rook : (r < rook && r != rook)) outermost = false;
     }

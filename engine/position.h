@@ -77,9 +77,7 @@ class Position {
            (RookAttacks(s, occupied) & Pieces(by, kRook, kQueen)) |
            (KingAttacks(s) & Pieces(by, kKing));
   }
-  Bitboard Checkers() const {
-    return AttackersTo(KingSquare(side_), ~side_, Pieces());
-  }
+  Bitboard Checkers() const { return AttackersTo(KingSquare(side_), ~side_, Pieces()); }
   bool InCheck() const { return Checkers() != 0; }
   bool IsCapture(Move m) const {
     return m.KindOf() == Move::kEnPassant ||

@@ -36,7 +36,12 @@ constexpr int kPawnPush[2] = {8, -8};
 //   bits 14-15 kind: 0 normal, 1 promotion, 2 en passant, 3 castling
 class Move {
  public:
-  enum Kind : uint16_t { kNormal = 0, kPromotion = 1 << 14, kEnPassant = 2 << 14, kCastling = 3 << 14 };
+  enum Kind : uint16_t {
+    kNormal = 0,
+    kPromotion = 1 << 14,
+    kEnPassant = 2 << 14,
+    kCastling = 3 << 14
+  };
 
   constexpr Move() = default;
   constexpr explicit Move(uint16_t raw) : raw_(raw) {}
@@ -72,9 +77,12 @@ struct MoveList {
   }
 };
 
-// Castling right indices: colour * 2 + side (0 = king side / towards h, 1 = queen side / towards a).
+// Castling right indices: colour * 2 + side (0 = king side / towards h, 1 = queen side / towards
+// a).
 enum CastlingSide : uint8_t { kKingSide = 0, kQueenSide = 1 };
 constexpr int CastlingIndex(Color c, CastlingSide side) { return c * 2 + side; }
-constexpr uint8_t CastlingBit(Color c, CastlingSide side) { return uint8_t(1 << CastlingIndex(c, side)); }
+constexpr uint8_t CastlingBit(Color c, CastlingSide side) {
+  return uint8_t(1 << CastlingIndex(c, side));
+}
 
 }  // namespace arbiter

@@ -47,8 +47,9 @@ TEST(PerftCli, PromotionsInDivide) {
 }
 
 TEST(PerftCli, JsonIsAPerftResult) {
-  Output o = RunArbiter("perft --fen 'r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1' "
-                 "--depth 3 --divide --json --threads 2 --hash 8");
+  Output o = RunArbiter(
+      "perft --fen 'r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1' "
+      "--depth 3 --divide --json --threads 2 --hash 8");
   ASSERT_EQ(o.exit_code, 0) << o.text;
   v1::PerftResult r;
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(o.text, &r).ok()) << o.text;
@@ -61,7 +62,8 @@ TEST(PerftCli, JsonIsAPerftResult) {
 }
 
 TEST(PerftCli, BadFenNamesTheField) {
-  Output o = RunArbiter("perft --fen 'rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq e5 0 1' --depth 2");
+  Output o = RunArbiter(
+      "perft --fen 'rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq e5 0 1' --depth 2");
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_NE(o.text.find("FEN field 4"), std::string::npos) << o.text;
 }
@@ -91,7 +93,7 @@ TEST(PerftCli, SuiteReportsFirstWrongDepthAndFails) {
   EXPECT_NE(o.text.find("4 positions: 2 ok, 1 wrong, 1 errors"), std::string::npos) << o.text;
 
   Output good = RunArbiter("perft --suite " + std::string(ARBITER_PERFT_DATA) +
-                    "/standard.epd --max-nodes 100000");
+                           "/standard.epd --max-nodes 100000");
   EXPECT_EQ(good.exit_code, 0) << good.text;
   EXPECT_NE(good.text.find("0 wrong, 0 errors"), std::string::npos) << good.text;
 }

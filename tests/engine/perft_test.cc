@@ -45,8 +45,8 @@ TEST(Perft, FastPathAgreesWithReference) {
   // Castling where the king or the rook starts on its own target square, for both sides.
   for (const char* fen : {"3r2kr/pppppppp/8/8/8/8/PPPPPPPP/3R2KR w DHdh - 0 1",
                           "r1k4r/pppppppp/8/8/8/8/PPPPPPPP/R1K4R b AHah - 0 1",
-                          "1r3kr1/8/8/8/8/8/8/1R3KR1 w BGbg - 0 1", "3r2kr/8/8/8/8/8/8/4K3 w dh - 0 1",
-                          "r5kr/8/4K3/8/8/8/8/8 w ah - 0 1"})
+                          "1r3kr1/8/8/8/8/8/8/1R3KR1 w BGbg - 0 1",
+                          "3r2kr/8/8/8/8/8/8/4K3 w dh - 0 1", "r5kr/8/4K3/8/8/8/8/8 w ah - 0 1"})
     lines.push_back({.line_number = 0, .fen = fen, .expected = {}});
   for (const auto& line : lines) {
     auto pos = Position::FromFen(line.fen);
@@ -96,7 +96,8 @@ TEST(Perft, RejectsBadOptions) {
 
 TEST(Perft, HashedDeepCountMatches) {
   // Kiwipete depth 5 with a small table forces many replacements and concurrent writes.
-  auto pos = Position::FromFen("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1");
+  auto pos =
+      Position::FromFen("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1");
   ASSERT_TRUE(pos.ok());
   auto r = Perft(*pos, {.depth = 5, .threads = 2, .hash_mb = 1});
   ASSERT_TRUE(r.ok());
@@ -116,8 +117,8 @@ TEST(Movegen, CountMatchesGeneratedListEverywhere) {
       MoveList inner;
       GenerateLegal(pos, inner);
       EXPECT_EQ(CountLegal(pos), inner.size) << pos.Fen();
-      EXPECT_EQ(pos.Key(), pos.ComputeKey()) << "incremental key drifted after "
-                                             << MoveToUci(pos, m) << " in " << line.fen;
+      EXPECT_EQ(pos.Key(), pos.ComputeKey())
+          << "incremental key drifted after " << MoveToUci(pos, m) << " in " << line.fen;
       pos.UndoMove(m, undo);
     }
   }
