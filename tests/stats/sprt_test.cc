@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "gtest/gtest.h"
 
@@ -258,6 +259,66 @@ TEST(GeneralizedLlr, AgreesWithBruteForceOnGameCounts) {
       const double brute_l = MaxLogLikelihood(c, logistic(s1)) - MaxLogLikelihood(c, logistic(s0));
       EXPECT_NEAR(GeneralizedLlrLogistic(scores, c, s0, s1), brute_l,
                   1e-6 * (1 + std::abs(brute_l)));
+    }
+  }
+}
+
+// Results all (or nearly all) of one kind, the other counts regularised to 1e-3, put the
+// constrained MLE next to a pole of its Lagrange multiplier, where the last bits of rounding
+// (FMA contraction under -march=native) once decided whether the fixed point converged at all.
+// Reference LLRs computed independently at 60 significant digits (mpmath: the plain fixed point
+// from the uniform start, bisection for the multiplier). For pair score 1 alone the likelihood
+// has two local maxima (the missing mass on pair score 1.5 or on 2); the higher one counts.
+TEST(GeneralizedLlr, OneOutcomeDataMatchHighPrecisionValues) {
+  struct Case {
+    Trinomial tri;
+    Pentanomial pen;
+    bool penta;
+    double elo1, llr;
+  };
+  const Case cases[] = {
+      {Wld(4250, 0, 0), {}, false, 10, 120.54826774120332},
+      {Wld(0, 1000000000, 0), {}, false, 10, -29192380.475514706},
+      {Wld(0, 0, 1000000000), {}, false, 10, -828078.60785095124},
+      {Wld(1000000, 0, 1000000), {}, false, 10, 39978.485770317927},
+      {Wld(1, 0, 0), {}, false, 2, 0.0057369491137422309},
+      {{}, {{0, 0, 0, 0, 5550}}, true, 5, 111.79755508671416},
+      {{}, {{100000, 0, 0, 0, 0}}, true, 5, -2055.7827038472145},
+      {{}, {{0, 100000, 0, 0, 0}}, true, 5, -1459.8095013864147},
+      {{}, {{0, 0, 100000, 0, 0}}, true, 5, -41.401683909066182},
+      {{}, {{0, 0, 0, 100000, 0}}, true, 5, 1418.3969972131184},
+  };
+  for (const Case& c : cases) {
+    const SprtParams params{.elo0 = 0, .elo1 = c.elo1, .model = SprtModel::kNormalized};
+    const double llr = c.penta ? EvaluateSprt(c.pen, params).llr : EvaluateSprt(c.tri, params).llr;
+    EXPECT_NEAR(llr, c.llr, 1e-9 * std::abs(c.llr)) << c.llr;
+  }
+}
+
+// Every one-outcome data set, small to huge, with near and far bounds: a finite LLR that favours
+// the hypothesis on the data's side.
+TEST(GeneralizedLlr, OneOutcomeDataGiveFiniteLlrs) {
+  for (uint64_t n : {uint64_t{1}, uint64_t{10000}, uint64_t{1000000000000}}) {
+    for (const auto& [elo0, elo1] : {std::pair{0.0, 5.0}, std::pair{-500.0, 500.0}}) {
+      const SprtParams params{.elo0 = elo0, .elo1 = elo1, .model = SprtModel::kNormalized};
+      for (int k = 0; k < 5; ++k) {
+        Pentanomial pen;
+        pen.counts[k] = n;
+        const double llr = EvaluateSprt(pen, params).llr;
+        ASSERT_TRUE(std::isfinite(llr)) << n << " pairs of score " << k << ", " << elo1;
+        if (n > 1 && k != 2) {
+          EXPECT_EQ(llr > 0, k > 2) << n << " pairs of score " << k;
+        }
+      }
+      for (int k = 0; k < 3; ++k) {
+        Trinomial tri;
+        (k == 0 ? tri.losses : k == 1 ? tri.draws : tri.wins) = n;
+        const double llr = EvaluateSprt(tri, params).llr;
+        ASSERT_TRUE(std::isfinite(llr)) << n << " games of result " << k << ", " << elo1;
+        if (n > 1 && k != 1) {
+          EXPECT_EQ(llr > 0, k > 1) << n << " games of result " << k;
+        }
+      }
     }
   }
 }
