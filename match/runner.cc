@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <fstream>
 #include <limits>
+#include <map>
+#include <memory>
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
@@ -21,6 +23,15 @@ double CpuSeconds() {
   getrusage(RUSAGE_SELF, &ru);
   return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
          (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+uint64_t RssKib() {
+  FILE* f = std::fopen("/proc/self/statm", "r");
+  if (!f) return 0;
+  unsigned long size = 0, resident = 0;
+  int n = std::fscanf(f, "%lu %lu", &size, &resident);
+  std::fclose(f);
+  return n == 2 ? resident * uint64_t(sysconf(_SC_PAGESIZE)) / 1024 : 0;
 }
 
 // Half-points of the first engine in a game where it played `color`.
@@ -70,13 +81,6 @@ absl::StatusOr<MatchSummary> RunMatch(const MatchOptions& options, const Progres
   if (!book.ok()) return book.status();
   const bool chess960 = options.chess960 || book->chess960();
 
-  // Fail fast on an engine that cannot start at all (a wrong path or a broken binary).
-  for (const EngineSpec& spec : options.engines) {
-    UciEngine probe(spec, options.timeouts, options.limits);
-    absl::Status st = probe.Start();
-    if (!st.ok()) return st;
-  }
-
   std::ofstream pgn;
   if (!options.pgn_out.empty()) {
     pgn.open(options.pgn_out, std::ios::app);
@@ -84,9 +88,9 @@ absl::StatusOr<MatchSummary> RunMatch(const MatchOptions& options, const Progres
       return absl::InvalidArgumentError(Cat("cannot open --pgn-out '", options.pgn_out, "'"));
   }
 
-  const uint64_t total_pairs =
-      options.games ? options.games / 2 : std::numeric_limits<uint64_t>::max();
-  std::atomic<uint64_t> next_pair{0};
+  const uint64_t total_games =
+      options.games ? options.games : std::numeric_limits<uint64_t>::max() - 1;
+  std::atomic<uint64_t> next_game{0};
   std::atomic<bool> stop{false};
   absl::Mutex mu;
   MatchSummary summary;
@@ -97,66 +101,95 @@ absl::StatusOr<MatchSummary> RunMatch(const MatchOptions& options, const Progres
   double loop_wall = 0;
   const int ncpu = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
 
-  auto slot = [&](int index) {
+  // One engine pair per slot; slot 0's pair starts now so that a wrong path or a broken binary
+  // fails the match at once.
+  std::vector<std::unique_ptr<UciEngine>> engines;
+  for (int i = 0; i < options.concurrency; ++i) {
     std::vector<int> cpus;
-    if (options.affinity) cpus.push_back(index % ncpu);
-    UciEngine first(options.engines[0], options.timeouts, options.limits, cpus);
-    UciEngine second(options.engines[1], options.timeouts, options.limits, cpus);
+    if (options.affinity) cpus.push_back(i % ncpu);
+    for (int e = 0; e < 2; ++e)
+      engines.push_back(
+          std::make_unique<UciEngine>(options.engines[e], options.timeouts, options.limits, cpus));
+  }
+  for (int e = 0; e < 2; ++e)
+    if (absl::Status st = engines[e]->Start(); !st.ok()) return st;
+
+  // Games are handed out one at a time (the two games of a pair may run on different slots);
+  // a pair is counted once both of its games are in.
+  struct PendingPair {
+    GameRecord recs[2];
+    bool have[2] = {false, false};
+  };
+  std::map<uint64_t, PendingPair> pending;
+
+  auto account_pair = [&](uint64_t pair,
+                          const GameRecord recs[2]) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    if (recs[0].end == GameEnd::kAborted || recs[1].end == GameEnd::kAborted) {
+      summary.aborted_games += 2;
+      return;
+    }
+    int half_points = 0;
+    for (int g = 0; g < 2; ++g) {
+      const GameRecord& r = recs[g];
+      const Color first_color = g == 0 ? kWhite : kBlack;
+      const int hp = HalfPoints(r.result, first_color);
+      half_points += hp;
+      (hp == 2   ? summary.trinomial.wins
+       : hp == 1 ? summary.trinomial.draws
+                 : summary.trinomial.losses)++;
+      summary.terminations[std::string(GameEndName(r.end))]++;
+      SideCounts& f = summary.faults[r.faulty == first_color ? 0 : 1];
+      if (r.end == GameEnd::kTimeForfeit) ++f.time_losses;
+      if (r.end == GameEnd::kDisconnect) ++f.disconnects;
+      if (r.end == GameEnd::kStall) ++f.stalls;
+      if (r.end == GameEnd::kIllegalMove) ++f.illegal_moves;
+      summary.moves += r.engine_moves;
+      summary.think_seconds += r.think.count() / 1e6;
+      loop_wall += r.wall.count() / 1e6;
+      ++summary.games;
+      const uint64_t round = options.round_offset + 2 * pair + g + 1;
+      if (pgn.is_open()) {
+        PgnContext ctx = options.pgn;
+        ctx.round = Cat(round);
+        pgn << WritePgn(ToPgnGame(r, ctx));
+      }
+      if (on_game) on_game(round, r);
+    }
+    if (pgn.is_open()) pgn.flush();
+    summary.pentanomial.counts[half_points]++;
+    ++summary.pairs;
+    summary.elo = stats::EstimateElo(summary.pentanomial);
+    if (options.sprt) {
+      summary.sprt = stats::EvaluateSprt(summary.pentanomial, *options.sprt);
+      if (summary.sprt->decision != stats::SprtDecision::kContinue) stop = true;
+    }
+    summary.seconds = std::chrono::duration<double>(SteadyClock::now() - wall0).count();
+    summary.rss_kib = RssKib();
+    if (progress) progress(summary);
+  };
+
+  auto slot = [&](int index) {
+    UciEngine& first = *engines[2 * index];
+    UciEngine& second = *engines[2 * index + 1];
     for (;;) {
-      const uint64_t pair = next_pair.fetch_add(1);
-      if (pair >= total_pairs || stop.load()) break;
-      const Opening& opening = book->ForPair(pair);
+      const uint64_t game = next_game.fetch_add(1);
+      if (game >= total_games || stop.load()) break;
+      const uint64_t pair = game / 2;
+      const int g = int(game % 2);
       GameSettings s = options.settings;
       s.chess960 = chess960;
-      GameRecord recs[2];
-      for (int g = 0; g < 2; ++g) {
-        UciEngine* engines[2] = {g == 0 ? &first : &second, g == 0 ? &second : &first};
-        s.tc[kWhite] = tcs[g];
-        s.tc[kBlack] = tcs[1 - g];
-        recs[g] = PlayGame(engines, opening, s, &stop);
-      }
+      s.tc[kWhite] = tcs[g];
+      s.tc[kBlack] = tcs[1 - g];
+      UciEngine* players[2] = {g == 0 ? &first : &second, g == 0 ? &second : &first};
+      GameRecord rec = PlayGame(players, book->ForPair(pair), s, &stop);
       absl::MutexLock lock(&mu);
-      if (recs[0].end == GameEnd::kAborted || recs[1].end == GameEnd::kAborted) {
-        summary.aborted_games += 2;
-        continue;
+      PendingPair& p = pending[pair];
+      p.recs[g] = std::move(rec);
+      p.have[g] = true;
+      if (p.have[0] && p.have[1]) {
+        account_pair(pair, p.recs);
+        pending.erase(pair);
       }
-      int half_points = 0;
-      for (int g = 0; g < 2; ++g) {
-        const GameRecord& r = recs[g];
-        const Color first_color = g == 0 ? kWhite : kBlack;
-        const int hp = HalfPoints(r.result, first_color);
-        half_points += hp;
-        (hp == 2   ? summary.trinomial.wins
-         : hp == 1 ? summary.trinomial.draws
-                   : summary.trinomial.losses)++;
-        summary.terminations[std::string(GameEndName(r.end))]++;
-        SideCounts& f = summary.faults[r.faulty == first_color ? 0 : 1];
-        if (r.end == GameEnd::kTimeForfeit) ++f.time_losses;
-        if (r.end == GameEnd::kDisconnect) ++f.disconnects;
-        if (r.end == GameEnd::kStall) ++f.stalls;
-        if (r.end == GameEnd::kIllegalMove) ++f.illegal_moves;
-        summary.moves += r.engine_moves;
-        summary.think_seconds += r.think.count() / 1e6;
-        loop_wall += r.wall.count() / 1e6;
-        ++summary.games;
-        const uint64_t round = options.round_offset + 2 * pair + g + 1;
-        if (pgn.is_open()) {
-          PgnContext ctx = options.pgn;
-          ctx.round = Cat(round);
-          pgn << WritePgn(ToPgnGame(r, ctx));
-        }
-        if (on_game) on_game(round, r);
-      }
-      if (pgn.is_open()) pgn.flush();
-      summary.pentanomial.counts[half_points]++;
-      ++summary.pairs;
-      summary.elo = stats::EstimateElo(summary.pentanomial);
-      if (options.sprt) {
-        summary.sprt = stats::EvaluateSprt(summary.pentanomial, *options.sprt);
-        if (summary.sprt->decision != stats::SprtDecision::kContinue) stop = true;
-      }
-      summary.seconds = std::chrono::duration<double>(SteadyClock::now() - wall0).count();
-      if (progress) progress(summary);
     }
     first.Quit();
     second.Quit();
@@ -166,11 +199,12 @@ absl::StatusOr<MatchSummary> RunMatch(const MatchOptions& options, const Progres
   for (std::thread& t : threads) t.join();
 
   absl::MutexLock lock(&mu);
+  summary.aborted_games += pending.size() * 2;
   summary.seconds = std::chrono::duration<double>(SteadyClock::now() - wall0).count();
   summary.elo = stats::EstimateElo(summary.pentanomial);
   if (summary.moves > 0) {
     const double slots =
-        std::min<double>(options.concurrency, std::max<uint64_t>(1, summary.pairs));
+        std::min<double>(options.concurrency, std::max<uint64_t>(1, summary.games));
     summary.overhead_ms_per_move =
         std::max(0.0, summary.seconds * slots - summary.think_seconds) * 1000 / summary.moves;
     summary.game_loop_overhead_ms_per_move =
@@ -188,6 +222,7 @@ std::string ProgressLine(const MatchSummary& s, uint64_t planned_games) {
   if (s.sprt)
     line += Cat("  LLR ", Fmt("%.2f", s.sprt->llr), " [", Fmt("%.2f", s.sprt->lower), ", ",
                 Fmt("%.2f", s.sprt->upper), "]");
+  line += Cat("  RSS ", Fmt("%.1f", s.rss_kib / 1024.0), " MiB");
   return line;
 }
 
@@ -199,6 +234,8 @@ std::string MatchDetails(const MatchSummary& s) {
       "Wins: ", s.trinomial.wins, ", Draws: ", s.trinomial.draws, ", Losses: ", s.trinomial.losses,
       ", Points: ", Fmt("%.1f", points), ", PairsRatio: ",
       losing > 0 ? Fmt("%.2f", (p.counts[3] + p.counts[4]) / losing) : std::string("inf"), "\n");
+  r += Cat("Ptnml(0-2): [", p.counts[0], ", ", p.counts[1], ", ", p.counts[2], ", ", p.counts[3],
+           ", ", p.counts[4], "], pairs ", p.Pairs(), "\n");
   r += "Terminations:";
   for (const auto& [name, n] : s.terminations) r += Cat(" ", name, " ", n, ";");
   r += "\n";

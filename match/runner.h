@@ -55,6 +55,7 @@ struct MatchSummary {
   // Engine think time and arbiter overhead: (wall x slots - think) / moves, and arbiter CPU.
   double think_seconds = 0;
   double overhead_ms_per_move = 0, game_loop_overhead_ms_per_move = 0, cpu_ms_per_move = 0;
+  uint64_t rss_kib = 0;  // arbiter's resident memory after the last pair
 };
 
 // Called after every finished pair with the summary so far (under the runner's lock).
