@@ -1,0 +1,34 @@
+"""Shared settings for arbiter's BUILD files (the CMake build's flags, in Bazel form)."""
+
+load("@rules_cc//cc:defs.bzl", "cc_test")
+
+# What CMakeLists.txt adds to every target of ours (generated protobuf code gets none).
+ARBITER_COPTS = ["-Wall", "-Wextra", "-Werror"]
+
+def arbiter_test(name, srcs, deps = [], data = [], copts = [], local_defines = [], slow = False, **kwargs):
+    """A GoogleTest binary, one Bazel test, like tests/CMakeLists.txt's arbiter_test().
+
+    Linked statically like the binaries, so each object is compiled once.
+    Tests run from the runfiles root, so the data they read is addressed from the repo root:
+    ARBITER_PERFT_DATA is tests/data/perft and ARBITER_BINARY is cli/arbiter. A test that
+    reads either lists "//tests/data:perft" or "//cli:arbiter" in `data`. Slow tests (CMake
+    label `slow`) are tagged manual, so `bazel test //...` leaves them out; name them to run them.
+    """
+    tags = kwargs.pop("tags", [])
+    if slow:
+        tags = tags + ["slow", "manual"]
+    cc_test(
+        name = name,
+        srcs = srcs,
+        deps = deps + ["@system//:gtest_main"],
+        data = data,
+        copts = ARBITER_COPTS + copts,
+        local_defines = [
+            "ARBITER_PERFT_DATA=\\\"tests/data/perft\\\"",
+            "ARBITER_BINARY=\\\"cli/arbiter\\\"",
+        ] + local_defines,
+        linkstatic = True,
+        size = kwargs.pop("size", "large" if slow else "medium"),
+        tags = tags,
+        **kwargs
+    )
