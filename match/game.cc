@@ -229,10 +229,11 @@ GameRecord PlayGame(UciEngine* engines[2], const Opening& opening, const GameSet
     std::optional<std::string> best;
     SteadyTime t1{};
     bool stop_sent = false;
-    OutputLine line;
+    std::vector<OutputLine> lines;
     while (!best) {
-      ReadResult r = eng.ReadLine(deadline, line);
-      if (r == ReadResult::kLine) {
+      lines.clear();
+      ReadResult r = eng.ReadUntilBestmove(deadline, lines);
+      for (const OutputLine& line : lines) {
         if (ParseInfoLine(line.text, info)) {
           if (info.multipv == 1 && info.score.kind != UciScore::kNone && !info.score.lowerbound &&
               !info.score.upperbound)
@@ -242,11 +243,15 @@ GameRecord PlayGame(UciEngine* engines[2], const Opening& opening, const GameSet
         } else if ((best = ParseBestMove(line.text))) {
           t1 = line.time;
         }
-      } else if (r == ReadResult::kEof) {
+      }
+      if (best) break;
+      if (r == ReadResult::kEof) {
         eng.Kill();
         lose(side, GameEnd::kDisconnect, Cat(kColorName[side], " disconnects (engine exited)"));
         return finish();
-      } else if (!stop_sent) {
+      }
+      if (r == ReadResult::kLine) continue;
+      if (!stop_sent) {
         (void)eng.Send("stop");
         stop_sent = true;
         deadline = SteadyClock::now() + settings.stop_grace;

@@ -234,6 +234,7 @@ void Subprocess::PushLine(std::string&& text, bool truncated, SteadyTime now) {
     return;
   }
   pending_bytes_ += text.size();
+  if (text.compare(0, 8, "bestmove") == 0) ++pending_bestmoves_;
   lines_.push_back(OutputLine{std::move(text), now, truncated});
 }
 
@@ -245,9 +246,31 @@ ReadResult Subprocess::ReadLine(SteadyTime deadline, OutputLine& out) {
     out = std::move(lines_.front());
     lines_.pop_front();
     pending_bytes_ -= out.text.size();
+    if (out.text.compare(0, 8, "bestmove") == 0) --pending_bestmoves_;
     r = ReadResult::kLine;
   } else if (eof_) {
     r = ReadResult::kEof;
+  }
+  mu_.Unlock();
+  return r;
+}
+
+ReadResult Subprocess::ReadUntilBestmove(SteadyTime deadline, std::vector<OutputLine>& out) {
+  auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return pending_bestmoves_ > 0 || eof_; };
+  mu_.LockWhenWithDeadline(absl::Condition(&ready), ToAbsl(deadline));
+  ReadResult r = pending_bestmoves_ > 0 ? ReadResult::kLine
+                 : eof_                 ? ReadResult::kEof
+                                        : ReadResult::kTimeout;
+  while (!lines_.empty()) {
+    OutputLine& line = lines_.front();
+    pending_bytes_ -= line.text.size();
+    const bool best = line.text.compare(0, 8, "bestmove") == 0;
+    out.push_back(std::move(line));
+    lines_.pop_front();
+    if (best) {
+      --pending_bestmoves_;
+      break;
+    }
   }
   mu_.Unlock();
   return r;
@@ -257,6 +280,7 @@ void Subprocess::DiscardPending() {
   absl::MutexLock lock(&mu_);
   lines_.clear();
   pending_bytes_ = 0;
+  pending_bestmoves_ = 0;
 }
 
 absl::Status Subprocess::WriteLine(std::string_view line, std::chrono::milliseconds timeout) {

@@ -63,6 +63,10 @@ class Subprocess {
 
   // Next stdout line, waiting until `deadline`; kEof once stdout closed and all lines were read.
   ReadResult ReadLine(SteadyTime deadline, OutputLine& out);
+  // Waits until a line starting with `bestmove` is pending (or EOF, or the deadline), then moves
+  // every pending line up to and including that one into `out`: one wake-up per search instead
+  // of one per `info` line. kLine when a bestmove line was moved.
+  ReadResult ReadUntilBestmove(SteadyTime deadline, std::vector<OutputLine>& out);
   // Discards unread stdout lines.
   void DiscardPending();
 
@@ -99,6 +103,7 @@ class Subprocess {
   mutable absl::Mutex mu_;
   std::deque<OutputLine> lines_ ABSL_GUARDED_BY(mu_);
   size_t pending_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  int pending_bestmoves_ ABSL_GUARDED_BY(mu_) = 0;
   bool eof_ ABSL_GUARDED_BY(mu_) = false;
   std::string err_ring_ ABSL_GUARDED_BY(mu_);
   size_t err_pos_ ABSL_GUARDED_BY(mu_) = 0;  // next write position once the ring is full

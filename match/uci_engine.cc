@@ -180,6 +180,11 @@ ReadResult UciEngine::ReadLine(SteadyTime deadline, OutputLine& out) {
   return process_->ReadLine(deadline, out);
 }
 
+ReadResult UciEngine::ReadUntilBestmove(SteadyTime deadline, std::vector<OutputLine>& out) {
+  if (!process_) return ReadResult::kEof;
+  return process_->ReadUntilBestmove(deadline, out);
+}
+
 absl::Status UciEngine::WaitFor(std::string_view token, Millis timeout,
                                 std::vector<std::string>* seen) {
   const SteadyTime deadline = SteadyClock::now() + timeout;

@@ -77,6 +77,7 @@ class UciEngine {
   absl::Status IsReady(Millis timeout);
   absl::Status Send(std::string_view command);
   ReadResult ReadLine(SteadyTime deadline, OutputLine& out);
+  ReadResult ReadUntilBestmove(SteadyTime deadline, std::vector<OutputLine>& out);
   // `quit`, then a kill after the grace period.
   void Quit();
   // Kills the process at once (after a stall or a protocol fault).
