@@ -253,5 +253,25 @@ TEST(Game, StockfishSelfPlayAtFixedNodes) {
   EXPECT_GT(r.moves[0].depth, 0);
 }
 
+TEST(Game, Chess960StartSetsUciChess960AndCastlesLegally) {
+  // Castling is available at once on both wings for both sides in this start position.
+  Opening o = FromFen("rk2r3/pppppppp/8/8/8/8/PPPPPPPP/RK2R3 w KQkq - 0 1");
+  ASSERT_TRUE(o.start.IsChess960());
+  GameSettings s = Settings("10+0.1");
+  s.adjudication.max_moves = 30;
+  Pair p{Engine("w"), Engine("b")};
+  GameRecord r = p.Play(o, s);
+  EXPECT_NE(r.end, GameEnd::kIllegalMove) << r.reason;
+  ExpectLegalReplay(r);
+  if (access("/usr/games/stockfish", X_OK) != 0) return;
+  EngineSpec sf{.name = "sf", .cmd = "/usr/games/stockfish", .options = {{"Hash", "4"}}};
+  Pair q{std::make_unique<UciEngine>(sf), std::make_unique<UciEngine>(sf)};
+  GameSettings n = Settings("nodes=3000");
+  n.adjudication.max_moves = 40;
+  r = q.Play(o, n);
+  EXPECT_TRUE(r.end == GameEnd::kNormal || r.end == GameEnd::kAdjudication) << r.reason;
+  ExpectLegalReplay(r);
+}
+
 }  // namespace
 }  // namespace arbiter::match
