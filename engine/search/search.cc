@@ -140,8 +140,7 @@ bool Searcher::ShouldAbort() {
   return aborted_;
 }
 
-bool Searcher::IsDraw(const Position& pos, int ply) const {
-  (void)ply;
+bool Searcher::IsDraw(const Position& pos) const {
   if (InsufficientMaterial(pos)) return true;
   if (pos.HalfmoveClock() >= 100) return !pos.InCheck() || CountLegal(pos) > 0;
   // Any earlier occurrence with the same side to move since the last irreversible move (and not
@@ -175,7 +174,7 @@ int Searcher::Quiescence(Position& pos, int alpha, int beta, int ply) {
   ++nodes_;
   if (ShouldAbort()) return 0;
   seldepth_ = std::max(seldepth_, ply);
-  if (IsDraw(pos, ply)) return 0;
+  if (IsDraw(pos)) return 0;
   if (ply >= kMaxPly) return Evaluate(pos, eval_params_);
 
   const bool in_check = pos.InCheck();
@@ -255,7 +254,7 @@ int Searcher::AlphaBeta(Position& pos, int alpha, int beta, int depth, int ply, 
   const bool root = ply == 0;
   const bool pv_node = beta - alpha > 1;
   if (!root) {
-    if (IsDraw(pos, ply)) return 0;
+    if (IsDraw(pos)) return 0;
     if (ply >= kMaxPly) return Evaluate(pos, eval_params_);
     // Mate distance pruning: no line here can beat a mate already found closer to the root.
     alpha = std::max(alpha, -kMate + ply);

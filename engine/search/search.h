@@ -81,7 +81,7 @@ class Searcher {
                 bool null_allowed);
   int Quiescence(Position& pos, int alpha, int beta, int ply);
   bool ShouldAbort();
-  bool IsDraw(const Position& pos, int ply) const;
+  bool IsDraw(const Position& pos) const;
   int64_t ElapsedMs() const;
   void UpdateQuietStats(Move best, int ply, int depth, const Move* quiets, int quiet_count,
                         Color us);
