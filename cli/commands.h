@@ -11,5 +11,7 @@ void AddPerftDiffCommand(CLI::App& app, int& exit_code);
 void AddUciCommand(CLI::App& app, int& exit_code);
 void AddMatchCommand(CLI::App& app, int& exit_code);
 void AddTournamentCommand(CLI::App& app, int& exit_code);
+// coordinator, worker, local, runs.
+void AddClusterCommands(CLI::App& app, int& exit_code);
 
 }  // namespace arbiter::cli

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/strings/str_format.h"
+#include "cli/cluster_client.h"
 #include "cli/commands.h"
 #include "cli/json.h"
 #include "engine/epd.h"
@@ -26,6 +27,8 @@ struct PerftFlags {
   std::string suite;
   int max_depth = kMaxPerftDepth;
   uint64_t max_nodes = 0;
+  std::string coordinator;
+  bool verify = false;
 };
 
 v1::PerftResult ToProto(const Position& pos, const PerftOptions& opts, const PerftResult& r) {
@@ -54,6 +57,15 @@ int RunSingle(const PerftFlags& f) {
   if (!pos.ok()) {
     std::cerr << "error: " << pos.status().message() << "\n";
     return 2;
+  }
+  if (!f.coordinator.empty()) {
+    v1::SubmitPerftRequest request;
+    request.mutable_perft()->set_fen(pos->Fen());
+    request.mutable_perft()->set_depth(f.depth);
+    request.mutable_perft()->set_divide(f.divide);
+    request.mutable_perft()->set_hash_mb(f.hash_mb);
+    request.set_verify(f.verify);
+    return RunRemotePerft(f.coordinator, request, f.json);
   }
   PerftOptions opts{
       .depth = f.depth, .threads = f.threads, .hash_mb = f.hash_mb, .divide = f.divide};
@@ -175,6 +187,11 @@ void AddPerftCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--max-depth", flags->max_depth, "Suite: deepest depth to check")->needs(suite);
   cmd->add_option("--max-nodes", flags->max_nodes, "Suite: skip depths with more nodes than this")
       ->needs(suite);
+  auto* coordinator = cmd->add_option("--coordinator", flags->coordinator,
+                                      "Run on the cluster at HOST:PORT (with progress)");
+  cmd->add_flag("--verify", flags->verify, "With --coordinator: every job on two workers")
+      ->needs(coordinator);
+  suite->excludes(coordinator);
   suite->excludes(fen)->excludes(startpos)->excludes(depth);
   cmd->callback([flags, &exit_code] {
     if (flags->suite.empty() && flags->depth == 0 && flags->fen.empty() && !flags->startpos) {

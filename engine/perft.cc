@@ -328,4 +328,49 @@ absl::StatusOr<PerftResult> Perft(const Position& root, const PerftOptions& opts
   return result;
 }
 
+absl::StatusOr<std::vector<uint64_t>> PerftBatch(std::span<const Position> positions,
+                                                 const PerftBatchOptions& opts) {
+  if (opts.depth < 0 || opts.depth > kMaxPerftDepth)
+    return absl::InvalidArgumentError(
+        Cat("perft depth ", opts.depth, " is out of range 0..", kMaxPerftDepth));
+  if (opts.hash_mb < 0 || opts.hash_mb > (1 << 20))
+    return absl::InvalidArgumentError(
+        Cat("hash size ", opts.hash_mb, " MB is out of range 0..1048576"));
+  if (opts.threads < 0 || opts.threads > 1024)
+    return absl::InvalidArgumentError(Cat("threads ", opts.threads, " is out of range 0..1024"));
+  const int threads = opts.threads == 0
+                          ? int(std::max(1u, std::thread::hardware_concurrency()))
+                          : opts.threads;
+  std::unique_ptr<PerftTable> table;
+  if (opts.hash_mb > 0 && opts.depth >= 3) table = std::make_unique<PerftTable>(opts.hash_mb);
+  // Few positions for many threads: split each one a ply or two deeper.
+  int split = 0;
+  if (threads > 1 && positions.size() < 8 * size_t(threads)) split = opts.depth >= 6 ? 2 : 1;
+  std::vector<Task> tasks;
+  for (size_t i = 0; i < positions.size(); ++i) {
+    Position pos = positions[i];
+    Expand(pos, int(i), opts.depth, std::min(split, std::max(0, opts.depth - 1)), tasks);
+  }
+  std::vector<uint64_t> task_nodes(tasks.size(), 0);
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t t; (t = next.fetch_add(1, std::memory_order_relaxed)) < tasks.size();) {
+      if (opts.stop && opts.stop->load(std::memory_order_relaxed)) return;
+      task_nodes[t] = CountSubtree(tasks[t].pos, tasks[t].depth, table.get());
+      if (opts.nodes_done) opts.nodes_done->fetch_add(task_nodes[t], std::memory_order_relaxed);
+    }
+  };
+  if (threads <= 1 || tasks.size() <= 1) {
+    worker();
+  } else {
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
+    for (auto& th : pool) th.join();
+  }
+  if (opts.stop && opts.stop->load()) return absl::CancelledError("perft batch stopped");
+  std::vector<uint64_t> counts(positions.size(), 0);
+  for (size_t t = 0; t < tasks.size(); ++t) counts[tasks[t].root_index] += task_nodes[t];
+  return counts;
+}
+
 }  // namespace arbiter

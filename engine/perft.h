@@ -3,8 +3,10 @@
 // 128-bit verified keys, and threads that pull subtrees from a shared queue.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -36,6 +38,21 @@ inline constexpr int kMaxPerftDepth = 20;
 
 // Counts leaves at opts.depth (>= 1; perft(0) is 1 by definition and also accepted).
 absl::StatusOr<PerftResult> Perft(const Position& pos, const PerftOptions& opts);
+
+struct PerftBatchOptions {
+  int depth = 1;
+  int threads = 1;  // 0 = all hardware threads
+  int hash_mb = 0;  // one table shared by every position of the batch
+  // Checked between subtrees: when it becomes true the batch stops with CANCELLED.
+  const std::atomic<bool>* stop = nullptr;
+  // Leaves counted so far (updated as subtrees finish), for progress reports.
+  std::atomic<uint64_t>* nodes_done = nullptr;
+};
+
+// Counts every position to the same depth (a distributed perft job): one count per position,
+// in order. Threads pull subtrees of all positions from one queue and share one hash table.
+absl::StatusOr<std::vector<uint64_t>> PerftBatch(std::span<const Position> positions,
+                                                 const PerftBatchOptions& opts);
 
 // Plain recursive perft with full move generation and make/unmake at every ply: the slow,
 // obviously-correct reference the fast path is tested against.

@@ -1,0 +1,236 @@
+#include "cli/cluster_client.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <iostream>
+
+#include "absl/strings/str_format.h"
+#include "cli/json.h"
+#include "coordinator/coordinator.h"
+#include "grpcpp/grpcpp.h"
+#include "proto/arbiter/v1/cluster.grpc.pb.h"
+
+namespace arbiter::cli {
+namespace {
+
+sigset_t TerminationSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  return set;
+}
+
+std::string StateName(v1::RunState s) {
+  std::string name = v1::RunState_Name(s);
+  return name.size() > 10 ? name.substr(10) : name;
+}
+
+std::string KindName(v1::RunKind k) {
+  std::string name = v1::RunKind_Name(k);
+  return name.size() > 9 ? name.substr(9) : name;
+}
+
+std::string Duration(double s) {
+  if (s <= 0) return "--:--";
+  long t = long(s + 0.5);
+  if (t >= 3600) return absl::StrFormat("%d:%02d:%02d", t / 3600, (t / 60) % 60, t % 60);
+  return absl::StrFormat("%d:%02d", t / 60, t % 60);
+}
+
+bool Finished(const v1::Run& run) {
+  return run.state() == v1::RUN_STATE_SUCCEEDED || run.state() == v1::RUN_STATE_FAILED ||
+         run.state() == v1::RUN_STATE_CANCELLED;
+}
+
+// Progress on stderr: a redrawn bar on a terminal, at most one plain line a second otherwise.
+class ProgressDisplay {
+ public:
+  ProgressDisplay() : tty_(isatty(STDERR_FILENO)) {}
+  void Show(const v1::Run& run) {
+    const auto now = std::chrono::steady_clock::now();
+    const bool finished = Finished(run);
+    if (!tty_ && !finished && now - last_ < std::chrono::seconds(1)) return;
+    last_ = now;
+    const double p = run.progress();
+    const v1::PerftResult& r = run.perft().result();
+    if (tty_) {
+      constexpr int kWidth = 30;
+      int filled = int(p * kWidth + 0.5);
+      std::string bar(filled, '#');
+      bar.resize(kWidth, ' ');
+      std::cerr << absl::StrFormat("\r[%s] %5.1f%%  %8.1f Mnodes/s  ETA %s  jobs %d/%d  %-9s", bar,
+                                   100 * p, r.nodes_per_second() / 1e6, Duration(run.eta_seconds()),
+                                   run.jobs().done(), run.jobs().total(), StateName(run.state()));
+      if (finished) std::cerr << "\n";
+      std::cerr.flush();
+      drawn_ = true;
+    } else {
+      std::cerr << absl::StrFormat("run %d %s %.1f%% jobs %d/%d nodes %s %.1f Mnodes/s ETA %s\n",
+                                   run.id(), StateName(run.state()), 100 * p, run.jobs().done(),
+                                   run.jobs().total(), r.nodes_decimal(),
+                                   r.nodes_per_second() / 1e6, Duration(run.eta_seconds()));
+    }
+  }
+
+ private:
+  bool tty_;
+  bool drawn_ = false;
+  std::chrono::steady_clock::time_point last_{};
+};
+
+std::unique_ptr<v1::RunService::Stub> Connect(const std::string& address) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(64 << 20);
+  return v1::RunService::NewStub(
+      grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args));
+}
+
+// Follows the run's stream (reconnecting if the coordinator restarts) until it is finished.
+grpc::Status Follow(v1::RunService::Stub& stub, uint64_t run_id, v1::Run& last) {
+  ProgressDisplay display;
+  const auto give_up_after = std::chrono::minutes(2);
+  auto last_contact = std::chrono::steady_clock::now();
+  for (;;) {
+    grpc::ClientContext ctx;
+    v1::WatchRunRequest req;
+    req.set_run_id(run_id);
+    auto reader = stub.WatchRun(&ctx, req);
+    v1::Run run;
+    while (reader->Read(&run)) {
+      last_contact = std::chrono::steady_clock::now();
+      last = run;
+      display.Show(run);
+    }
+    grpc::Status s = reader->Finish();
+    if (s.ok() && Finished(last)) return s;
+    if (!s.ok() && s.error_code() != grpc::StatusCode::UNAVAILABLE &&
+        s.error_code() != grpc::StatusCode::CANCELLED)
+      return s;
+    if (std::chrono::steady_clock::now() - last_contact > give_up_after) return s;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+}
+
+void PrintPerftResult(const v1::Run& run, bool divide) {
+  const v1::PerftResult& r = run.perft().result();
+  if (divide) {
+    for (const auto& d : r.divide()) {
+      std::cout << d.move() << ": "
+                << coordinator::Uint128ToString(
+                       (static_cast<unsigned __int128>(d.nodes_high()) << 64) | d.nodes())
+                << "\n";
+    }
+    std::cout << "\n";
+  }
+  std::cout << "Nodes searched: " << r.nodes_decimal() << "\n";
+  std::cout << absl::StrFormat(
+      "Time: %.3f s\nSpeed: %.1f Mnodes/s (run %d: %d jobs, split depth %d, %d unique "
+      "positions, hash %d MB)\n",
+      r.seconds(), r.nodes_per_second() / 1e6, run.id(), run.jobs().total(),
+      run.perft().split_depth(), run.perft().unique_positions(), r.hash_mb());
+  for (const auto& d : run.perft().disagreements())
+    std::cout << absl::StrFormat("Disagreement: job %d, worker %s (%s) counted %d, majority %d\n",
+                                 d.job_id(), d.worker_id(), d.worker_name(), d.worker_nodes(),
+                                 d.majority_nodes());
+}
+
+int Report(const grpc::Status& s, const std::string& what) {
+  std::cerr << "error: " << what << ": " << s.error_message() << "\n";
+  return s.error_code() == grpc::StatusCode::INVALID_ARGUMENT ? 2 : 1;
+}
+
+}  // namespace
+
+void BlockTerminationSignals() {
+  sigset_t set = TerminationSignals();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+int WaitForTerminationSignal() {
+  sigset_t set = TerminationSignals();
+  int sig = 0;
+  sigwait(&set, &sig);
+  return sig;
+}
+
+int RunRemotePerft(const std::string& coordinator, const v1::SubmitPerftRequest& request,
+                   bool json) {
+  auto stub = Connect(coordinator);
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(10));
+  v1::SubmitRunResponse submitted;
+  grpc::Status s = stub->SubmitPerft(&ctx, request, &submitted);
+  if (!s.ok()) return Report(s, "submit perft to " + coordinator);
+  if (!json)
+    std::cerr << absl::StrFormat(
+        "run %d submitted: %d jobs, split depth %d (%d unique positions)\n", submitted.run().id(),
+        submitted.run().jobs().total(), submitted.run().perft().split_depth(),
+        submitted.run().perft().unique_positions());
+  v1::Run last = submitted.run();
+  s = Follow(*stub, last.id(), last);
+  if (!s.ok()) return Report(s, "watch run");
+  if (last.state() != v1::RUN_STATE_SUCCEEDED) {
+    std::cerr << "error: run " << last.id() << " " << StateName(last.state()) << ": "
+              << last.message() << "\n";
+    return 1;
+  }
+  if (json) {
+    v1::PerftResult result = last.perft().result();
+    if (!request.perft().divide()) result.clear_divide();
+    std::cout << ToJson(result) << "\n";
+  } else {
+    PrintPerftResult(last, request.perft().divide());
+  }
+  return last.perft().disagreements_size() > 0 ? 3 : 0;
+}
+
+int WatchRemoteRun(const std::string& coordinator, uint64_t run_id, bool json) {
+  auto stub = Connect(coordinator);
+  v1::Run last;
+  grpc::Status s = Follow(*stub, run_id, last);
+  if (!s.ok()) return Report(s, "watch run");
+  if (json)
+    std::cout << ToJson(last) << "\n";
+  else
+    PrintRun(last, std::cout);
+  return last.state() == v1::RUN_STATE_SUCCEEDED ? 0 : 1;
+}
+
+void PrintRunLine(const v1::Run& run, std::ostream& out) {
+  std::string what;
+  if (run.has_perft())
+    what = absl::StrFormat("perft depth %d of %s", run.perft().request().perft().depth(),
+                           run.perft().result().fen());
+  out << absl::StrFormat("%6d  %-6s %-10s %5.1f%%  jobs %d/%d  %s\n", run.id(),
+                         KindName(run.kind()), StateName(run.state()), 100 * run.progress(),
+                         run.jobs().done(), run.jobs().total(), what);
+}
+
+void PrintRun(const v1::Run& run, std::ostream& out) {
+  out << absl::StrFormat("Run %d (%s): %s%s\n", run.id(), KindName(run.kind()),
+                         StateName(run.state()),
+                         run.message().empty() ? "" : " - " + run.message());
+  out << absl::StrFormat(
+      "Progress: %.1f%%, jobs %d total, %d done, %d leased, %d queued, %d "
+      "cancelled\n",
+      100 * run.progress(), run.jobs().total(), run.jobs().done(), run.jobs().leased(),
+      run.jobs().queued(), run.jobs().cancelled());
+  if (run.has_perft()) {
+    const v1::PerftRunStatus& p = run.perft();
+    out << absl::StrFormat("Perft: depth %d of %s%s\n", p.request().perft().depth(),
+                           p.result().fen(), p.request().verify() ? " (verified)" : "");
+    out << absl::StrFormat("Split: depth %d, %d positions, %d unique\n", p.split_depth(),
+                           p.split_positions(), p.unique_positions());
+    out << absl::StrFormat("Nodes: %s in %.3f s (%.1f Mnodes/s)\n", p.result().nodes_decimal(),
+                           p.result().seconds(), p.result().nodes_per_second() / 1e6);
+    for (const auto& d : p.disagreements())
+      out << absl::StrFormat("Disagreement: job %d, worker %s (%s) counted %d, majority %d\n",
+                             d.job_id(), d.worker_id(), d.worker_name(), d.worker_nodes(),
+                             d.majority_nodes());
+  }
+}
+
+}  // namespace arbiter::cli

@@ -1,0 +1,30 @@
+// Client side of the cluster for the CLI: submit a perft and follow it with a progress display,
+// print runs, and wait for termination signals in the server commands.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+
+#include "proto/arbiter/v1/cluster.pb.h"
+
+namespace arbiter::cli {
+
+// Blocks SIGINT and SIGTERM in this thread (and the threads it starts afterwards).
+void BlockTerminationSignals();
+// Waits for SIGINT or SIGTERM (blocked with BlockTerminationSignals); returns the signal.
+int WaitForTerminationSignal();
+
+// Submits the perft to the coordinator, shows progress on stderr (a bar on a terminal, plain
+// lines otherwise) and prints the result like the local command (or JSON). Returns the exit code.
+int RunRemotePerft(const std::string& coordinator, const v1::SubmitPerftRequest& request,
+                   bool json);
+
+// Follows a run until it finishes, with the progress display; prints it at the end.
+int WatchRemoteRun(const std::string& coordinator, uint64_t run_id, bool json);
+
+// One line per run (id, kind, state, progress, jobs, what).
+void PrintRunLine(const v1::Run& run, std::ostream& out);
+// Several lines: the run's details and, for a perft, its result.
+void PrintRun(const v1::Run& run, std::ostream& out);
+
+}  // namespace arbiter::cli

@@ -1,0 +1,300 @@
+// `arbiter coordinator`, `arbiter worker`, `arbiter local` and `arbiter runs`: the cluster's
+// processes and the client commands that look at runs.
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "cli/cluster_client.h"
+#include "cli/commands.h"
+#include "cli/json.h"
+#include "coordinator/server.h"
+#include "grpcpp/grpcpp.h"
+#include "net/metrics.h"
+#include "net/server.h"
+#include "proto/arbiter/v1/cluster.grpc.pb.h"
+#include "spdlog/spdlog.h"
+#include "worker/worker.h"
+
+namespace arbiter::cli {
+namespace {
+
+struct CoordinatorFlags {
+  std::string listen = ":50051";
+  std::string metrics;
+  std::string data;
+  double lease_seconds = 15;
+  double heartbeat_seconds = 3;
+  uint64_t max_upload_mb = 256;
+};
+
+struct WorkerFlags {
+  std::string coordinator = "127.0.0.1:50051";
+  int threads = 1;
+  std::string metrics;
+  std::string listen = "127.0.0.1:0";
+  std::string cache;
+  std::string name;
+  double grace_seconds = 30;
+  double wait_seconds = 20;
+};
+
+void AddCoordinatorOptions(CLI::App* cmd, CoordinatorFlags& f) {
+  cmd->add_option("--metrics", f.metrics, "Serve Prometheus metrics on [HOST]:PORT");
+  cmd->add_option("--lease-seconds", f.lease_seconds, "Lease time of a job (heartbeats extend it)")
+      ->check(CLI::Range(0.5, 3600.0));
+  cmd->add_option("--heartbeat-seconds", f.heartbeat_seconds, "Heartbeat interval asked of workers")
+      ->check(CLI::Range(0.1, 600.0));
+  cmd->add_option("--max-upload-mb", f.max_upload_mb, "Largest engine upload in MiB")
+      ->check(CLI::Range(1, 1 << 16));
+}
+
+coordinator::ServerOptions ToServerOptions(const CoordinatorFlags& f) {
+  coordinator::ServerOptions o;
+  o.listen = f.listen;
+  o.metrics = f.metrics;
+  o.coordinator.data_dir = f.data;
+  o.coordinator.lease_seconds = f.lease_seconds;
+  o.coordinator.heartbeat_seconds = std::min(f.heartbeat_seconds, f.lease_seconds / 3);
+  o.coordinator.max_upload_bytes = f.max_upload_mb << 20;
+  return o;
+}
+
+int RunCoordinator(const CoordinatorFlags& f) {
+  BlockTerminationSignals();
+  absl::StatusOr<std::unique_ptr<coordinator::Server>> server =
+      coordinator::Server::Start(ToServerOptions(f));
+  if (!server.ok()) {
+    std::cerr << "error: " << server.status().message() << "\n";
+    return 2;
+  }
+  std::cout << "coordinator listening on port " << (*server)->port();
+  if (!f.metrics.empty()) std::cout << ", metrics on port " << (*server)->metrics_port();
+  std::cout << std::endl;
+  int sig = WaitForTerminationSignal();
+  spdlog::info("signal {}: shutting down", sig);
+  (*server)->Shutdown();
+  return 0;
+}
+
+// Health and reflection for the worker process (no services of its own).
+std::unique_ptr<grpc::Server> StartWorkerHealthServer(const std::string& listen, int& port) {
+  net::EnableHealthAndReflection();
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(net::NormalizeAddress(listen), grpc::InsecureServerCredentials(), &port);
+  return builder.BuildAndStart();
+}
+
+int RunWorker(const WorkerFlags& f) {
+  BlockTerminationSignals();
+  std::unique_ptr<net::MetricsEndpoint> metrics;
+  if (!f.metrics.empty()) {
+    absl::StatusOr<std::unique_ptr<net::MetricsEndpoint>> m =
+        net::MetricsEndpoint::Start(f.metrics);
+    if (!m.ok()) {
+      std::cerr << "error: " << m.status().message() << "\n";
+      return 2;
+    }
+    metrics = std::move(*m);
+  }
+  int port = 0;
+  std::unique_ptr<grpc::Server> health = StartWorkerHealthServer(f.listen, port);
+  if (!health || port == 0) {
+    std::cerr << "error: cannot listen on '" << f.listen << "'\n";
+    return 2;
+  }
+  worker::Worker w({.coordinator = f.coordinator,
+                    .threads = f.threads,
+                    .name = f.name,
+                    .cache_dir = f.cache,
+                    .wait_seconds = f.wait_seconds,
+                    .grace_seconds = f.grace_seconds},
+                   metrics ? &metrics->registry() : nullptr);
+  std::cout << "worker health on port " << port;
+  if (metrics) std::cout << ", metrics on port " << metrics->port();
+  std::cout << std::endl;
+  absl::Status result;
+  std::thread runner([&] { result = w.Run(); });
+  std::thread waiter([&] {
+    int sig = WaitForTerminationSignal();
+    spdlog::info("signal {}: draining (grace {} s)", sig, f.grace_seconds);
+    w.Drain();
+  });
+  runner.join();
+  if (!result.ok()) {
+    std::cerr << "error: " << result.message() << "\n";
+    kill(getpid(), SIGTERM);  // wakes the waiter
+    waiter.join();
+    return 2;
+  }
+  waiter.join();  // the runner only ends once the waiter has called Drain()
+  health->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
+  return 0;
+}
+
+int RunLocal(const CoordinatorFlags& cf, int workers, int threads) {
+  BlockTerminationSignals();
+  CoordinatorFlags f = cf;
+  std::string temp;
+  if (f.data.empty()) {
+    char tmpl[] = "/tmp/arbiter-local-XXXXXX";
+    if (!mkdtemp(tmpl)) {
+      std::cerr << "error: cannot create a temporary data directory\n";
+      return 2;
+    }
+    temp = f.data = tmpl;
+  }
+  absl::StatusOr<std::unique_ptr<coordinator::Server>> server =
+      coordinator::Server::Start(ToServerOptions(f));
+  if (!server.ok()) {
+    std::cerr << "error: " << server.status().message() << "\n";
+    return 2;
+  }
+  const std::string address = absl::StrFormat("127.0.0.1:%d", (*server)->port());
+  std::vector<std::unique_ptr<worker::Worker>> pool;
+  std::vector<std::thread> threads_of;
+  for (int i = 0; i < workers; ++i) {
+    worker::WorkerOptions wo;
+    wo.coordinator = address;
+    wo.threads = threads;
+    wo.name = absl::StrFormat("local-%d", i + 1);
+    pool.push_back(std::make_unique<worker::Worker>(wo, nullptr));
+    threads_of.emplace_back([w = pool.back().get()] { (void)w->Run(); });
+  }
+  std::cout << "arbiter local: coordinator on " << address << " with " << workers << " worker"
+            << (workers == 1 ? "" : "s") << " (data in " << f.data << ")";
+  if (!f.metrics.empty()) std::cout << ", metrics on port " << (*server)->metrics_port();
+  std::cout << std::endl;
+  WaitForTerminationSignal();
+  for (auto& w : pool) w->Drain();
+  for (auto& t : threads_of) t.join();
+  (*server)->Shutdown();
+  server->reset();
+  if (!temp.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(temp, ec);
+  }
+  return 0;
+}
+
+std::unique_ptr<v1::RunService::Stub> RunStub(const std::string& address) {
+  return v1::RunService::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+}
+
+int Failed(const grpc::Status& s) {
+  std::cerr << "error: " << s.error_message() << " (" << net::StatusCodeName(s.error_code())
+            << ")\n";
+  return s.error_code() == grpc::StatusCode::NOT_FOUND ||
+                 s.error_code() == grpc::StatusCode::INVALID_ARGUMENT
+             ? 2
+             : 1;
+}
+
+std::chrono::system_clock::time_point In(int seconds) {
+  return std::chrono::system_clock::now() + std::chrono::seconds(seconds);
+}
+
+}  // namespace
+
+void AddClusterCommands(CLI::App& app, int& exit_code) {
+  {
+    auto f = std::make_shared<CoordinatorFlags>();
+    CLI::App* cmd = app.add_subcommand("coordinator", "Run the coordinator (gRPC, SQLite state)");
+    cmd->add_option("--listen", f->listen, "gRPC address [HOST]:PORT (port 0 = any free port)");
+    cmd->add_option("--data", f->data, "Directory for the SQLite store and engines")->required();
+    AddCoordinatorOptions(cmd, *f);
+    cmd->callback([f, &exit_code] { exit_code = RunCoordinator(*f); });
+  }
+  {
+    auto f = std::make_shared<WorkerFlags>();
+    CLI::App* cmd = app.add_subcommand("worker", "Run a stateless worker");
+    cmd->add_option("--coordinator", f->coordinator, "Coordinator address HOST:PORT");
+    cmd->add_option("--threads", f->threads, "Threads for perft jobs")->check(CLI::Range(1, 1024));
+    cmd->add_option("--metrics", f->metrics, "Serve Prometheus metrics on [HOST]:PORT");
+    cmd->add_option("--listen", f->listen, "Health/reflection gRPC address [HOST]:PORT");
+    cmd->add_option("--cache", f->cache, "Engine artifact cache directory");
+    cmd->add_option("--name", f->name, "Name shown by the coordinator (default: host name)");
+    cmd->add_option("--grace-seconds", f->grace_seconds,
+                    "On SIGTERM: time to finish the current job before releasing it")
+        ->check(CLI::Range(0.0, 86400.0));
+    cmd->add_option("--wait-seconds", f->wait_seconds, "Long-poll time")
+        ->check(CLI::Range(0.1, 60.0));
+    cmd->callback([f, &exit_code] { exit_code = RunWorker(*f); });
+  }
+  {
+    auto f = std::make_shared<CoordinatorFlags>();
+    f->listen = "127.0.0.1:50051";
+    auto workers = std::make_shared<int>(2);
+    auto threads = std::make_shared<int>(1);
+    CLI::App* cmd =
+        app.add_subcommand("local", "Embedded coordinator and N workers on loopback until Ctrl-C");
+    cmd->add_option("--workers", *workers, "Number of workers")->check(CLI::Range(1, 256));
+    cmd->add_option("--threads", *threads, "Threads per worker")->check(CLI::Range(1, 1024));
+    cmd->add_option("--listen", f->listen, "gRPC address (port 0 = any free port)");
+    cmd->add_option("--data", f->data,
+                    "Data directory (default: a temporary one, removed at exit)");
+    AddCoordinatorOptions(cmd, *f);
+    cmd->callback(
+        [f, workers, threads, &exit_code] { exit_code = RunLocal(*f, *workers, *threads); });
+  }
+  {
+    auto address = std::make_shared<std::string>("127.0.0.1:50051");
+    auto json = std::make_shared<bool>(false);
+    auto id = std::make_shared<uint64_t>(0);
+    auto reason = std::make_shared<std::string>();
+    CLI::App* runs = app.add_subcommand("runs", "List, show, watch or cancel runs");
+    runs->require_subcommand(1);
+    runs->fallthrough();
+    runs->add_option("--coordinator", *address, "Coordinator address HOST:PORT");
+    runs->add_flag("--json", *json, "Print runs as JSON");
+    CLI::App* list = runs->add_subcommand("list", "Runs, newest first");
+    list->callback([=, &exit_code] {
+      v1::ListRunsRequest req;
+      v1::ListRunsResponse resp;
+      grpc::ClientContext ctx;
+      ctx.set_deadline(In(30));
+      grpc::Status s = RunStub(*address)->ListRuns(&ctx, req, &resp);
+      if (!s.ok()) return void(exit_code = Failed(s));
+      if (*json) return void(std::cout << ToJson(resp) << "\n");
+      for (const v1::Run& r : resp.runs()) PrintRunLine(r, std::cout);
+    });
+    CLI::App* show = runs->add_subcommand("show", "One run in detail");
+    show->add_option("id", *id, "Run id")->required();
+    show->callback([=, &exit_code] {
+      v1::GetRunRequest req;
+      req.set_run_id(*id);
+      v1::Run run;
+      grpc::ClientContext ctx;
+      ctx.set_deadline(In(30));
+      grpc::Status s = RunStub(*address)->GetRun(&ctx, req, &run);
+      if (!s.ok()) return void(exit_code = Failed(s));
+      if (*json) return void(std::cout << ToJson(run) << "\n");
+      PrintRun(run, std::cout);
+    });
+    CLI::App* watch = runs->add_subcommand("watch", "Follow a run until it finishes");
+    watch->add_option("id", *id, "Run id")->required();
+    watch->callback([=, &exit_code] { exit_code = WatchRemoteRun(*address, *id, *json); });
+    CLI::App* cancel = runs->add_subcommand("cancel", "Cancel a run");
+    cancel->add_option("id", *id, "Run id")->required();
+    cancel->add_option("--reason", *reason, "Why (recorded with the run)");
+    cancel->callback([=, &exit_code] {
+      v1::CancelRunRequest req;
+      req.set_run_id(*id);
+      req.set_reason(*reason);
+      v1::Run run;
+      grpc::ClientContext ctx;
+      ctx.set_deadline(In(30));
+      grpc::Status s = RunStub(*address)->CancelRun(&ctx, req, &run);
+      if (!s.ok()) return void(exit_code = Failed(s));
+      if (*json) return void(std::cout << ToJson(run) << "\n");
+      PrintRun(run, std::cout);
+    });
+  }
+}
+
+}  // namespace arbiter::cli

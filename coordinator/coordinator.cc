@@ -1,0 +1,1137 @@
+#include "coordinator/coordinator.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "base/status_macros.h"
+#include "base/strings.h"
+#include "coordinator/perft_split.h"
+#include "engine/perft.h"
+#include "engine/position.h"
+#include "net/sha256.h"
+#include "prometheus/counter.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
+#include "spdlog/spdlog.h"
+
+namespace arbiter::coordinator {
+namespace {
+
+double UnixNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+bool Terminal(v1::RunState s) {
+  return s == v1::RUN_STATE_SUCCEEDED || s == v1::RUN_STATE_FAILED || s == v1::RUN_STATE_CANCELLED;
+}
+
+std::string RunStateName(v1::RunState s) {
+  std::string name = v1::RunState_Name(s);
+  return name.size() > 10 ? name.substr(10) : name;  // drop "RUN_STATE_"
+}
+
+// Most results a verified job may collect without a majority before the run fails.
+constexpr int kMaxVerifyResults = 5;
+
+}  // namespace
+
+std::string Uint128ToString(unsigned __int128 v) {
+  if (v == 0) return "0";
+  std::string s;
+  while (v > 0) {
+    s.push_back(char('0' + int(v % 10)));
+    v /= 10;
+  }
+  return std::string(s.rbegin(), s.rend());
+}
+
+// Prometheus series of the coordinator. Base units, _total counters, a run label only while
+// the run is active.
+class CoordinatorMetrics {
+ public:
+  explicit CoordinatorMetrics(prometheus::Registry& r)
+      : runs_(prometheus::BuildGauge()
+                  .Name("arbiter_runs")
+                  .Help("Runs known to the coordinator, by state.")
+                  .Register(r)),
+        jobs_(prometheus::BuildGauge()
+                  .Name("arbiter_jobs")
+                  .Help("Jobs of unfinished runs, by state.")
+                  .Register(r)),
+        completions_(prometheus::BuildCounter()
+                         .Name("arbiter_job_completions_total")
+                         .Help("CompleteJob calls by outcome (committed, duplicate, rejected).")
+                         .Register(r)),
+        duration_(prometheus::BuildHistogram()
+                      .Name("arbiter_job_duration_seconds")
+                      .Help("Wall time workers report for the jobs they complete.")
+                      .Register(r)
+                      .Add({}, prometheus::Histogram::BucketBoundaries{0.001, 0.01, 0.1, 0.5, 1, 2,
+                                                                       5, 10, 30, 60, 300, 1800})),
+        commit_(prometheus::BuildHistogram()
+                    .Name("arbiter_commit_duration_seconds")
+                    .Help("Time to commit a group of results to the store.")
+                    .Register(r)
+                    .Add({}, prometheus::Histogram::BucketBoundaries{0.0005, 0.001, 0.002, 0.005,
+                                                                     0.01, 0.02, 0.05, 0.1, 0.5})),
+        expiries_(prometheus::BuildCounter()
+                      .Name("arbiter_lease_expiries_total")
+                      .Help("Leases that expired without a result; their jobs were re-queued.")
+                      .Register(r)
+                      .Add({})),
+        workers_(prometheus::BuildGauge()
+                     .Name("arbiter_workers_connected")
+                     .Help("Workers seen within the last lease period or waiting for a job.")
+                     .Register(r)
+                     .Add({})),
+        perft_nodes_(prometheus::BuildCounter()
+                         .Name("arbiter_perft_nodes_total")
+                         .Help("Perft leaf nodes counted by accepted jobs (weighted by "
+                               "multiplicity, so a finished run adds exactly its total).")
+                         .Register(r)
+                         .Add({})),
+        progress_family_(prometheus::BuildGauge()
+                             .Name("arbiter_run_progress_ratio")
+                             .Help("Fraction of the estimated work done, per active run.")
+                             .Register(r)),
+        run_nodes_family_(prometheus::BuildGauge()
+                              .Name("arbiter_run_perft_nodes")
+                              .Help("Perft leaf nodes counted so far, per active run.")
+                              .Register(r)),
+        disagreements_(prometheus::BuildCounter()
+                           .Name("arbiter_verify_disagreements_total")
+                           .Help("Verified job results that differed from the majority.")
+                           .Register(r)
+                           .Add({})) {}
+
+  void Completion(const char* outcome) { completions_.Add({{"outcome", outcome}}).Increment(); }
+  void SetRuns(const std::map<std::string, double>& by_state) {
+    for (const char* s : {"QUEUED", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED"}) {
+      auto it = by_state.find(s);
+      runs_.Add({{"state", s}}).Set(it == by_state.end() ? 0 : it->second);
+    }
+  }
+  void SetJobs(double queued, double leased, double done, double cancelled) {
+    jobs_.Add({{"state", "queued"}}).Set(queued);
+    jobs_.Add({{"state", "leased"}}).Set(leased);
+    jobs_.Add({{"state", "done"}}).Set(done);
+    jobs_.Add({{"state", "cancelled"}}).Set(cancelled);
+  }
+  void SetRunProgress(uint64_t run, double progress, double nodes) {
+    progress_family_.Add({{"run", std::to_string(run)}}).Set(progress);
+    run_nodes_family_.Add({{"run", std::to_string(run)}}).Set(nodes);
+  }
+  void RemoveRun(uint64_t run) {
+    prometheus::Gauge& g = progress_family_.Add({{"run", std::to_string(run)}});
+    progress_family_.Remove(&g);
+    prometheus::Gauge& n = run_nodes_family_.Add({{"run", std::to_string(run)}});
+    run_nodes_family_.Remove(&n);
+  }
+
+  prometheus::Family<prometheus::Gauge>& runs_;
+  prometheus::Family<prometheus::Gauge>& jobs_;
+  prometheus::Family<prometheus::Counter>& completions_;
+  prometheus::Histogram& duration_;
+  prometheus::Histogram& commit_;
+  prometheus::Counter& expiries_;
+  prometheus::Gauge& workers_;
+  prometheus::Counter& perft_nodes_;
+  prometheus::Family<prometheus::Gauge>& progress_family_;
+  prometheus::Family<prometheus::Gauge>& run_nodes_family_;
+  prometheus::Counter& disagreements_;
+};
+
+Coordinator::Coordinator(const CoordinatorOptions& options, std::unique_ptr<Store> store,
+                         prometheus::Registry* registry)
+    : options_(options), store_(std::move(store)), rng_(std::random_device{}()) {
+  if (registry) metrics_ = std::make_unique<CoordinatorMetrics>(*registry);
+}
+
+absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Open(const CoordinatorOptions& options,
+                                                               prometheus::Registry* registry) {
+  if (options.data_dir.empty()) return absl::InvalidArgumentError("--data DIR is required");
+  if (options.lease_seconds <= 0)
+    return absl::InvalidArgumentError(
+        Cat("lease seconds must be > 0, got ", options.lease_seconds));
+  ASSIGN_OR_RETURN(std::unique_ptr<Store> store, Store::Open(options.data_dir));
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(options.data_dir) / "engines" / "tmp",
+                                      ec);
+  if (ec) return absl::InternalError(Cat("cannot create engine store: ", ec.message()));
+  std::unique_ptr<Coordinator> c(new Coordinator(options, std::move(store), registry));
+  RETURN_IF_ERROR(c->Load());
+  c->reaper_ = std::thread([p = c.get()] { p->ReaperLoop(); });
+  c->committer_ = std::thread([p = c.get()] { p->CommitLoop(); });
+  return c;
+}
+
+Coordinator::~Coordinator() {
+  Shutdown();
+  {
+    absl::MutexLock lock(&mu_);
+    stop_threads_ = true;
+  }
+  if (reaper_.joinable()) reaper_.join();
+  if (committer_.joinable()) committer_.join();
+}
+
+absl::Status Coordinator::Load() {
+  ASSIGN_OR_RETURN(std::vector<StoredEngine> engines, store_->LoadEngines());
+  ASSIGN_OR_RETURN(std::vector<StoredRun> runs, store_->LoadRuns());
+  std::vector<RunUpdate> updates;
+  absl::MutexLock lock(&mu_);
+  for (const StoredEngine& e : engines) {
+    v1::Engine& out = engines_[e.sha256];
+    out.set_sha256(e.sha256);
+    out.set_name(e.name);
+    out.set_size_bytes(e.size_bytes);
+    out.set_uploaded_unix(e.uploaded_unix);
+  }
+  int resumed = 0;
+  for (StoredRun& stored : runs) {
+    auto run = std::make_unique<Run>();
+    run->id = stored.id;
+    run->kind = v1::RunKind(stored.kind);
+    run->state = v1::RunState(stored.state);
+    run->message = stored.message;
+    run->created_unix = stored.created_unix;
+    run->started_unix = stored.started_unix;
+    run->started_persisted = stored.started_unix > 0;
+    run->finished_unix = stored.finished_unix;
+    if (!run->perft.ParseFromString(stored.spec))
+      return absl::DataLossError(Cat("run ", stored.id, ": unreadable spec"));
+    if (Terminal(run->state)) {
+      run->final = std::make_unique<v1::Run>();
+      if (stored.result.empty() || !run->final->ParseFromString(stored.result)) {
+        run->final->set_id(run->id);
+        run->final->set_kind(run->kind);
+        run->final->set_state(run->state);
+        run->final->set_message(run->message);
+        run->final->set_created_unix(run->created_unix);
+        run->final->set_finished_unix(run->finished_unix);
+      }
+      runs_[run->id] = std::move(run);
+      continue;
+    }
+    ASSIGN_OR_RETURN(std::vector<StoredJob> stored_jobs, store_->LoadJobs(stored.id));
+    ASSIGN_OR_RETURN(std::vector<StoredResult> results, store_->LoadResults(stored.id));
+    std::vector<std::unique_ptr<Job>> jobs;
+    absl::flat_hash_map<uint64_t, Job*> by_id;
+    for (StoredJob& sj : stored_jobs) {
+      auto job = std::make_unique<Job>();
+      job->id = sj.id;
+      job->run_id = sj.run_id;
+      if (!job->spec.ParseFromString(sj.spec))
+        return absl::DataLossError(Cat("job ", sj.id, ": unreadable spec"));
+      job->want = run->perft.request().verify() ? 2 : 1;
+      by_id[job->id] = job.get();
+      jobs.push_back(std::move(job));
+    }
+    const uint64_t run_id = run->id;
+    AddRunLocked(std::move(run), std::move(jobs));
+    for (StoredResult& sr : results) {
+      auto it = by_id.find(sr.job_id);
+      if (it == by_id.end()) continue;
+      v1::PerftJobResult pr;
+      if (!pr.ParseFromString(sr.result))
+        return absl::DataLossError(Cat("result of job ", sr.job_id, ": unreadable"));
+      Result r{sr.worker_id, sr.worker_name, sr.lease_id, sr.seconds,
+               std::vector<uint64_t>(pr.counts().begin(), pr.counts().end())};
+      // A result counts as a ready entry consumed: take its slot off the queue.
+      auto slot = std::find(ready_.begin(), ready_.end(), sr.job_id);
+      if (slot != ready_.end()) ready_.erase(slot);
+      it->second->pending++;
+      IngestResultLocked(*it->second, std::move(r), updates);
+    }
+    Run& loaded = *runs_[run_id];
+    if (!results.empty() && loaded.state == v1::RUN_STATE_QUEUED)
+      loaded.state = v1::RUN_STATE_RUNNING;
+    ++resumed;
+    spdlog::info("run {}: resumed with {}/{} jobs done", run_id, loaded.jobs_done,
+                 loaded.jobs.size());
+  }
+  if (resumed) spdlog::info("resumed {} unfinished run(s)", resumed);
+  if (!updates.empty()) RETURN_IF_ERROR(store_->Commit({}, updates));
+  return absl::OkStatus();
+}
+
+void Coordinator::AddRunLocked(std::unique_ptr<Run> run, std::vector<std::unique_ptr<Job>> jobs) {
+  run->divide.assign(run->perft.root_moves_size(), 0);
+  for (auto& job : jobs) {
+    run->jobs.push_back(job->id);
+    run->estimate_total += job->spec.estimate();
+    for (int i = 0; i < job->want; ++i) ready_.push_back(job->id);
+    jobs_[job->id] = std::move(job);
+  }
+  const uint64_t id = run->id;
+  runs_[id] = std::move(run);
+  Run& r = *runs_[id];
+  // A run with no jobs (no legal moves at the root) is finished at once.
+  if (r.jobs.empty()) {
+    std::vector<RunUpdate> updates;
+    FinishRunLocked(r, v1::RUN_STATE_SUCCEEDED, "", updates);
+    (void)store_->Commit({}, updates);
+  }
+}
+
+absl::StatusOr<v1::Run> Coordinator::SubmitPerft(const v1::SubmitPerftRequest& request) {
+  const v1::PerftRequest& p = request.perft();
+  if (p.fen().empty()) return absl::InvalidArgumentError("perft.fen is required");
+  absl::StatusOr<Position> root = Position::FromFen(p.fen());
+  if (!root.ok())
+    return absl::InvalidArgumentError(
+        Cat("malformed FEN '", p.fen(), "': ", std::string(root.status().message())));
+  if (p.depth() < 1 || p.depth() > uint32_t(kMaxPerftDepth))
+    return absl::InvalidArgumentError(
+        Cat("perft.depth must be in 1..", kMaxPerftDepth, ", got ", p.depth()));
+  if (request.split_depth() > p.depth())
+    return absl::InvalidArgumentError(
+        Cat("split_depth ", request.split_depth(), " is deeper than the perft depth ", p.depth()));
+  if (p.hash_mb() > (1u << 16))
+    return absl::InvalidArgumentError(
+        Cat("perft.hash_mb must be at most 65536, got ", p.hash_mb()));
+  if (request.target_jobs() > 1'000'000)
+    return absl::InvalidArgumentError(
+        Cat("target_jobs must be at most 1000000, got ", request.target_jobs()));
+  {
+    absl::MutexLock lock(&mu_);
+    if (shutting_down_) return absl::UnavailableError("coordinator is shutting down");
+  }
+  SplitOptions so{.depth = int(p.depth()),
+                  .split_depth = int(request.split_depth()),
+                  .workers = int(std::max<size_t>(1, ConnectedWorkers())),
+                  .target_jobs = request.target_jobs()};
+  ASSIGN_OR_RETURN(PerftSplit split, SplitPerft(*root, so));
+  std::vector<std::vector<uint32_t>> groups = PackJobs(split, TargetJobs(so));
+
+  auto run = std::make_unique<Run>();
+  run->kind = v1::RUN_KIND_PERFT;
+  run->state = v1::RUN_STATE_QUEUED;
+  run->created_unix = UnixNow();
+  *run->perft.mutable_request() = request;
+  run->perft.set_split_depth(split.split_depth);
+  run->perft.set_split_positions(split.split_positions);
+  run->perft.set_unique_positions(split.unique.size());
+  run->perft.set_fen(root->Fen());
+  for (const std::string& m : split.root_moves) run->perft.add_root_moves(m);
+
+  std::vector<StoredJob> stored_jobs;
+  std::vector<v1::StoredPerftJob> specs;
+  for (const auto& group : groups) {
+    v1::StoredPerftJob spec;
+    v1::PerftJob* work = spec.mutable_work();
+    work->set_chess960(root->IsChess960());
+    work->set_depth(p.depth() - split.split_depth);
+    work->set_hash_mb(p.hash_mb());
+    double estimate = 0;
+    for (uint32_t i : group) {
+      const SplitPosition& sp = split.unique[i];
+      work->add_fens(sp.pos.Fen());
+      v1::PositionWeights* w = spec.add_weights();
+      for (auto [root_index, mult] : sp.weights) {
+        w->add_root(root_index);
+        w->add_multiplicity(mult);
+      }
+      estimate += sp.estimate;
+    }
+    spec.set_estimate(estimate);
+    stored_jobs.push_back({0, 0, spec.SerializeAsString()});
+    specs.push_back(std::move(spec));
+  }
+  StoredRun stored;
+  stored.kind = run->kind;
+  stored.state = run->state;
+  stored.created_unix = run->created_unix;
+  stored.spec = run->perft.SerializeAsString();
+  RETURN_IF_ERROR(store_->CreateRun(stored, stored_jobs));
+  run->id = stored.id;
+  std::vector<std::unique_ptr<Job>> jobs;
+  for (size_t i = 0; i < stored_jobs.size(); ++i) {
+    auto job = std::make_unique<Job>();
+    job->id = stored_jobs[i].id;
+    job->run_id = run->id;
+    job->spec = std::move(specs[i]);
+    job->want = request.verify() ? 2 : 1;
+    jobs.push_back(std::move(job));
+  }
+  spdlog::info(
+      "run {}: perft depth {} of '{}' split at depth {} into {} unique positions "
+      "({} with transpositions), {} jobs{}",
+      run->id, p.depth(), run->perft.fen(), split.split_depth, split.unique.size(),
+      split.split_positions, jobs.size(), request.verify() ? ", verified" : "");
+  Deferred deferred;
+  v1::Run out;
+  {
+    absl::MutexLock lock(&mu_);
+    const uint64_t id = run->id;
+    AddRunLocked(std::move(run), std::move(jobs));
+    DispatchLocked(deferred);
+    out = BuildRunLocked(*runs_[id]);
+  }
+  for (auto& f : deferred) f();
+  return out;
+}
+
+absl::StatusOr<v1::Run> Coordinator::GetRun(uint64_t run_id) {
+  absl::MutexLock lock(&mu_);
+  auto it = runs_.find(run_id);
+  if (it == runs_.end()) return absl::NotFoundError(Cat("run ", run_id, " does not exist"));
+  return BuildRunLocked(*it->second);
+}
+
+v1::ListRunsResponse Coordinator::ListRuns(const v1::ListRunsRequest& request) {
+  size_t limit = request.limit() == 0 ? 100 : std::min<size_t>(request.limit(), 1000);
+  v1::ListRunsResponse out;
+  absl::MutexLock lock(&mu_);
+  for (auto it = runs_.rbegin(); it != runs_.rend() && size_t(out.runs_size()) < limit; ++it) {
+    if (request.states_size() > 0 && std::find(request.states().begin(), request.states().end(),
+                                               it->second->state) == request.states().end())
+      continue;
+    v1::Run run = BuildRunLocked(*it->second);
+    // Lists stay small: no divide.
+    if (run.has_perft()) run.mutable_perft()->mutable_result()->clear_divide();
+    *out.add_runs() = std::move(run);
+  }
+  return out;
+}
+
+absl::StatusOr<v1::Run> Coordinator::CancelRun(uint64_t run_id, const std::string& reason) {
+  std::vector<RunUpdate> updates;
+  v1::Run out;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = runs_.find(run_id);
+    if (it == runs_.end()) return absl::NotFoundError(Cat("run ", run_id, " does not exist"));
+    Run& run = *it->second;
+    if (Terminal(run.state))
+      return absl::FailedPreconditionError(
+          Cat("run ", run_id, " already finished (", RunStateName(run.state), ")"));
+    FinishRunLocked(run, v1::RUN_STATE_CANCELLED,
+                    reason.empty() ? std::string("cancelled by request") : reason, updates);
+    out = BuildRunLocked(run);
+  }
+  RETURN_IF_ERROR(store_->Commit({}, updates));
+  spdlog::info("run {}: cancelled ({})", run_id, out.message());
+  return out;
+}
+
+uint64_t Coordinator::WatchRun(uint64_t run_id, uint64_t seen, RunCallback cb) {
+  absl::StatusOr<v1::Run> now;
+  uint64_t version = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = runs_.find(run_id);
+    if (it == runs_.end()) {
+      now = absl::NotFoundError(Cat("run ", run_id, " does not exist"));
+    } else if (shutting_down_) {
+      now = absl::UnavailableError("coordinator is shutting down");
+    } else if (it->second->version > seen) {
+      now = BuildRunLocked(*it->second);
+      version = it->second->version;
+    } else {
+      uint64_t id = next_id_++;
+      watches_.push_back({id, run_id, seen, std::move(cb)});
+      return id;
+    }
+  }
+  cb(std::move(now), version);
+  return 0;
+}
+
+bool Coordinator::CancelWatch(uint64_t watch_id) {
+  absl::MutexLock lock(&mu_);
+  for (size_t i = 0; i < watches_.size(); ++i) {
+    if (watches_[i].id == watch_id) {
+      watches_.erase(watches_.begin() + i);
+      return true;
+    }
+  }
+  return false;
+}
+
+absl::StatusOr<v1::RegisterResponse> Coordinator::Register(const v1::RegisterRequest& request) {
+  absl::MutexLock lock(&mu_);
+  if (shutting_down_) return absl::UnavailableError("coordinator is shutting down");
+  char id[24];
+  std::snprintf(id, sizeof id, "w-%016llx", static_cast<unsigned long long>(rng_()));
+  Worker& w = workers_[id];
+  w.name = request.name().empty() ? std::string(id) : request.name();
+  w.threads = request.threads();
+  w.last_seen = Clock::now();
+  spdlog::info("worker {} registered: name '{}', {} threads, {} cores, version '{}'", id, w.name,
+               request.threads(), request.cores(), request.version());
+  v1::RegisterResponse out;
+  out.set_worker_id(id);
+  out.set_heartbeat_seconds(options_.heartbeat_seconds);
+  return out;
+}
+
+bool Coordinator::JobHeldBy(const Job& job, const std::string& worker_id) const {
+  for (const Lease& l : job.leases)
+    if (l.worker_id == worker_id) return true;
+  for (const Result& r : job.results)
+    if (r.worker_id == worker_id) return true;
+  return false;
+}
+
+Coordinator::Job* Coordinator::TakeJobLocked(const std::string& worker_id) {
+  for (auto it = ready_.begin(); it != ready_.end();) {
+    auto j = jobs_.find(*it);
+    if (j == jobs_.end() || j->second->done || j->second->cancelled || j->second->failed) {
+      it = ready_.erase(it);
+      continue;
+    }
+    // A verified job goes to different workers.
+    if (j->second->want > 1 && JobHeldBy(*j->second, worker_id)) {
+      ++it;
+      continue;
+    }
+    ready_.erase(it);
+    return j->second.get();
+  }
+  return nullptr;
+}
+
+v1::AcquireJobResponse Coordinator::LeaseLocked(Job& job, const std::string& worker_id) {
+  Lease lease{rng_() | 1, worker_id,
+              Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                 std::chrono::duration<double>(options_.lease_seconds))};
+  Run& run = *runs_[job.run_id];
+  if (job.leases.empty() && job.pending == 0) ++run.jobs_leased;
+  job.leases.push_back(lease);
+  job.past_leases.push_back(lease.id);
+  leased_jobs_.insert(job.id);
+  if (run.state == v1::RUN_STATE_QUEUED) {
+    run.state = v1::RUN_STATE_RUNNING;
+    if (run.started_unix == 0) run.started_unix = UnixNow();
+  }
+  ++run.version;
+  v1::AcquireJobResponse out;
+  v1::Job* j = out.mutable_job();
+  j->set_job_id(job.id);
+  j->set_run_id(job.run_id);
+  j->set_lease_id(lease.id);
+  j->set_lease_seconds(options_.lease_seconds);
+  *j->mutable_perft() = job.spec.work();
+  return out;
+}
+
+void Coordinator::RemoveLeaseLocked(Job& job, size_t index) {
+  job.leases.erase(job.leases.begin() + index);
+  if (job.leases.empty()) {
+    leased_jobs_.erase(job.id);
+    if (job.pending == 0) {
+      auto r = runs_.find(job.run_id);
+      if (r != runs_.end() && r->second->jobs_leased > 0) --r->second->jobs_leased;
+    }
+  }
+}
+
+uint64_t Coordinator::AcquireJob(const v1::AcquireJobRequest& request, JobCallback cb) {
+  absl::StatusOr<v1::AcquireJobResponse> now;
+  {
+    absl::MutexLock lock(&mu_);
+    auto w = workers_.find(request.worker_id());
+    if (shutting_down_) {
+      now = absl::UnavailableError("coordinator is shutting down");
+    } else if (w == workers_.end()) {
+      now =
+          absl::NotFoundError(Cat("unknown worker id '", request.worker_id(), "': register first"));
+    } else if (request.wait_seconds() < 0 || request.wait_seconds() > 60) {
+      now = absl::InvalidArgumentError(
+          Cat("wait_seconds must be in 0..60, got ", request.wait_seconds()));
+    } else {
+      w->second.last_seen = Clock::now();
+      if (Job* job = TakeJobLocked(request.worker_id())) {
+        now = LeaseLocked(*job, request.worker_id());
+      } else {
+        double wait =
+            request.wait_seconds() > 0 ? request.wait_seconds() : options_.default_wait_seconds;
+        uint64_t id = next_id_++;
+        waiters_.push_back({id, request.worker_id(),
+                            Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                               std::chrono::duration<double>(wait)),
+                            std::move(cb)});
+        return id;
+      }
+    }
+  }
+  cb(std::move(now));
+  return 0;
+}
+
+bool Coordinator::CancelAcquire(uint64_t waiter_id) {
+  absl::MutexLock lock(&mu_);
+  for (auto it = waiters_.begin(); it != waiters_.end(); ++it) {
+    if (it->id == waiter_id) {
+      waiters_.erase(it);
+      return true;
+    }
+  }
+  return false;
+}
+
+void Coordinator::DispatchLocked(Deferred& deferred) {
+  while (!waiters_.empty() && !ready_.empty()) {
+    bool served = false;
+    for (auto it = waiters_.begin(); it != waiters_.end(); ++it) {
+      Job* job = TakeJobLocked(it->worker_id);
+      if (!job) continue;
+      auto response = std::make_shared<v1::AcquireJobResponse>(LeaseLocked(*job, it->worker_id));
+      deferred.push_back([cb = std::move(it->cb), response] { cb(std::move(*response)); });
+      waiters_.erase(it);
+      served = true;
+      break;
+    }
+    if (!served) break;
+  }
+}
+
+absl::StatusOr<v1::HeartbeatResponse> Coordinator::Heartbeat(const v1::HeartbeatRequest& request) {
+  absl::MutexLock lock(&mu_);
+  auto w = workers_.find(request.worker_id());
+  if (w == workers_.end())
+    return absl::NotFoundError(
+        Cat("unknown worker id '", request.worker_id(), "': register first"));
+  w->second.last_seen = Clock::now();
+  auto j = jobs_.find(request.job_id());
+  if (j == jobs_.end())
+    return absl::NotFoundError(Cat("job ", request.job_id(), " does not exist"));
+  Job& job = *j->second;
+  v1::HeartbeatResponse out;
+  if (job.cancelled) {
+    out.set_stop(true);
+    out.set_reason(Cat("run ", job.run_id, " was cancelled"));
+    return out;
+  }
+  for (Lease& l : job.leases) {
+    if (l.id == request.lease_id()) {
+      if (l.worker_id != request.worker_id())
+        return absl::FailedPreconditionError(
+            Cat("lease ", request.lease_id(), " of job ", job.id, " belongs to another worker"));
+      l.expiry = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                    std::chrono::duration<double>(options_.lease_seconds));
+      out.set_lease_seconds(options_.lease_seconds);
+      return out;
+    }
+  }
+  if (std::find(job.past_leases.begin(), job.past_leases.end(), request.lease_id()) !=
+      job.past_leases.end()) {
+    out.set_stop(true);
+    out.set_reason(job.done ? Cat("job ", job.id, " is already done")
+                            : Cat("lease ", request.lease_id(), " of job ", job.id,
+                                  " expired; the job was re-queued"));
+    return out;
+  }
+  return absl::FailedPreconditionError(
+      Cat("job ", job.id, " was never leased with lease ", request.lease_id()));
+}
+
+void Coordinator::CompleteJob(const v1::CompleteJobRequest& request, CompleteCallback cb) {
+  absl::Status error;
+  bool duplicate = false;
+  {
+    absl::MutexLock lock(&mu_);
+    auto j = jobs_.find(request.job_id());
+    if (shutting_down_) {
+      error = absl::UnavailableError("coordinator is shutting down");
+    } else if (j == jobs_.end()) {
+      error = absl::NotFoundError(Cat("job ", request.job_id(), " does not exist"));
+    } else {
+      Job& job = *j->second;
+      for (const Result& r : job.results)
+        if (r.lease_id == request.lease_id()) duplicate = true;
+      if (!duplicate) {
+        for (Pending& p : pending_) {
+          if (p.job_id == job.id && p.result.lease_id == request.lease_id()) {
+            p.callbacks.push_back(std::move(cb));
+            if (metrics_) metrics_->Completion("duplicate");
+            return;
+          }
+        }
+        size_t index = job.leases.size();
+        for (size_t i = 0; i < job.leases.size(); ++i)
+          if (job.leases[i].id == request.lease_id()) index = i;
+        const bool issued = std::find(job.past_leases.begin(), job.past_leases.end(),
+                                      request.lease_id()) != job.past_leases.end();
+        if (index == job.leases.size()) {
+          if (job.cancelled)
+            error = absl::FailedPreconditionError(
+                Cat("run ", job.run_id, " of job ", job.id, " was cancelled"));
+          else if (issued)
+            error = absl::FailedPreconditionError(
+                Cat("lease ", request.lease_id(), " of job ", job.id,
+                    " is stale (expired or released; the job was leased again)"));
+          else if (job.past_leases.empty())
+            error =
+                absl::FailedPreconditionError(Cat("job ", job.id, " was never leased; lease ",
+                                                  request.lease_id(), " is not one of its leases"));
+          else
+            error = absl::FailedPreconditionError(
+                Cat("lease ", request.lease_id(), " was never issued for job ", job.id));
+        } else if (job.leases[index].worker_id != request.worker_id()) {
+          error = absl::FailedPreconditionError(
+              Cat("lease ", request.lease_id(), " of job ", job.id, " belongs to another worker"));
+        } else if (!request.has_perft() ||
+                   request.perft().counts_size() != job.spec.work().fens_size()) {
+          error = absl::InvalidArgumentError(
+              Cat("job ", job.id, " has ", job.spec.work().fens_size(),
+                  " positions; the result must carry as many perft counts, got ",
+                  request.has_perft() ? request.perft().counts_size() : 0));
+        } else {
+          auto w = workers_.find(request.worker_id());
+          Pending p{job.id, job.run_id, Result{}, {}};
+          p.result.worker_id = request.worker_id();
+          p.result.worker_name = w == workers_.end() ? request.worker_id() : w->second.name;
+          p.result.lease_id = request.lease_id();
+          p.result.seconds = request.seconds();
+          p.result.counts.assign(request.perft().counts().begin(), request.perft().counts().end());
+          p.callbacks.push_back(std::move(cb));
+          ++job.pending;
+          RemoveLeaseLocked(job, index);
+          if (w != workers_.end()) w->second.last_seen = Clock::now();
+          pending_.push_back(std::move(p));
+          return;  // the committer answers
+        }
+      }
+    }
+    if (metrics_) metrics_->Completion(duplicate ? "duplicate" : "rejected");
+  }
+  if (duplicate) {
+    v1::CompleteJobResponse r;
+    r.set_duplicate(true);
+    cb(r);
+  } else {
+    cb(error);
+  }
+}
+
+absl::Status Coordinator::ReleaseJob(const v1::ReleaseJobRequest& request) {
+  Deferred deferred;
+  {
+    absl::MutexLock lock(&mu_);
+    auto j = jobs_.find(request.job_id());
+    if (j == jobs_.end())
+      return absl::NotFoundError(Cat("job ", request.job_id(), " does not exist"));
+    Job& job = *j->second;
+    size_t index = job.leases.size();
+    for (size_t i = 0; i < job.leases.size(); ++i)
+      if (job.leases[i].id == request.lease_id() && job.leases[i].worker_id == request.worker_id())
+        index = i;
+    if (index == job.leases.size())
+      return absl::FailedPreconditionError(Cat("lease ", request.lease_id(), " of job ", job.id,
+                                               " is not held by worker ", request.worker_id()));
+    RemoveLeaseLocked(job, index);
+    if (!job.done && !job.cancelled) ready_.push_front(job.id);
+    ++runs_[job.run_id]->version;
+    spdlog::info("job {}: released by worker {} ({})", job.id, request.worker_id(),
+                 request.reason());
+    DispatchLocked(deferred);
+  }
+  for (auto& f : deferred) f();
+  return absl::OkStatus();
+}
+
+void Coordinator::IngestResultLocked(Job& job, Result result, std::vector<RunUpdate>& updates) {
+  --job.pending;
+  Run& run = *runs_[job.run_id];
+  if (job.leases.empty() && job.pending == 0 && run.jobs_leased > 0) --run.jobs_leased;
+  job.results.push_back(std::move(result));
+  ++run.version;
+  if (job.done || job.cancelled || job.failed || Terminal(run.state)) return;
+  // Find the counts most results agree on.
+  size_t best = 0, best_votes = 0;
+  for (size_t i = 0; i < job.results.size(); ++i) {
+    size_t votes = 0;
+    for (const Result& r : job.results) votes += r.counts == job.results[i].counts;
+    if (votes > best_votes) best = i, best_votes = votes;
+  }
+  const size_t needed = job.want > 1 ? 2 : 1;
+  if (best_votes < needed) {
+    // Verified job without a majority yet: ask one more worker once all copies are in.
+    if (job.results.size() >= size_t(job.want)) {
+      if (job.results.size() >= size_t(kMaxVerifyResults)) {
+        job.failed = true;
+        FinishRunLocked(
+            run, v1::RUN_STATE_FAILED,
+            Cat("job ", job.id, ": ", job.results.size(), " results without two that agree"),
+            updates);
+        return;
+      }
+      ++job.want;
+      ready_.push_front(job.id);
+      spdlog::warn("job {}: workers disagree; asking a third worker", job.id);
+    }
+    return;
+  }
+  const std::vector<uint64_t> counts = job.results[best].counts;
+  for (const Result& r : job.results) {
+    if (r.counts == counts) continue;
+    v1::Disagreement d;
+    d.set_job_id(job.id);
+    d.set_worker_id(r.worker_id);
+    d.set_worker_name(r.worker_name);
+    uint64_t mine = 0, theirs = 0;
+    for (uint64_t c : r.counts) mine += c;
+    for (uint64_t c : counts) theirs += c;
+    d.set_worker_nodes(mine);
+    d.set_majority_nodes(theirs);
+    run.disagreements.push_back(d);
+    if (metrics_) metrics_->disagreements_.Increment();
+    spdlog::warn("job {}: worker {} ('{}') disagrees with the majority ({} vs {} nodes)", job.id,
+                 r.worker_id, r.worker_name, mine, theirs);
+  }
+  job.done = true;
+  ++run.jobs_done;
+  run.estimate_done += job.spec.estimate();
+  unsigned __int128 added = 0;
+  for (int i = 0; i < job.spec.weights_size() && i < int(counts.size()); ++i) {
+    const v1::PositionWeights& w = job.spec.weights(i);
+    for (int k = 0; k < w.root_size(); ++k) {
+      unsigned __int128 n = (unsigned __int128)counts[i] * w.multiplicity(k);
+      added += n;
+      if (w.root(k) < run.divide.size()) run.divide[w.root(k)] += n;
+    }
+  }
+  run.total += added;
+  if (metrics_) {
+    metrics_->perft_nodes_.Increment(double(added));
+    metrics_->duration_.Observe(job.results[best].seconds);
+  }
+  if (run.jobs_done == run.jobs.size()) FinishRunLocked(run, v1::RUN_STATE_SUCCEEDED, "", updates);
+}
+
+void Coordinator::FinishRunLocked(Run& run, v1::RunState state, const std::string& message,
+                                  std::vector<RunUpdate>& updates) {
+  run.state = state;
+  run.message = message;
+  run.finished_unix = UnixNow();
+  if (run.started_unix == 0) run.started_unix = run.finished_unix;
+  ++run.version;
+  for (uint64_t id : run.jobs) {
+    auto j = jobs_.find(id);
+    if (j == jobs_.end()) continue;
+    Job& job = *j->second;
+    if (!job.done) {
+      job.cancelled = true;
+      ++run.jobs_cancelled;
+    }
+    if (!job.leases.empty()) leased_jobs_.erase(job.id);
+    job.leases.clear();
+  }
+  run.jobs_leased = 0;
+  run.final = std::make_unique<v1::Run>(BuildRunLocked(run));
+  updates.push_back({run.id, int(state), run.started_unix, run.finished_unix, message,
+                     run.final->SerializeAsString()});
+  if (metrics_) metrics_->RemoveRun(run.id);
+  last_gauges_ = {};  // refresh the gauges at the next tick
+  // Positions and counts of a finished run's jobs are no longer needed in memory (the store
+  // has them); the jobs stay so that late or repeated calls about them get precise answers.
+  for (uint64_t id : run.jobs) {
+    auto j = jobs_.find(id);
+    if (j == jobs_.end()) continue;
+    j->second->spec.Clear();
+    for (Result& r : j->second->results) r.counts = {};
+  }
+  if (state == v1::RUN_STATE_SUCCEEDED && run.final->has_perft())
+    spdlog::info("run {}: succeeded, {} nodes in {:.3f} s", run.id,
+                 run.final->perft().result().nodes_decimal(),
+                 run.final->perft().result().seconds());
+  else
+    spdlog::info("run {}: {} {}", run.id, RunStateName(state), message);
+}
+
+v1::Run Coordinator::BuildRunLocked(const Run& run) {
+  if (run.final) return *run.final;
+  v1::Run out;
+  out.set_id(run.id);
+  out.set_kind(run.kind);
+  out.set_state(run.state);
+  out.set_message(run.message);
+  out.set_created_unix(run.created_unix);
+  out.set_started_unix(run.started_unix);
+  out.set_finished_unix(run.finished_unix);
+  v1::JobCounts* jc = out.mutable_jobs();
+  jc->set_total(run.jobs.size());
+  jc->set_done(run.jobs_done);
+  jc->set_cancelled(run.jobs_cancelled);
+  jc->set_leased(run.jobs_leased);
+  jc->set_queued(
+      run.jobs.size() -
+      std::min<uint64_t>(run.jobs.size(), run.jobs_done + run.jobs_cancelled + run.jobs_leased));
+  const double progress =
+      run.state == v1::RUN_STATE_SUCCEEDED
+          ? 1.0
+          : (run.estimate_total > 0 ? run.estimate_done / run.estimate_total : 0.0);
+  out.set_progress(progress);
+  const double end = run.finished_unix > 0 ? run.finished_unix : UnixNow();
+  const double elapsed = run.started_unix > 0 ? std::max(0.0, end - run.started_unix) : 0.0;
+  if (progress > 0 && progress < 1 && elapsed > 0)
+    out.set_eta_seconds(elapsed * (1 - progress) / progress);
+  v1::PerftRunStatus* ps = out.mutable_perft();
+  *ps->mutable_request() = run.perft.request();
+  ps->set_split_depth(run.perft.split_depth());
+  ps->set_split_positions(run.perft.split_positions());
+  ps->set_unique_positions(run.perft.unique_positions());
+  v1::PerftResult* r = ps->mutable_result();
+  r->set_fen(run.perft.fen());
+  r->set_depth(run.perft.request().perft().depth());
+  r->set_nodes(uint64_t(run.total));
+  r->set_nodes_high(uint64_t(run.total >> 64));
+  r->set_nodes_decimal(Uint128ToString(run.total));
+  for (int i = 0; i < run.perft.root_moves_size(); ++i) {
+    v1::PerftDivideEntry* e = r->add_divide();
+    e->set_move(run.perft.root_moves(i));
+    e->set_nodes(uint64_t(run.divide[i]));
+    e->set_nodes_high(uint64_t(run.divide[i] >> 64));
+  }
+  r->set_seconds(elapsed);
+  r->set_nodes_per_second(elapsed > 0 ? double(run.total) / elapsed : 0);
+  r->set_hash_mb(run.perft.request().perft().hash_mb());
+  for (const v1::Disagreement& d : run.disagreements) *ps->add_disagreements() = d;
+  return out;
+}
+
+void Coordinator::TickLocked(Deferred& deferred) {
+  const auto now = Clock::now();
+  // Lost leases: back to the front of the queue.
+  std::vector<uint64_t> expired_jobs;
+  for (uint64_t id : leased_jobs_) {
+    auto j = jobs_.find(id);
+    if (j == jobs_.end()) continue;
+    for (const Lease& l : j->second->leases)
+      if (l.expiry < now) expired_jobs.push_back(id);
+  }
+  for (uint64_t id : expired_jobs) {
+    Job& job = *jobs_[id];
+    for (size_t i = job.leases.size(); i-- > 0;) {
+      if (job.leases[i].expiry >= now) continue;
+      spdlog::warn("job {}: lease {} of worker {} expired; re-queued", job.id, job.leases[i].id,
+                   job.leases[i].worker_id);
+      RemoveLeaseLocked(job, i);
+      ready_.push_front(job.id);
+      ++runs_[job.run_id]->version;
+      if (metrics_) metrics_->expiries_.Increment();
+    }
+  }
+  DispatchLocked(deferred);
+  // Long polls whose time is up get an empty answer.
+  while (!waiters_.empty()) {
+    auto it =
+        std::min_element(waiters_.begin(), waiters_.end(),
+                         [](const Waiter& a, const Waiter& b) { return a.deadline < b.deadline; });
+    if (it->deadline > now) break;
+    deferred.push_back([cb = std::move(it->cb)] { cb(v1::AcquireJobResponse()); });
+    waiters_.erase(it);
+  }
+  // Watches of runs that changed.
+  for (size_t i = 0; i < watches_.size();) {
+    auto r = runs_.find(watches_[i].run_id);
+    if (r != runs_.end() && r->second->version > watches_[i].seen) {
+      auto run = std::make_shared<v1::Run>(BuildRunLocked(*r->second));
+      deferred.push_back([cb = std::move(watches_[i].cb), run, v = r->second->version] {
+        cb(std::move(*run), v);
+      });
+      watches_.erase(watches_.begin() + i);
+    } else {
+      ++i;
+    }
+  }
+  if (metrics_ && now - last_gauges_ > std::chrono::milliseconds(500)) {
+    last_gauges_ = now;
+    UpdateGaugesLocked();
+  }
+}
+
+void Coordinator::UpdateGaugesLocked() {
+  std::map<std::string, double> by_state;
+  double queued = 0, leased = 0, done = 0, cancelled = 0;
+  for (const auto& [id, run] : runs_) {
+    by_state[RunStateName(run->state)] += 1;
+    if (Terminal(run->state)) continue;
+    leased += run->jobs_leased;
+    done += run->jobs_done;
+    cancelled += run->jobs_cancelled;
+    queued += run->jobs.size() -
+              std::min<uint64_t>(run->jobs.size(),
+                                 run->jobs_done + run->jobs_cancelled + run->jobs_leased);
+    metrics_->SetRunProgress(id,
+                             run->estimate_total > 0 ? run->estimate_done / run->estimate_total : 0,
+                             double(run->total));
+  }
+  metrics_->SetRuns(by_state);
+  metrics_->SetJobs(queued, leased, done, cancelled);
+  const auto now = Clock::now();
+  const auto recent = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(options_.lease_seconds + options_.default_wait_seconds));
+  absl::flat_hash_set<std::string> waiting;
+  for (const Waiter& w : waiters_) waiting.insert(w.worker_id);
+  double connected = 0;
+  for (const auto& [id, w] : workers_)
+    if (waiting.contains(id) || now - w.last_seen < recent) connected += 1;
+  metrics_->workers_.Set(connected);
+}
+
+size_t Coordinator::ConnectedWorkers() {
+  absl::MutexLock lock(&mu_);
+  const auto now = Clock::now();
+  const auto recent = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(options_.lease_seconds + options_.default_wait_seconds));
+  size_t n = 0;
+  for (const auto& [id, w] : workers_) n += now - w.last_seen < recent;
+  return n;
+}
+
+void Coordinator::ReaperLoop() {
+  for (;;) {
+    Deferred deferred;
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.AwaitWithTimeout(absl::Condition(&stop_threads_), absl::Milliseconds(50));
+      if (stop_threads_) return;
+      TickLocked(deferred);
+    }
+    for (auto& f : deferred) f();
+  }
+}
+
+void Coordinator::CommitLoop() {
+  auto has_work = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return stop_threads_ || !pending_.empty();
+  };
+  for (;;) {
+    std::vector<Pending> batch;
+    std::vector<RunUpdate> started;
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.Await(absl::Condition(&has_work));
+      if (pending_.empty() && stop_threads_) return;
+      batch.swap(pending_);
+      for (const Pending& p : batch) {
+        Run& run = *runs_[p.run_id];
+        if (!run.started_persisted && !Terminal(run.state)) {
+          run.started_persisted = true;
+          started.push_back({run.id, int(run.state), run.started_unix, 0, "", ""});
+        }
+      }
+    }
+    std::vector<StoredResult> rows;
+    for (const Pending& p : batch) {
+      v1::PerftJobResult pr;
+      for (uint64_t c : p.result.counts) pr.add_counts(c);
+      rows.push_back({p.job_id, p.run_id, p.result.worker_id, p.result.worker_name,
+                      p.result.lease_id, p.result.seconds, pr.SerializeAsString()});
+    }
+    const auto t0 = Clock::now();
+    absl::Status st = store_->Commit(rows, started);
+    const double commit_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    std::vector<RunUpdate> finished;
+    Deferred deferred;
+    {
+      absl::MutexLock lock(&mu_);
+      if (metrics_) metrics_->commit_.Observe(commit_seconds);
+      for (Pending& p : batch) {
+        auto j = jobs_.find(p.job_id);
+        if (!st.ok()) {
+          if (j != jobs_.end()) {
+            --j->second->pending;
+            if (!j->second->done && !j->second->cancelled) ready_.push_front(p.job_id);
+          }
+        } else if (j != jobs_.end()) {
+          IngestResultLocked(*j->second, std::move(p.result), finished);
+        }
+        if (metrics_) metrics_->Completion(st.ok() ? "committed" : "rejected");
+      }
+      for (Pending& p : batch) {
+        for (auto& cb : p.callbacks) {
+          if (st.ok())
+            deferred.push_back([cb = std::move(cb)] { cb(v1::CompleteJobResponse()); });
+          else
+            deferred.push_back([cb = std::move(cb), st] {
+              cb(absl::UnavailableError(Cat("result not committed: ", std::string(st.message()))));
+            });
+        }
+      }
+      if (!st.ok()) DispatchLocked(deferred);
+    }
+    if (!st.ok()) spdlog::error("commit of {} results failed: {}", batch.size(), st.ToString());
+    if (!finished.empty()) {
+      absl::Status fs = store_->Commit({}, finished);
+      if (!fs.ok()) spdlog::error("recording finished runs failed: {}", fs.ToString());
+    }
+    for (auto& f : deferred) f();
+  }
+}
+
+void Coordinator::Shutdown() {
+  Deferred deferred;
+  {
+    absl::MutexLock lock(&mu_);
+    if (shutting_down_) return;
+    shutting_down_ = true;
+    for (Waiter& w : waiters_)
+      deferred.push_back(
+          [cb = std::move(w.cb)] { cb(absl::UnavailableError("coordinator is shutting down")); });
+    waiters_.clear();
+    for (Watch& w : watches_)
+      deferred.push_back([cb = std::move(w.cb)] {
+        cb(absl::UnavailableError("coordinator is shutting down"), 0);
+      });
+    watches_.clear();
+  }
+  for (auto& f : deferred) f();
+}
+
+std::string Coordinator::UploadDir() const {
+  return (std::filesystem::path(options_.data_dir) / "engines" / "tmp").string();
+}
+
+absl::StatusOr<v1::Engine> Coordinator::AddEngine(const std::string& name,
+                                                  const std::string& temp_path) {
+  ASSIGN_OR_RETURN(std::string sha, net::Sha256OfFile(temp_path));
+  std::error_code ec;
+  const uint64_t size = std::filesystem::file_size(temp_path, ec);
+  const auto final_path = std::filesystem::path(options_.data_dir) / "engines" / sha;
+  std::filesystem::rename(temp_path, final_path, ec);
+  if (ec) return absl::InternalError(Cat("cannot store engine ", sha, ": ", ec.message()));
+  std::filesystem::permissions(final_path, std::filesystem::perms::owner_exec,
+                               std::filesystem::perm_options::add, ec);
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = engines_.find(sha);
+    if (it != engines_.end()) return it->second;
+  }
+  StoredEngine e{sha, name, size, UnixNow()};
+  RETURN_IF_ERROR(store_->PutEngine(e));
+  absl::MutexLock lock(&mu_);
+  v1::Engine& out = engines_[sha];
+  out.set_sha256(sha);
+  out.set_name(name);
+  out.set_size_bytes(size);
+  out.set_uploaded_unix(e.uploaded_unix);
+  spdlog::info("engine '{}' stored as {} ({} bytes)", name, sha, size);
+  return out;
+}
+
+v1::ListEnginesResponse Coordinator::ListEngines() {
+  v1::ListEnginesResponse out;
+  absl::MutexLock lock(&mu_);
+  for (const auto& [sha, e] : engines_) *out.add_engines() = e;
+  std::sort(out.mutable_engines()->begin(), out.mutable_engines()->end(),
+            [](const v1::Engine& a, const v1::Engine& b) {
+              return a.uploaded_unix() < b.uploaded_unix();
+            });
+  return out;
+}
+
+absl::StatusOr<std::string> Coordinator::EnginePath(const std::string& sha256) {
+  if (!net::IsSha256Hex(sha256))
+    return absl::InvalidArgumentError(
+        Cat("engine sha256 must be 64 lowercase hex digits, got '", sha256, "'"));
+  absl::MutexLock lock(&mu_);
+  if (!engines_.contains(sha256)) return absl::NotFoundError(Cat("no engine with sha256 ", sha256));
+  return (std::filesystem::path(options_.data_dir) / "engines" / sha256).string();
+}
+
+}  // namespace arbiter::coordinator

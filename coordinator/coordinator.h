@@ -1,0 +1,209 @@
+// The coordinator's run/job model, independent of gRPC: runs split into jobs, jobs leased to
+// workers with an expiry (re-queued when a lease is lost), results fenced by lease id, committed
+// in groups to SQLite before they are acknowledged, and aggregated into run totals.
+//
+//   auto c = Coordinator::Open({.data_dir = "/var/lib/arbiter"}, &registry);
+//   absl::StatusOr<v1::Run> run = c->SubmitPerft(request);    // splits; may take a while
+//   c->AcquireJob(acquire_request, [](auto job) { ... });     // long poll, callback once
+//
+// Callbacks run on the caller's thread or on the coordinator's own threads, never under its lock.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "coordinator/store.h"
+#include "proto/arbiter/v1/cluster.pb.h"
+#include "proto/arbiter/v1/store.pb.h"
+
+namespace prometheus {
+class Registry;
+}
+
+namespace arbiter::coordinator {
+
+struct CoordinatorOptions {
+  std::string data_dir;
+  // A lease lasts this long after it is granted or extended by a heartbeat.
+  double lease_seconds = 15;
+  double heartbeat_seconds = 3;
+  // Long-poll time when the worker does not ask for one.
+  double default_wait_seconds = 20;
+  uint64_t max_upload_bytes = uint64_t(256) << 20;
+};
+
+class CoordinatorMetrics;
+
+class Coordinator {
+ public:
+  using Clock = std::chrono::steady_clock;
+  using RunCallback = std::function<void(absl::StatusOr<v1::Run>, uint64_t version)>;
+  using JobCallback = std::function<void(absl::StatusOr<v1::AcquireJobResponse>)>;
+  using CompleteCallback = std::function<void(absl::StatusOr<v1::CompleteJobResponse>)>;
+
+  // Opens the store under options.data_dir and resumes every unfinished run.
+  // `registry` may be null (no metrics).
+  static absl::StatusOr<std::unique_ptr<Coordinator>> Open(const CoordinatorOptions& options,
+                                                           prometheus::Registry* registry);
+  ~Coordinator();
+  Coordinator(const Coordinator&) = delete;
+  Coordinator& operator=(const Coordinator&) = delete;
+
+  // Runs. SubmitPerft validates, splits and stores the run before returning it.
+  absl::StatusOr<v1::Run> SubmitPerft(const v1::SubmitPerftRequest& request);
+  absl::StatusOr<v1::Run> GetRun(uint64_t run_id);
+  v1::ListRunsResponse ListRuns(const v1::ListRunsRequest& request);
+  absl::StatusOr<v1::Run> CancelRun(uint64_t run_id, const std::string& reason);
+  // Calls `cb` once, as soon as the run's version is above `seen` (at once if it already is).
+  // Returns a watch id for CancelWatch, or 0 when `cb` was already called.
+  uint64_t WatchRun(uint64_t run_id, uint64_t seen, RunCallback cb);
+  // True when the watch was still waiting (its callback will never be called).
+  bool CancelWatch(uint64_t watch_id);
+
+  // Work.
+  absl::StatusOr<v1::RegisterResponse> Register(const v1::RegisterRequest& request);
+  // Calls `cb` once with a leased job, or with no job when the wait is over. Returns a waiter
+  // id for CancelAcquire, or 0 when `cb` was already called.
+  uint64_t AcquireJob(const v1::AcquireJobRequest& request, JobCallback cb);
+  bool CancelAcquire(uint64_t waiter_id);
+  absl::StatusOr<v1::HeartbeatResponse> Heartbeat(const v1::HeartbeatRequest& request);
+  // `cb` gets OK only after the result is committed to the store.
+  void CompleteJob(const v1::CompleteJobRequest& request, CompleteCallback cb);
+  absl::Status ReleaseJob(const v1::ReleaseJobRequest& request);
+
+  // Engines: a finished upload (the bytes are in `temp_path`, which is moved into the store).
+  absl::StatusOr<v1::Engine> AddEngine(const std::string& name, const std::string& temp_path);
+  v1::ListEnginesResponse ListEngines();
+  // Path of a stored artifact, or NOT_FOUND.
+  absl::StatusOr<std::string> EnginePath(const std::string& sha256);
+  std::string UploadDir() const;
+  uint64_t max_upload_bytes() const { return options_.max_upload_bytes; }
+
+  // Fails every waiting long poll and watch with UNAVAILABLE and refuses new ones; stops threads.
+  void Shutdown();
+
+  size_t ConnectedWorkers();
+
+ private:
+  struct Lease {
+    uint64_t id = 0;
+    std::string worker_id;
+    Clock::time_point expiry;
+  };
+  struct Result {
+    std::string worker_id, worker_name;
+    uint64_t lease_id = 0;
+    double seconds = 0;
+    std::vector<uint64_t> counts;
+  };
+  struct Job {
+    uint64_t id = 0, run_id = 0;
+    v1::StoredPerftJob spec;
+    int want = 1;  // results wanted: 1, or 2 when verifying (+1 per disagreement)
+    std::vector<Result> results;
+    std::vector<Lease> leases;
+    std::vector<uint64_t> past_leases;
+    int pending = 0;  // completions being committed
+    bool done = false, cancelled = false, failed = false;
+  };
+  struct Run {
+    uint64_t id = 0;
+    v1::RunKind kind = v1::RUN_KIND_PERFT;
+    v1::RunState state = v1::RUN_STATE_QUEUED;
+    std::string message;
+    double created_unix = 0, started_unix = 0, finished_unix = 0;
+    bool started_persisted = false;
+    v1::StoredPerftRun perft;
+    std::vector<uint64_t> jobs;
+    unsigned __int128 total = 0;
+    std::vector<unsigned __int128> divide;
+    double estimate_total = 0, estimate_done = 0;
+    uint64_t jobs_done = 0, jobs_leased = 0, jobs_cancelled = 0;
+    std::vector<v1::Disagreement> disagreements;
+    uint64_t version = 1;
+    std::unique_ptr<v1::Run> final;  // set once finished
+  };
+  struct Worker {
+    std::string name;
+    uint32_t threads = 0;
+    Clock::time_point last_seen;
+  };
+  struct Waiter {
+    uint64_t id;
+    std::string worker_id;
+    Clock::time_point deadline;
+    JobCallback cb;
+  };
+  struct Watch {
+    uint64_t id, run_id, seen;
+    RunCallback cb;
+  };
+  struct Pending {
+    uint64_t job_id, run_id;
+    Result result;
+    std::vector<CompleteCallback> callbacks;
+  };
+  using Deferred = std::vector<std::function<void()>>;
+
+  Coordinator(const CoordinatorOptions& options, std::unique_ptr<Store> store,
+              prometheus::Registry* registry);
+  absl::Status Load();
+  void AddRunLocked(std::unique_ptr<Run> run, std::vector<std::unique_ptr<Job>> jobs)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Applies a committed result; may finish the job and the run (appending the run's update).
+  void IngestResultLocked(Job& job, Result result, std::vector<RunUpdate>& updates)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void FinishRunLocked(Run& run, v1::RunState state, const std::string& message,
+                       std::vector<RunUpdate>& updates) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  v1::Run BuildRunLocked(const Run& run) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  Job* TakeJobLocked(const std::string& worker_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  v1::AcquireJobResponse LeaseLocked(Job& job, const std::string& worker_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RemoveLeaseLocked(Job& job, size_t index) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void DispatchLocked(Deferred& deferred) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void TickLocked(Deferred& deferred) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void UpdateGaugesLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ReaperLoop();
+  void CommitLoop();
+  bool JobHeldBy(const Job& job, const std::string& worker_id) const;
+
+  const CoordinatorOptions options_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<CoordinatorMetrics> metrics_;
+
+  absl::Mutex mu_;
+  bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
+  std::map<uint64_t, std::unique_ptr<Run>> runs_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<uint64_t, std::unique_ptr<Job>> jobs_ ABSL_GUARDED_BY(mu_);
+  // One entry per result still wanted and not leased: job ids, oldest run first.
+  std::deque<uint64_t> ready_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_set<uint64_t> leased_jobs_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, Worker> workers_ ABSL_GUARDED_BY(mu_);
+  std::deque<Waiter> waiters_ ABSL_GUARDED_BY(mu_);
+  std::vector<Watch> watches_ ABSL_GUARDED_BY(mu_);
+  std::vector<Pending> pending_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, v1::Engine> engines_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;  // waiters and watches
+  std::mt19937_64 rng_ ABSL_GUARDED_BY(mu_);
+  Clock::time_point last_gauges_ ABSL_GUARDED_BY(mu_);
+
+  bool stop_threads_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread reaper_, committer_;
+};
+
+// The decimal text of a 128-bit count.
+std::string Uint128ToString(unsigned __int128 v);
+
+}  // namespace arbiter::coordinator

@@ -1,0 +1,14 @@
+// gRPC server helpers: listen addresses, health and reflection on every arbiter server.
+#pragma once
+
+#include <string>
+
+namespace arbiter::net {
+
+// ":50051" -> "0.0.0.0:50051"; anything with a host is returned as is.
+std::string NormalizeAddress(const std::string& address);
+
+// Turns on grpc.health.v1.Health and grpc.reflection.v1alpha for servers built afterwards.
+void EnableHealthAndReflection();
+
+}  // namespace arbiter::net

@@ -1,0 +1,437 @@
+// The cluster with real processes on loopback: `arbiter coordinator` and `arbiter worker`
+// started as children, driven through the gRPC API and the `arbiter perft` CLI.
+#include <filesystem>
+#include <thread>
+
+#include "engine/notation.h"
+#include "engine/perft.h"
+#include "engine/position.h"
+#include "grpcpp/generic/generic_stub.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "proto/arbiter/v1/cluster.grpc.pb.h"
+#include "tests/integration/process.h"
+
+namespace arbiter {
+namespace {
+
+using testing::HttpGet;
+using testing::MetricValue;
+using testing::NumberAfter;
+using testing::Process;
+
+constexpr char kKiwipete[] = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1";
+
+class ClusterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("arbiter-it-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override {
+    workers_.clear();
+    coordinator_.reset();
+    if (!HasFailure()) std::filesystem::remove_all(dir_);
+  }
+
+  // Starts the coordinator (on `port`, 0 = any) and connects the stubs.
+  void StartCoordinator(std::vector<std::string> extra = {}, int port = 0) {
+    std::vector<std::string> args = {
+        ARBITER_BINARY, "coordinator", "--listen", "127.0.0.1:" + std::to_string(port),
+        "--metrics",    "127.0.0.1:0", "--data",   (dir_ / "data").string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    coordinator_ = Process::Start(args, (dir_ / "coordinator.log").string());
+    ASSERT_TRUE(coordinator_);
+    auto line = coordinator_->ReadLineWith("listening on port", 60);
+    ASSERT_TRUE(line) << "coordinator did not start; see " << (dir_ / "coordinator.log");
+    port_ = NumberAfter(*line, "listening on port ");
+    metrics_port_ = NumberAfter(*line, "metrics on port ");
+    ASSERT_GT(port_, 0);
+    auto channel = grpc::CreateChannel(Address(), grpc::InsecureChannelCredentials());
+    runs_ = v1::RunService::NewStub(channel);
+    work_ = v1::WorkService::NewStub(channel);
+    channel_ = channel;
+  }
+
+  // Starts a worker process; returns its metrics port.
+  int StartWorker(int threads = 1) {
+    const int n = int(workers_.size()) + 1;
+    workers_.push_back(
+        Process::Start({ARBITER_BINARY, "worker", "--coordinator", Address(), "--threads",
+                        std::to_string(threads), "--metrics", "127.0.0.1:0", "--name",
+                        "w" + std::to_string(n), "--wait-seconds", "2", "--grace-seconds", "5"},
+                       (dir_ / ("worker" + std::to_string(n) + ".log")).string()));
+    auto line = workers_.back()->ReadLineWith("health on port", 60);
+    EXPECT_TRUE(line);
+    return line ? NumberAfter(*line, "metrics on port ") : -1;
+  }
+
+  std::string Address() const { return "127.0.0.1:" + std::to_string(port_); }
+
+  static std::chrono::system_clock::time_point In(double seconds) {
+    return std::chrono::system_clock::now() + std::chrono::milliseconds(int64_t(seconds * 1000));
+  }
+
+  grpc::Status Submit(const std::string& fen, int depth, bool verify, v1::Run& run,
+                      uint32_t target_jobs = 0, uint32_t hash_mb = 0) {
+    v1::SubmitPerftRequest req;
+    req.mutable_perft()->set_fen(fen);
+    req.mutable_perft()->set_depth(depth);
+    req.mutable_perft()->set_hash_mb(hash_mb);
+    req.set_verify(verify);
+    req.set_target_jobs(target_jobs);
+    v1::SubmitRunResponse resp;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(In(60));
+    grpc::Status s = runs_->SubmitPerft(&ctx, req, &resp);
+    run = resp.run();
+    return s;
+  }
+
+  grpc::Status GetRun(uint64_t id, v1::Run& run) {
+    v1::GetRunRequest req;
+    req.set_run_id(id);
+    grpc::ClientContext ctx;
+    ctx.set_deadline(In(10));
+    return runs_->GetRun(&ctx, req, &run);
+  }
+
+  // Polls until the run is finished (or the time is up); tolerates a restarting coordinator.
+  v1::Run WaitFinished(uint64_t id, double seconds = 120) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(int(seconds));
+    v1::Run run;
+    while (std::chrono::steady_clock::now() < end) {
+      if (GetRun(id, run).ok() &&
+          (run.state() == v1::RUN_STATE_SUCCEEDED || run.state() == v1::RUN_STATE_FAILED ||
+           run.state() == v1::RUN_STATE_CANCELLED))
+        return run;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return run;
+  }
+
+  std::string Metrics(int port) { return HttpGet(port, "/metrics"); }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<Process> coordinator_;
+  std::vector<std::unique_ptr<Process>> workers_;
+  int port_ = 0, metrics_port_ = 0;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::RunService::Stub> runs_;
+  std::unique_ptr<v1::WorkService::Stub> work_;
+};
+
+// Start position to depth 6 on three workers, through the CLI: the total and the divide
+// equal the in-process perft; the metrics of both processes agree with the run.
+TEST_F(ClusterTest, StartposDepth6OnThreeWorkersMatchesLocalDivide) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator());
+  std::vector<int> worker_metrics;
+  for (int i = 0; i < 3; ++i) worker_metrics.push_back(StartWorker());
+
+  auto cli = Process::Start({ARBITER_BINARY, "perft", "--startpos", "--depth", "6", "--divide",
+                             "--coordinator", Address()},
+                            (dir_ / "cli.log").string());
+  std::string out = cli->ReadAll();
+  ASSERT_EQ(cli->Wait(), 0) << out;
+
+  Position start = Position::StartPosition();
+  absl::StatusOr<PerftResult> local = Perft(start, {.depth = 6, .threads = 1, .divide = true});
+  ASSERT_TRUE(local.ok());
+  std::string expected;
+  for (const PerftDivide& d : local->divide)
+    expected += MoveToUci(start, d.move) + ": " + std::to_string(d.nodes) + "\n";
+  expected += "\nNodes searched: 119060324\n";
+  EXPECT_EQ(out.substr(0, expected.size()), expected);
+
+  // The coordinator's series for the finished run (gauges refresh within a second).
+  std::string text;
+  for (int i = 0; i < 50; ++i) {
+    text = Metrics(metrics_port_);
+    if (MetricValue(text, "arbiter_runs{state=\"SUCCEEDED\"}") == 1.0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(MetricValue(text, "arbiter_runs{state=\"SUCCEEDED\"}"), 1.0) << text;
+  EXPECT_EQ(MetricValue(text, "arbiter_perft_nodes_total"), 119060324.0);
+  EXPECT_EQ(MetricValue(text, "arbiter_workers_connected"), 3.0);
+  EXPECT_EQ(MetricValue(text, "arbiter_lease_expiries_total"), 0.0);
+  EXPECT_EQ(MetricValue(text,
+                        "arbiter_grpc_server_requests_total{code=\"OK\",method=\"/"
+                        "arbiter.v1.RunService/SubmitPerft\"}"),
+            1.0);
+  v1::ListRunsResponse list;
+  {
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(runs_->ListRuns(&ctx, v1::ListRunsRequest(), &list).ok());
+  }
+  ASSERT_EQ(list.runs_size(), 1);
+  const double jobs = double(list.runs(0).jobs().total());
+  EXPECT_EQ(MetricValue(text, "arbiter_job_completions_total{outcome=\"committed\"}"), jobs);
+  EXPECT_EQ(MetricValue(text, "arbiter_job_duration_seconds_count"), jobs);
+  EXPECT_GT(MetricValue(text, "process_open_fds").value_or(0), 0);
+  EXPECT_GT(MetricValue(text, "process_resident_memory_bytes").value_or(0), 0);
+  // Every job was completed by one of the workers, and their node counts add up to the
+  // unique positions' counts (at most the run's total: transpositions are counted once).
+  double completed = 0, worker_nodes = 0;
+  for (int port : worker_metrics) {
+    std::string wt = Metrics(port);
+    completed += MetricValue(wt, "arbiter_worker_jobs_total{outcome=\"completed\"}").value_or(0);
+    worker_nodes += MetricValue(wt, "arbiter_worker_perft_nodes_total").value_or(0);
+    EXPECT_EQ(MetricValue(wt, "arbiter_worker_registered"), 1.0);
+    EXPECT_GT(MetricValue(wt, "process_cpu_seconds_total").value_or(-1), 0);
+  }
+  EXPECT_EQ(completed, jobs);
+  EXPECT_GT(worker_nodes, 0);
+  EXPECT_LE(worker_nodes, 119060324.0);
+}
+
+// Kiwipete to depth 5 with every job computed twice; JSON output through the CLI.
+TEST_F(ClusterTest, KiwipeteDepth5Verified) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator());
+  for (int i = 0; i < 3; ++i) StartWorker();
+  auto cli = Process::Start({ARBITER_BINARY, "perft", "--fen", kKiwipete, "--depth", "5", "--hash",
+                             "16", "--verify", "--json", "--coordinator", Address()},
+                            (dir_ / "cli.log").string());
+  std::string out = cli->ReadAll();
+  ASSERT_EQ(cli->Wait(), 0) << out;
+  EXPECT_NE(out.find("\"nodes\":\"193690690\""), std::string::npos) << out;
+  v1::Run run;
+  ASSERT_TRUE(GetRun(1, run).ok());
+  EXPECT_EQ(run.state(), v1::RUN_STATE_SUCCEEDED);
+  EXPECT_EQ(run.perft().result().nodes(), 193690690u);
+  EXPECT_EQ(run.perft().disagreements_size(), 0);
+  std::string text = Metrics(metrics_port_);
+  // Two results per job.
+  EXPECT_EQ(MetricValue(text, "arbiter_job_completions_total{outcome=\"committed\"}"),
+            2.0 * run.jobs().total());
+}
+
+// A worker killed with SIGKILL in the middle of a job: its lease expires, the job is re-queued,
+// another worker computes it, and the total is exact.
+TEST_F(ClusterTest, WorkerKilledMidJobStillExact) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator({"--lease-seconds", "1.5"}));
+  StartWorker();
+  v1::Run run;
+  ASSERT_TRUE(Submit(kKiwipete, 5, false, run, /*target_jobs=*/6).ok());
+  // Wait until the only worker holds a lease, then kill it.
+  for (int i = 0; i < 200 && run.jobs().leased() == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_TRUE(GetRun(run.id(), run).ok());
+  }
+  ASSERT_GT(run.jobs().leased(), 0u);
+  ASSERT_LT(run.jobs().done(), run.jobs().total());
+  workers_[0]->Signal(SIGKILL);
+  workers_[0]->Wait();
+  StartWorker();
+  run = WaitFinished(run.id());
+  ASSERT_EQ(run.state(), v1::RUN_STATE_SUCCEEDED) << run.message();
+  EXPECT_EQ(run.perft().result().nodes(), 193690690u);
+  EXPECT_GE(MetricValue(Metrics(metrics_port_), "arbiter_lease_expiries_total").value_or(0), 1.0);
+}
+
+// The coordinator killed with SIGKILL mid-run and restarted on the same data: the run resumes
+// and its total is exact (nothing acknowledged lost, nothing counted twice).
+TEST_F(ClusterTest, CoordinatorRestartResumesExactly) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator({"--lease-seconds", "3"}));
+  const int port = port_;
+  StartWorker();
+  StartWorker();
+  v1::Run run;
+  ASSERT_TRUE(Submit(kKiwipete, 5, false, run, /*target_jobs=*/24).ok());
+  for (int i = 0; i < 1000 && run.jobs().done() < 3; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ASSERT_TRUE(GetRun(run.id(), run).ok());
+  }
+  ASSERT_GE(run.jobs().done(), 3u);
+  ASSERT_LT(run.jobs().done(), run.jobs().total()) << "the run finished before the kill";
+  coordinator_->Signal(SIGKILL);
+  coordinator_->Wait();
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator({"--lease-seconds", "3"}, port));
+  run = WaitFinished(run.id());
+  ASSERT_EQ(run.state(), v1::RUN_STATE_SUCCEEDED) << run.message();
+  EXPECT_EQ(run.perft().result().nodes(), 193690690u);
+  uint64_t divide = 0;
+  for (const auto& d : run.perft().result().divide()) divide += d.nodes();
+  EXPECT_EQ(divide, 193690690u);
+}
+
+// Bad requests get specific codes and messages, and the coordinator keeps serving.
+TEST_F(ClusterTest, BadRequestsGetSpecificCodes) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator({"--lease-seconds", "1", "--max-upload-mb", "1"}));
+  v1::Run run;
+  grpc::Status s = Submit("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP w KQkq - 0 1", 3, false, run);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("malformed FEN"), std::string::npos) << s.error_message();
+  for (int depth : {0, 40}) {
+    s = Submit(std::string(Position::kStartFen), depth, false, run);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_NE(s.error_message().find("depth must be in 1..20, got " + std::to_string(depth)),
+              std::string::npos)
+        << s.error_message();
+  }
+  {
+    v1::SubmitMatchRequest req;
+    req.set_tc("10+0.1");
+    v1::SubmitRunResponse resp;
+    grpc::ClientContext ctx;
+    s = runs_->SubmitMatch(&ctx, req, &resp);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_NE(s.error_message().find("engine list is empty"), std::string::npos);
+  }
+  {
+    v1::SubmitMatchRequest req;
+    req.set_tc("10+0.1");
+    auto* a = req.add_engines();
+    a->set_name("a");
+    a->set_sha256(std::string(64, 'a'));
+    auto* b = req.add_engines();
+    b->set_name("b");
+    b->set_builtin(true);
+    v1::SubmitRunResponse resp;
+    grpc::ClientContext ctx;
+    s = runs_->SubmitMatch(&ctx, req, &resp);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND);
+    EXPECT_NE(s.error_message().find("no engine with sha256 aaaa"), std::string::npos)
+        << s.error_message();
+  }
+  {
+    // 2 MiB against a 1 MiB limit.
+    v1::UploadEngineResponse resp;
+    grpc::ClientContext ctx;
+    auto writer = runs_->UploadEngine(&ctx, &resp);
+    v1::UploadEngineRequest part;
+    part.set_name("big");
+    writer->Write(part);
+    part.set_chunk(std::string(512 << 10, 'x'));
+    for (int i = 0; i < 4 && writer->Write(part); ++i) {
+    }
+    writer->WritesDone();
+    s = writer->Finish();
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+    EXPECT_NE(s.error_message().find("exceeds the limit"), std::string::npos) << s.error_message();
+  }
+  {
+    // A small upload is stored by sha256 and listed.
+    v1::UploadEngineResponse resp;
+    grpc::ClientContext ctx;
+    auto writer = runs_->UploadEngine(&ctx, &resp);
+    v1::UploadEngineRequest part;
+    part.set_name("tiny");
+    writer->Write(part);
+    part.set_chunk("abc");
+    writer->Write(part);
+    writer->WritesDone();
+    ASSERT_TRUE(writer->Finish().ok());
+    EXPECT_EQ(resp.engine().sha256(),
+              "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    EXPECT_EQ(resp.engine().size_bytes(), 3u);
+  }
+
+  // Fencing and idempotency, as a worker would see them.
+  v1::RegisterResponse reg;
+  {
+    grpc::ClientContext ctx;
+    v1::RegisterRequest req;
+    req.set_name("test-client");
+    ASSERT_TRUE(work_->Register(&ctx, req, &reg).ok());
+  }
+  ASSERT_TRUE(Submit(std::string(Position::kStartFen), 3, false, run, /*target_jobs=*/2).ok());
+  ASSERT_EQ(run.jobs().total(), 2u);
+  auto acquire = [&](v1::AcquireJobResponse& resp) {
+    grpc::ClientContext ctx;
+    v1::AcquireJobRequest req;
+    req.set_worker_id(reg.worker_id());
+    req.set_wait_seconds(5);
+    return work_->AcquireJob(&ctx, req, &resp);
+  };
+  auto complete = [&](uint64_t job, uint64_t lease, int counts) {
+    grpc::ClientContext ctx;
+    v1::CompleteJobRequest req;
+    req.set_worker_id(reg.worker_id());
+    req.set_job_id(job);
+    req.set_lease_id(lease);
+    for (int i = 0; i < counts; ++i) req.mutable_perft()->add_counts(0);
+    v1::CompleteJobResponse resp;
+    grpc::Status st = work_->CompleteJob(&ctx, req, &resp);
+    return std::make_pair(st, resp.duplicate());
+  };
+  v1::AcquireJobResponse first;
+  ASSERT_TRUE(acquire(first).ok());
+  ASSERT_TRUE(first.has_job());
+  const uint64_t job = first.job().job_id();
+  const uint64_t other = run.jobs().total() == 2 ? (job == 1 ? 2 : 1) : 0;
+  // The other job was never leased.
+  auto [never, dup0] = complete(other, 12345, 1);
+  EXPECT_EQ(never.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_NE(never.error_message().find("never leased"), std::string::npos) << never.error_message();
+  auto [unknown, dup1] = complete(999999, 1, 1);
+  EXPECT_EQ(unknown.error_code(), grpc::StatusCode::NOT_FOUND);
+  // Let the lease expire; the job comes back with a new lease.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1600));
+  v1::AcquireJobResponse second;
+  ASSERT_TRUE(acquire(second).ok());
+  ASSERT_TRUE(second.has_job());
+  ASSERT_EQ(second.job().job_id(), job) << "the expired job is re-queued first";
+  ASSERT_NE(second.job().lease_id(), first.job().lease_id());
+  const int n = first.job().perft().fens_size();
+  auto [stale, dup2] = complete(job, first.job().lease_id(), n);
+  EXPECT_EQ(stale.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_NE(stale.error_message().find("stale"), std::string::npos) << stale.error_message();
+  auto [wrong_size, dup3] = complete(job, second.job().lease_id(), n + 1);
+  EXPECT_EQ(wrong_size.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  auto [ok, dup4] = complete(job, second.job().lease_id(), n);
+  EXPECT_TRUE(ok.ok()) << ok.error_message();
+  EXPECT_FALSE(dup4);
+  auto [again, dup5] = complete(job, second.job().lease_id(), n);
+  EXPECT_TRUE(again.ok());
+  EXPECT_TRUE(dup5);
+  // Cancel, then cancelling again is refused; the coordinator still serves.
+  {
+    grpc::ClientContext ctx;
+    v1::CancelRunRequest req;
+    req.set_run_id(run.id());
+    v1::Run cancelled;
+    ASSERT_TRUE(runs_->CancelRun(&ctx, req, &cancelled).ok());
+    EXPECT_EQ(cancelled.state(), v1::RUN_STATE_CANCELLED);
+  }
+  {
+    grpc::ClientContext ctx;
+    v1::CancelRunRequest req;
+    req.set_run_id(run.id());
+    v1::Run cancelled;
+    EXPECT_EQ(runs_->CancelRun(&ctx, req, &cancelled).error_code(),
+              grpc::StatusCode::FAILED_PRECONDITION);
+  }
+  EXPECT_EQ(GetRun(424242, run).error_code(), grpc::StatusCode::NOT_FOUND);
+  // grpc.health.v1 answers SERVING (an empty request; the reply is field 1 = 1).
+  grpc::GenericStub generic(channel_);
+  grpc::ClientContext ctx;
+  grpc::ByteBuffer request, response;
+  grpc::Slice empty("");
+  request = grpc::ByteBuffer(&empty, 1);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  grpc::Status health;
+  generic.UnaryCall(&ctx, "/grpc.health.v1.Health/Check", grpc::StubOptions(), &request, &response,
+                    [&](grpc::Status st) {
+                      std::lock_guard<std::mutex> lock(mu);
+                      health = st;
+                      done = true;
+                      cv.notify_all();
+                    });
+  std::unique_lock<std::mutex> lock(mu);
+  cv.wait(lock, [&] { return done; });
+  ASSERT_TRUE(health.ok()) << health.error_message();
+  std::vector<grpc::Slice> slices;
+  ASSERT_TRUE(response.Dump(&slices).ok());
+  std::string bytes;
+  for (auto& sl : slices)
+    bytes += std::string(reinterpret_cast<const char*>(sl.begin()), sl.size());
+  EXPECT_EQ(bytes, std::string("\x08\x01", 2));
+}
+
+}  // namespace
+}  // namespace arbiter

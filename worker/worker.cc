@@ -1,0 +1,356 @@
+#include "worker/worker.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "base/strings.h"
+#include "engine/perft.h"
+#include "engine/position.h"
+#include "grpcpp/grpcpp.h"
+#include "net/metrics.h"
+#include "prometheus/counter.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
+#include "proto/arbiter/v1/cluster.grpc.pb.h"
+#include "spdlog/spdlog.h"
+
+namespace arbiter::worker {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::chrono::system_clock::time_point Deadline(double seconds) {
+  return std::chrono::system_clock::now() +
+         std::chrono::duration_cast<std::chrono::system_clock::duration>(
+             std::chrono::duration<double>(seconds));
+}
+
+bool Retryable(grpc::StatusCode c) {
+  return c == grpc::StatusCode::UNAVAILABLE || c == grpc::StatusCode::DEADLINE_EXCEEDED ||
+         c == grpc::StatusCode::CANCELLED || c == grpc::StatusCode::RESOURCE_EXHAUSTED ||
+         c == grpc::StatusCode::UNKNOWN || c == grpc::StatusCode::INTERNAL;
+}
+
+std::string HostName() {
+  char buf[256] = {};
+  gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+}  // namespace
+
+class WorkerMetrics {
+ public:
+  explicit WorkerMetrics(prometheus::Registry& r)
+      : jobs_(prometheus::BuildCounter()
+                  .Name("arbiter_worker_jobs_total")
+                  .Help("Jobs this worker finished, by outcome (completed, released, stopped, "
+                        "rejected).")
+                  .Register(r)),
+        rpcs_(prometheus::BuildCounter()
+                  .Name("arbiter_worker_rpcs_total")
+                  .Help("Calls to the coordinator by method and status code.")
+                  .Register(r)),
+        duration_(prometheus::BuildHistogram()
+                      .Name("arbiter_worker_job_duration_seconds")
+                      .Help("Wall time of the jobs this worker ran.")
+                      .Register(r)
+                      .Add({}, prometheus::Histogram::BucketBoundaries{0.001, 0.01, 0.1, 0.5, 1, 2,
+                                                                       5, 10, 30, 60, 300, 1800})),
+        nodes_(prometheus::BuildCounter()
+                   .Name("arbiter_worker_perft_nodes_total")
+                   .Help("Perft leaf nodes this worker counted (completed jobs).")
+                   .Register(r)
+                   .Add({})),
+        busy_(prometheus::BuildGauge()
+                  .Name("arbiter_worker_busy")
+                  .Help("1 while a job runs.")
+                  .Register(r)
+                  .Add({})),
+        registered_(prometheus::BuildGauge()
+                        .Name("arbiter_worker_registered")
+                        .Help("1 while registered with a reachable coordinator.")
+                        .Register(r)
+                        .Add({})) {}
+  void Job(const char* outcome) { jobs_.Add({{"outcome", outcome}}).Increment(); }
+  void Rpc(const char* method, const grpc::Status& s) {
+    rpcs_.Add({{"method", method}, {"code", net::StatusCodeName(s.error_code())}}).Increment();
+  }
+  prometheus::Family<prometheus::Counter>& jobs_;
+  prometheus::Family<prometheus::Counter>& rpcs_;
+  prometheus::Histogram& duration_;
+  prometheus::Counter& nodes_;
+  prometheus::Gauge& busy_;
+  prometheus::Gauge& registered_;
+};
+
+struct Worker::Impl {
+  WorkerOptions options;
+  std::unique_ptr<WorkerMetrics> metrics;
+  std::shared_ptr<grpc::Channel> channel;
+  std::unique_ptr<v1::WorkService::Stub> stub;
+  std::string worker_id;
+  double heartbeat_seconds = 3;
+
+  absl::Mutex mu;
+  bool draining ABSL_GUARDED_BY(mu) = false;
+  Clock::time_point drain_deadline ABSL_GUARDED_BY(mu);
+  grpc::ClientContext* polling ABSL_GUARDED_BY(mu) = nullptr;
+
+  bool Draining() {
+    absl::MutexLock lock(&mu);
+    return draining;
+  }
+  void Record(const char* method, const grpc::Status& s) {
+    if (metrics) metrics->Rpc(method, s);
+  }
+  // Sleeps up to `seconds`, waking early when draining starts.
+  void Sleep(double seconds) {
+    absl::MutexLock lock(&mu);
+    mu.AwaitWithTimeout(absl::Condition(&draining), absl::Seconds(seconds));
+  }
+
+  bool Register() {
+    double backoff = 0.1;
+    while (!Draining()) {
+      v1::RegisterRequest req;
+      req.set_name(options.name.empty() ? HostName() : options.name);
+      req.set_cores(std::max(1u, std::thread::hardware_concurrency()));
+      req.set_memory_bytes(uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE)));
+      if (__builtin_cpu_supports("bmi2")) req.add_cpu_flags("bmi2");
+      if (__builtin_cpu_supports("avx2")) req.add_cpu_flags("avx2");
+      req.set_version("arbiter 0.1.0");
+      req.set_threads(options.threads);
+      v1::RegisterResponse resp;
+      grpc::ClientContext ctx;
+      ctx.set_deadline(Deadline(5));
+      grpc::Status s = stub->Register(&ctx, req, &resp);
+      Record("Register", s);
+      if (s.ok()) {
+        worker_id = resp.worker_id();
+        heartbeat_seconds = resp.heartbeat_seconds() > 0 ? resp.heartbeat_seconds() : 3;
+        if (metrics) metrics->registered_.Set(1);
+        spdlog::info("worker {}: registered with {} ({} threads)", worker_id, options.coordinator,
+                     options.threads);
+        return true;
+      }
+      if (metrics) metrics->registered_.Set(0);
+      spdlog::warn("register with {} failed: {}; retrying", options.coordinator, s.error_message());
+      Sleep(backoff);
+      backoff = std::min(2.0, backoff * 2);
+    }
+    return false;
+  }
+
+  // Runs one leased perft job to the end: completed, released (draining) or dropped.
+  void Execute(const v1::Job& job, Worker& owner) {
+    const v1::PerftJob& work = job.perft();
+    std::vector<Position> positions;
+    for (const std::string& fen : work.fens()) {
+      absl::StatusOr<Position> p = Position::FromFen(fen);
+      if (!p.ok()) {
+        spdlog::error("job {}: bad position '{}': {}; releasing", job.job_id(), fen,
+                      std::string(p.status().message()));
+        Release(job, "bad position in job");
+        return;
+      }
+      p->SetChess960(work.chess960());
+      positions.push_back(*p);
+    }
+    std::atomic<bool> stop{false};
+    std::atomic<uint64_t> nodes{0};
+    bool release = false, lost = false;
+    std::string why;
+    absl::Mutex hb_mu;
+    bool finished = false;
+    if (metrics) metrics->busy_.Set(1);
+    const auto start = Clock::now();
+    std::thread heartbeat([&] {
+      for (;;) {
+        {
+          absl::MutexLock lock(&hb_mu);
+          hb_mu.AwaitWithTimeout(absl::Condition(&finished), absl::Seconds(heartbeat_seconds));
+          if (finished) return;
+        }
+        {
+          absl::MutexLock lock(&mu);
+          if (draining && Clock::now() > drain_deadline) {
+            release = true;
+            stop = true;
+            return;
+          }
+        }
+        v1::HeartbeatRequest req;
+        req.set_worker_id(worker_id);
+        req.set_job_id(job.job_id());
+        req.set_lease_id(job.lease_id());
+        req.set_nodes_done(nodes.load());
+        v1::HeartbeatResponse resp;
+        grpc::ClientContext ctx;
+        ctx.set_deadline(Deadline(5));
+        grpc::Status s = stub->Heartbeat(&ctx, req, &resp);
+        Record("Heartbeat", s);
+        if ((s.ok() && resp.stop()) || (!s.ok() && !Retryable(s.error_code()))) {
+          why = s.ok() ? resp.reason() : s.error_message();
+          lost = true;
+          stop = true;
+          return;
+        }
+      }
+    });
+    PerftBatchOptions opts{.depth = int(work.depth()),
+                           .threads = options.threads,
+                           .hash_mb = int(work.hash_mb()),
+                           .stop = &stop,
+                           .nodes_done = &nodes};
+    absl::StatusOr<std::vector<uint64_t>> counts = PerftBatch(positions, opts);
+    {
+      absl::MutexLock lock(&hb_mu);
+      finished = true;
+    }
+    heartbeat.join();
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    if (metrics) {
+      metrics->busy_.Set(0);
+      metrics->duration_.Observe(seconds);
+    }
+    if (!counts.ok()) {
+      if (release || Draining()) {
+        Release(job, "worker shutting down");
+        if (metrics) metrics->Job("released");
+      } else {
+        spdlog::info("job {}: stopped ({})", job.job_id(), lost ? why : counts.status().ToString());
+        if (metrics) metrics->Job("stopped");
+      }
+      return;
+    }
+    v1::CompleteJobRequest req;
+    req.set_worker_id(worker_id);
+    req.set_job_id(job.job_id());
+    req.set_lease_id(job.lease_id());
+    req.set_seconds(seconds);
+    uint64_t total = 0;
+    for (uint64_t c : *counts) {
+      req.mutable_perft()->add_counts(c);
+      total += c;
+    }
+    // Retry until the coordinator answers: the same job and lease are counted once.
+    double backoff = 0.1;
+    const auto give_up = Clock::now() + std::chrono::minutes(5);
+    for (;;) {
+      v1::CompleteJobResponse resp;
+      grpc::ClientContext ctx;
+      ctx.set_deadline(Deadline(30));
+      grpc::Status s = stub->CompleteJob(&ctx, req, &resp);
+      Record("CompleteJob", s);
+      if (s.ok()) {
+        owner.jobs_completed_++;
+        if (metrics) {
+          metrics->Job("completed");
+          metrics->nodes_.Increment(double(total));
+        }
+        spdlog::debug("job {}: {} positions, {} nodes in {:.3f} s", job.job_id(), positions.size(),
+                      total, seconds);
+        return;
+      }
+      if (!Retryable(s.error_code()) || Clock::now() > give_up) {
+        spdlog::warn("job {}: result not accepted: {} ({})", job.job_id(), s.error_message(),
+                     net::StatusCodeName(s.error_code()));
+        if (metrics) metrics->Job("rejected");
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::duration<double>(backoff));
+      backoff = std::min(2.0, backoff * 2);
+    }
+  }
+
+  void Release(const v1::Job& job, const std::string& reason) {
+    v1::ReleaseJobRequest req;
+    req.set_worker_id(worker_id);
+    req.set_job_id(job.job_id());
+    req.set_lease_id(job.lease_id());
+    req.set_reason(reason);
+    v1::ReleaseJobResponse resp;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(Deadline(5));
+    grpc::Status s = stub->ReleaseJob(&ctx, req, &resp);
+    Record("ReleaseJob", s);
+    spdlog::info("job {}: released ({}){}", job.job_id(), reason,
+                 s.ok() ? "" : Cat(": ", s.error_message()));
+  }
+};
+
+Worker::Worker(const WorkerOptions& options, prometheus::Registry* registry)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->options = options;
+  if (registry) impl_->metrics = std::make_unique<WorkerMetrics>(*registry);
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(64 << 20);
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  impl_->channel =
+      grpc::CreateCustomChannel(options.coordinator, grpc::InsecureChannelCredentials(), args);
+  impl_->stub = v1::WorkService::NewStub(impl_->channel);
+}
+
+Worker::~Worker() = default;
+
+absl::Status Worker::Run() {
+  Impl& w = *impl_;
+  if (w.options.threads < 1 || w.options.threads > 1024)
+    return absl::InvalidArgumentError(Cat("threads must be in 1..1024, got ", w.options.threads));
+  if (!w.Register()) return absl::OkStatus();
+  double backoff = 0.1;
+  while (!w.Draining()) {
+    v1::AcquireJobRequest req;
+    req.set_worker_id(w.worker_id);
+    req.set_wait_seconds(w.options.wait_seconds);
+    v1::AcquireJobResponse resp;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(Deadline(w.options.wait_seconds + 10));
+    {
+      absl::MutexLock lock(&w.mu);
+      if (w.draining) break;
+      w.polling = &ctx;
+    }
+    grpc::Status s = w.stub->AcquireJob(&ctx, req, &resp);
+    {
+      absl::MutexLock lock(&w.mu);
+      w.polling = nullptr;
+    }
+    w.Record("AcquireJob", s);
+    if (s.ok()) {
+      backoff = 0.1;
+      if (resp.has_job() && resp.job().has_perft()) w.Execute(resp.job(), *this);
+      continue;
+    }
+    if (w.Draining()) break;
+    if (s.error_code() == grpc::StatusCode::NOT_FOUND) {
+      // The coordinator restarted and forgot us.
+      if (!w.Register()) break;
+      continue;
+    }
+    if (w.metrics) w.metrics->registered_.Set(0);
+    spdlog::warn("acquire from {} failed: {}; retrying", w.options.coordinator, s.error_message());
+    w.Sleep(backoff);
+    backoff = std::min(2.0, backoff * 2);
+    if (w.metrics) w.metrics->registered_.Set(1);
+  }
+  spdlog::info("worker {}: drained after {} jobs", w.worker_id, jobs_completed());
+  return absl::OkStatus();
+}
+
+void Worker::Drain() {
+  absl::MutexLock lock(&impl_->mu);
+  if (impl_->draining) return;
+  impl_->draining = true;
+  impl_->drain_deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(impl_->options.grace_seconds));
+  if (impl_->polling) impl_->polling->TryCancel();
+}
+
+}  // namespace arbiter::worker

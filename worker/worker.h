@@ -1,0 +1,54 @@
+// A stateless worker: registers with the coordinator, long-polls for jobs, runs perft jobs on
+// its threads with its own hash, heartbeats while it works, and reports results (retrying until
+// the coordinator acknowledges them). Drain() stops it gracefully.
+//
+//   Worker w({.coordinator = "127.0.0.1:50051", .threads = 2}, nullptr);
+//   std::thread t([&] { w.Run(); });  ...  w.Drain(); t.join();
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+
+namespace grpc {
+class ClientContext;
+}
+namespace prometheus {
+class Registry;
+}
+
+namespace arbiter::worker {
+
+struct WorkerOptions {
+  std::string coordinator = "127.0.0.1:50051";
+  int threads = 1;
+  std::string name;  // default: host name
+  // Engine artifacts are cached here by sha256 (empty = a folder under the temp dir).
+  std::string cache_dir;
+  double wait_seconds = 20;   // long-poll time
+  double grace_seconds = 30;  // after Drain(): time to finish the current job before releasing it
+};
+
+class WorkerMetrics;
+
+class Worker {
+ public:
+  // `registry` may be null (no metrics).
+  Worker(const WorkerOptions& options, prometheus::Registry* registry);
+  ~Worker();
+  // Works until Drain(); returns OK once drained.
+  absl::Status Run();
+  // Stop taking jobs; the current job gets the grace period, then is released.
+  void Drain();
+  uint64_t jobs_completed() const { return jobs_completed_.load(); }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::atomic<uint64_t> jobs_completed_{0};
+};
+
+}  // namespace arbiter::worker
