@@ -13,10 +13,6 @@
 #include "engine/movegen.h"
 
 namespace arbiter {
-namespace {
-
-using movegen_detail::Generate;
-using movegen_detail::kAll;
 
 // Shared perft hash. Each entry is four words: check = lo ^ hi ^ count ^ depth, hi, count,
 // depth. A hit needs the full 128-bit key (lo through the XOR, hi directly) and the depth, so
@@ -171,6 +167,11 @@ class LeafBoard {
   Square ep_ = kNoSquare;
   uint8_t castling_;
 };
+
+namespace {
+
+using movegen_detail::Generate;
+using movegen_detail::kAll;
 
 template <Color Us, bool kHash>
 uint64_t PerftRecurse(Position& pos, int depth, PerftTable* table) {
@@ -328,6 +329,10 @@ absl::StatusOr<PerftResult> Perft(const Position& root, const PerftOptions& opts
   return result;
 }
 
+std::shared_ptr<PerftTable> MakePerftTable(int hash_mb) {
+  return std::make_shared<PerftTable>(size_t(std::max(1, hash_mb)));
+}
+
 absl::StatusOr<std::vector<uint64_t>> PerftBatch(std::span<const Position> positions,
                                                  const PerftBatchOptions& opts) {
   if (opts.depth < 0 || opts.depth > kMaxPerftDepth)
@@ -338,11 +343,14 @@ absl::StatusOr<std::vector<uint64_t>> PerftBatch(std::span<const Position> posit
         Cat("hash size ", opts.hash_mb, " MB is out of range 0..1048576"));
   if (opts.threads < 0 || opts.threads > 1024)
     return absl::InvalidArgumentError(Cat("threads ", opts.threads, " is out of range 0..1024"));
-  const int threads = opts.threads == 0
-                          ? int(std::max(1u, std::thread::hardware_concurrency()))
-                          : opts.threads;
-  std::unique_ptr<PerftTable> table;
-  if (opts.hash_mb > 0 && opts.depth >= 3) table = std::make_unique<PerftTable>(opts.hash_mb);
+  const int threads =
+      opts.threads == 0 ? int(std::max(1u, std::thread::hardware_concurrency())) : opts.threads;
+  std::unique_ptr<PerftTable> own;
+  PerftTable* table = opts.table;
+  if (!table && opts.hash_mb > 0 && opts.depth >= 3) {
+    own = std::make_unique<PerftTable>(opts.hash_mb);
+    table = own.get();
+  }
   // Few positions for many threads: split each one a ply or two deeper.
   int split = 0;
   if (threads > 1 && positions.size() < 8 * size_t(threads)) split = opts.depth >= 6 ? 2 : 1;
@@ -356,7 +364,7 @@ absl::StatusOr<std::vector<uint64_t>> PerftBatch(std::span<const Position> posit
   auto worker = [&] {
     for (size_t t; (t = next.fetch_add(1, std::memory_order_relaxed)) < tasks.size();) {
       if (opts.stop && opts.stop->load(std::memory_order_relaxed)) return;
-      task_nodes[t] = CountSubtree(tasks[t].pos, tasks[t].depth, table.get());
+      task_nodes[t] = CountSubtree(tasks[t].pos, tasks[t].depth, table);
       if (opts.nodes_done) opts.nodes_done->fetch_add(task_nodes[t], std::memory_order_relaxed);
     }
   };

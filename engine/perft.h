@@ -39,10 +39,17 @@ inline constexpr int kMaxPerftDepth = 20;
 // Counts leaves at opts.depth (>= 1; perft(0) is 1 by definition and also accepted).
 absl::StatusOr<PerftResult> Perft(const Position& pos, const PerftOptions& opts);
 
+// A perft hash table that can outlive one count: a worker keeps one across its jobs, since an
+// entry (128-bit key and depth) is valid for any root.
+class PerftTable;
+std::shared_ptr<PerftTable> MakePerftTable(int hash_mb);
+
 struct PerftBatchOptions {
   int depth = 1;
   int threads = 1;  // 0 = all hardware threads
   int hash_mb = 0;  // one table shared by every position of the batch
+  // Use this table (of any size) instead of allocating hash_mb; may be null.
+  PerftTable* table = nullptr;
   // Checked between subtrees: when it becomes true the batch stops with CANCELLED.
   const std::atomic<bool>* stop = nullptr;
   // Leaves counted so far (updated as subtrees finish), for progress reports.

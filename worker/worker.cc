@@ -94,6 +94,9 @@ struct Worker::Impl {
   std::unique_ptr<v1::WorkService::Stub> stub;
   std::string worker_id;
   double heartbeat_seconds = 3;
+  // Kept across jobs: entries are exact positions, valid for every job and run.
+  std::shared_ptr<PerftTable> table;
+  uint32_t table_mb = 0;
 
   absl::Mutex mu;
   bool draining ABSL_GUARDED_BY(mu) = false;
@@ -201,9 +204,15 @@ struct Worker::Impl {
         }
       }
     });
+    if (work.hash_mb() > 0 && work.depth() >= 3 && table_mb != work.hash_mb()) {
+      table.reset();
+      table = MakePerftTable(int(work.hash_mb()));
+      table_mb = work.hash_mb();
+    }
     PerftBatchOptions opts{.depth = int(work.depth()),
                            .threads = options.threads,
                            .hash_mb = int(work.hash_mb()),
+                           .table = work.hash_mb() > 0 ? table.get() : nullptr,
                            .stop = &stop,
                            .nodes_done = &nodes};
     absl::StatusOr<std::vector<uint64_t>> counts = PerftBatch(positions, opts);

@@ -1,0 +1,196 @@
+// Load generator for bench/coordinator_load.sh: N lightweight simulated workers (gRPC callback
+// clients sharing a few channels) acquire, heartbeat and complete tiny perft jobs against one
+// coordinator. The jobs are really counted (depth 1), so the run's total checks the result.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/perft.h"
+#include "engine/position.h"
+#include "grpcpp/grpcpp.h"
+#include "proto/arbiter/v1/cluster.grpc.pb.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Shared {
+  std::vector<std::unique_ptr<arbiter::v1::WorkService::Stub>> stubs;
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> completions{0}, errors{0};
+  std::mutex mu;
+  std::vector<double> latencies;  // CompleteJob round trips, seconds
+  std::atomic<int> active{0};
+};
+
+// One simulated worker: a chain of async calls, each started from the previous one's callback.
+class SimWorker {
+ public:
+  SimWorker(Shared* s, arbiter::v1::WorkService::Stub* stub, std::string id)
+      : s_(s), stub_(stub), id_(std::move(id)) {}
+  void Start() {
+    s_->active++;
+    Acquire();
+  }
+
+ private:
+  void Acquire() {
+    if (s_->stop) {
+      s_->active--;
+      return;
+    }
+    ctx_ = std::make_unique<grpc::ClientContext>();
+    ctx_->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    acquire_req_.set_worker_id(id_);
+    acquire_req_.set_wait_seconds(1);
+    acquire_resp_.Clear();
+    stub_->async()->AcquireJob(ctx_.get(), &acquire_req_, &acquire_resp_, [this](grpc::Status st) {
+      if (!st.ok() || !acquire_resp_.has_job()) {
+        if (!st.ok()) s_->errors++;
+        return Acquire();
+      }
+      Heartbeat();
+    });
+  }
+  void Heartbeat() {
+    const arbiter::v1::Job& job = acquire_resp_.job();
+    ctx_ = std::make_unique<grpc::ClientContext>();
+    ctx_->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    hb_req_.set_worker_id(id_);
+    hb_req_.set_job_id(job.job_id());
+    hb_req_.set_lease_id(job.lease_id());
+    stub_->async()->Heartbeat(ctx_.get(), &hb_req_, &hb_resp_, [this](grpc::Status st) {
+      if (!st.ok()) s_->errors++;
+      Complete();
+    });
+  }
+  void Complete() {
+    const arbiter::v1::Job& job = acquire_resp_.job();
+    std::vector<arbiter::Position> positions;
+    for (const std::string& fen : job.perft().fens())
+      positions.push_back(*arbiter::Position::FromFen(fen));
+    auto counts = arbiter::PerftBatch(positions, {.depth = int(job.perft().depth())});
+    complete_req_.Clear();
+    complete_req_.set_worker_id(id_);
+    complete_req_.set_job_id(job.job_id());
+    complete_req_.set_lease_id(job.lease_id());
+    for (uint64_t c : *counts) complete_req_.mutable_perft()->add_counts(c);
+    ctx_ = std::make_unique<grpc::ClientContext>();
+    ctx_->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    started_ = Clock::now();
+    stub_->async()->CompleteJob(
+        ctx_.get(), &complete_req_, &complete_resp_, [this](grpc::Status st) {
+          double s = std::chrono::duration<double>(Clock::now() - started_).count();
+          if (st.ok()) {
+            s_->completions++;
+            std::lock_guard<std::mutex> lock(s_->mu);
+            s_->latencies.push_back(s);
+          } else {
+            s_->errors++;
+          }
+          Acquire();
+        });
+  }
+
+  Shared* s_;
+  arbiter::v1::WorkService::Stub* stub_;
+  std::string id_;
+  std::unique_ptr<grpc::ClientContext> ctx_;
+  arbiter::v1::AcquireJobRequest acquire_req_;
+  arbiter::v1::AcquireJobResponse acquire_resp_;
+  arbiter::v1::HeartbeatRequest hb_req_;
+  arbiter::v1::HeartbeatResponse hb_resp_;
+  arbiter::v1::CompleteJobRequest complete_req_;
+  arbiter::v1::CompleteJobResponse complete_resp_;
+  Clock::time_point started_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s HOST:PORT [workers=1000] [jobs=20000] [channels=8]\n", argv[0]);
+    return 2;
+  }
+  const std::string address = argv[1];
+  const int workers = argc > 2 ? std::atoi(argv[2]) : 1000;
+  const int jobs = argc > 3 ? std::atoi(argv[3]) : 20000;
+  const int channels = argc > 4 ? std::atoi(argv[4]) : 8;
+  Shared shared;
+  for (int i = 0; i < channels; ++i) {
+    grpc::ChannelArguments args;
+    args.SetInt("grpc.channel_id", i);  // distinct channels, distinct connections
+    shared.stubs.push_back(arbiter::v1::WorkService::NewStub(
+        grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args)));
+  }
+  auto runs = arbiter::v1::RunService::NewStub(
+      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  std::vector<std::unique_ptr<SimWorker>> sims;
+  for (int i = 0; i < workers; ++i) {
+    arbiter::v1::RegisterRequest req;
+    req.set_name("sim-" + std::to_string(i));
+    req.set_threads(1);
+    arbiter::v1::RegisterResponse resp;
+    grpc::ClientContext ctx;
+    grpc::Status st = shared.stubs[i % channels]->Register(&ctx, req, &resp);
+    if (!st.ok()) {
+      std::fprintf(stderr, "register: %s\n", st.error_message().c_str());
+      return 1;
+    }
+    sims.push_back(
+        std::make_unique<SimWorker>(&shared, shared.stubs[i % channels].get(), resp.worker_id()));
+  }
+  arbiter::v1::SubmitPerftRequest submit;
+  submit.mutable_perft()->set_fen(std::string(arbiter::Position::kStartFen));
+  submit.mutable_perft()->set_depth(5);
+  submit.set_split_depth(4);
+  submit.set_target_jobs(jobs);
+  arbiter::v1::SubmitRunResponse submitted;
+  {
+    grpc::ClientContext ctx;
+    grpc::Status st = runs->SubmitPerft(&ctx, submit, &submitted);
+    if (!st.ok()) {
+      std::fprintf(stderr, "submit: %s\n", st.error_message().c_str());
+      return 1;
+    }
+  }
+  const uint64_t total_jobs = submitted.run().jobs().total();
+  const auto start = Clock::now();
+  for (auto& s : sims) s->Start();
+  arbiter::v1::Run run;
+  for (;;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    arbiter::v1::GetRunRequest req;
+    req.set_run_id(submitted.run().id());
+    grpc::ClientContext ctx;
+    if (runs->GetRun(&ctx, req, &run).ok() && run.state() == arbiter::v1::RUN_STATE_SUCCEEDED)
+      break;
+    if (std::chrono::duration<double>(Clock::now() - start).count() > 600) break;
+  }
+  const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+  shared.stop = true;
+  while (shared.active > 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::vector<double> lat;
+  {
+    std::lock_guard<std::mutex> lock(shared.mu);
+    lat = shared.latencies;
+  }
+  std::sort(lat.begin(), lat.end());
+  auto pct = [&](double p) { return lat.empty() ? 0.0 : lat[size_t(p * (lat.size() - 1))]; };
+  std::printf("workers %d, jobs %llu, completions %llu, errors %llu\n", workers,
+              static_cast<unsigned long long>(total_jobs),
+              static_cast<unsigned long long>(shared.completions.load()),
+              static_cast<unsigned long long>(shared.errors.load()));
+  std::printf("elapsed %.2f s, completions/s %.0f\n", elapsed, shared.completions / elapsed);
+  std::printf("CompleteJob latency p50 %.2f ms, p99 %.2f ms, max %.2f ms\n", 1e3 * pct(0.5),
+              1e3 * pct(0.99), lat.empty() ? 0 : 1e3 * lat.back());
+  std::printf("run total %s (expected 4865609): %s\n", run.perft().result().nodes_decimal().c_str(),
+              run.perft().result().nodes() == 4865609 ? "exact" : "WRONG");
+  return run.perft().result().nodes() == 4865609 ? 0 : 1;
+}

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Coordinator load: WORKERS simulated workers (lightweight gRPC clients in one process) acquire,
+# heartbeat and complete JOBS tiny perft jobs against one coordinator whose commits are durable
+# (SQLite WAL, synchronous=FULL, group commits). Reports completions/s and CompleteJob latency.
+# Usage: bench/coordinator_load.sh [BUILD_DIR]   (env: WORKERS=1000 JOBS=20000)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD="${1:-build}"
+WORKERS="${WORKERS:-1000}"
+JOBS="${JOBS:-20000}"
+[[ -x "$BUILD/bench/arbiter_coordinator_load" ]] || { echo "build first (ninja -C $BUILD)" >&2; exit 1; }
+data=$(mktemp -d)
+log=$(mktemp)
+"$BUILD/cli/arbiter" coordinator --listen 127.0.0.1:0 --data "$data" --lease-seconds 30 >"$log" 2>"$log.err" &
+pid=$!
+trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$data" "$log" "$log.err"' EXIT
+for _ in $(seq 100); do grep -q "listening on port" "$log" && break; sleep 0.1; done
+port=$(sed -n 's/.*listening on port \([0-9]*\).*/\1/p' "$log")
+"$BUILD/bench/arbiter_coordinator_load" "127.0.0.1:$port" "$WORKERS" "$JOBS"

@@ -1,0 +1,217 @@
+// The run/job model without gRPC: leases, fencing, idempotent completion, cancellation,
+// verification and restart from the SQLite store.
+#include "coordinator/coordinator.h"
+
+#include <filesystem>
+#include <future>
+#include <thread>
+
+#include "engine/perft.h"
+#include "gtest/gtest.h"
+
+namespace arbiter::coordinator {
+namespace {
+
+class CoordinatorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("arbiter-coord-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    Open();
+  }
+  void TearDown() override {
+    c_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  void Open(double lease_seconds = 30) {
+    c_.reset();
+    auto c =
+        Coordinator::Open({.data_dir = dir_.string(), .lease_seconds = lease_seconds}, nullptr);
+    ASSERT_TRUE(c.ok()) << c.status();
+    c_ = std::move(*c);
+  }
+  std::string Register(const std::string& name) {
+    v1::RegisterRequest req;
+    req.set_name(name);
+    return c_->Register(req)->worker_id();
+  }
+  v1::Run Submit(int depth, uint32_t jobs, bool verify = false) {
+    v1::SubmitPerftRequest req;
+    req.mutable_perft()->set_fen(std::string(Position::kStartFen));
+    req.mutable_perft()->set_depth(depth);
+    req.set_target_jobs(jobs);
+    req.set_verify(verify);
+    absl::StatusOr<v1::Run> run = c_->SubmitPerft(req);
+    EXPECT_TRUE(run.ok()) << run.status();
+    return run.ok() ? *run : v1::Run();
+  }
+  std::optional<v1::Job> Acquire(const std::string& worker) {
+    v1::AcquireJobRequest req;
+    req.set_worker_id(worker);
+    req.set_wait_seconds(0.2);
+    std::promise<absl::StatusOr<v1::AcquireJobResponse>> p;
+    c_->AcquireJob(req, [&](absl::StatusOr<v1::AcquireJobResponse> r) { p.set_value(r); });
+    absl::StatusOr<v1::AcquireJobResponse> r = p.get_future().get();
+    if (!r.ok() || !r->has_job()) return std::nullopt;
+    return r->job();
+  }
+  static std::vector<uint64_t> Count(const v1::Job& job) {
+    std::vector<Position> positions;
+    for (const std::string& fen : job.perft().fens()) positions.push_back(*Position::FromFen(fen));
+    return *PerftBatch(positions, {.depth = int(job.perft().depth())});
+  }
+  absl::StatusOr<v1::CompleteJobResponse> Complete(const std::string& worker, const v1::Job& job,
+                                                   std::vector<uint64_t> counts,
+                                                   uint64_t lease = 0) {
+    v1::CompleteJobRequest req;
+    req.set_worker_id(worker);
+    req.set_job_id(job.job_id());
+    req.set_lease_id(lease ? lease : job.lease_id());
+    for (uint64_t c : counts) req.mutable_perft()->add_counts(c);
+    std::promise<absl::StatusOr<v1::CompleteJobResponse>> p;
+    c_->CompleteJob(req, [&](absl::StatusOr<v1::CompleteJobResponse> r) { p.set_value(r); });
+    return p.get_future().get();
+  }
+  absl::StatusOr<v1::CompleteJobResponse> Complete(const std::string& worker, const v1::Job& job) {
+    return Complete(worker, job, Count(job));
+  }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<Coordinator> c_;
+};
+
+TEST_F(CoordinatorTest, ExpiredLeaseIsRequeuedAndItsResultRejected) {
+  Open(/*lease_seconds=*/0.3);
+  std::string w = Register("w");
+  v1::Run run = Submit(3, 1);
+  std::optional<v1::Job> first = Acquire(w);
+  ASSERT_TRUE(first);
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  std::optional<v1::Job> second = Acquire(w);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->job_id(), first->job_id());
+  EXPECT_NE(second->lease_id(), first->lease_id());
+  EXPECT_EQ(Complete(w, *first).status().code(), absl::StatusCode::kFailedPrecondition);
+  absl::StatusOr<v1::CompleteJobResponse> done = Complete(w, *second);
+  ASSERT_TRUE(done.ok()) << done.status();
+  EXPECT_FALSE(done->duplicate());
+  absl::StatusOr<v1::CompleteJobResponse> again = Complete(w, *second);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->duplicate());
+  absl::StatusOr<v1::Run> r = c_->GetRun(run.id());
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->state(), v1::RUN_STATE_SUCCEEDED);
+  EXPECT_EQ(r->perft().result().nodes(), 8902u);
+}
+
+TEST_F(CoordinatorTest, RestartKeepsCommittedResultsAndCountsThemOnce) {
+  std::string w = Register("w");
+  v1::Run run = Submit(4, 4);
+  ASSERT_EQ(run.jobs().total(), 4u);
+  for (int i = 0; i < 2; ++i) {
+    std::optional<v1::Job> job = Acquire(w);
+    ASSERT_TRUE(job);
+    ASSERT_TRUE(Complete(w, *job).ok());
+  }
+  std::optional<v1::Job> in_flight = Acquire(w);  // leased, never completed before the restart
+  ASSERT_TRUE(in_flight);
+  Open();
+  absl::StatusOr<v1::Run> r = c_->GetRun(run.id());
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->state(), v1::RUN_STATE_RUNNING);
+  EXPECT_EQ(r->jobs().done(), 2u);
+  // The old worker id and lease mean nothing to the new process.
+  EXPECT_EQ(Complete(w, *in_flight).status().code(), absl::StatusCode::kFailedPrecondition);
+  w = Register("w2");
+  int jobs = 0;
+  while (std::optional<v1::Job> job = Acquire(w)) {
+    ASSERT_TRUE(Complete(w, *job).ok());
+    ++jobs;
+  }
+  EXPECT_EQ(jobs, 2);
+  r = c_->GetRun(run.id());
+  EXPECT_EQ(r->state(), v1::RUN_STATE_SUCCEEDED);
+  EXPECT_EQ(r->perft().result().nodes(), 197281u);
+  // Finished runs survive a restart too.
+  Open();
+  r = c_->GetRun(run.id());
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->state(), v1::RUN_STATE_SUCCEEDED);
+  EXPECT_EQ(r->perft().result().nodes(), 197281u);
+}
+
+TEST_F(CoordinatorTest, CancelStopsWorkersAndRefusesResults) {
+  std::string w = Register("w");
+  v1::Run run = Submit(4, 2);
+  std::optional<v1::Job> job = Acquire(w);
+  ASSERT_TRUE(job);
+  absl::StatusOr<v1::Run> cancelled = c_->CancelRun(run.id(), "test");
+  ASSERT_TRUE(cancelled.ok());
+  EXPECT_EQ(cancelled->state(), v1::RUN_STATE_CANCELLED);
+  v1::HeartbeatRequest hb;
+  hb.set_worker_id(w);
+  hb.set_job_id(job->job_id());
+  hb.set_lease_id(job->lease_id());
+  absl::StatusOr<v1::HeartbeatResponse> beat = c_->Heartbeat(hb);
+  ASSERT_TRUE(beat.ok());
+  EXPECT_TRUE(beat->stop());
+  EXPECT_EQ(Complete(w, *job).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_FALSE(Acquire(w));
+  EXPECT_EQ(c_->CancelRun(run.id(), "").status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_F(CoordinatorTest, VerifyAsksAThirdWorkerAndFlagsTheOddOne) {
+  std::string a = Register("a"), b = Register("b"), c = Register("c");
+  v1::Run run = Submit(3, 1, /*verify=*/true);
+  std::optional<v1::Job> ja = Acquire(a);
+  ASSERT_TRUE(ja);
+  EXPECT_FALSE(Acquire(a)) << "the second copy goes to another worker";
+  std::optional<v1::Job> jb = Acquire(b);
+  ASSERT_TRUE(jb);
+  ASSERT_EQ(ja->job_id(), jb->job_id());
+  std::vector<uint64_t> right = Count(*ja), wrong = right;
+  wrong[0] += 1;
+  ASSERT_TRUE(Complete(a, *ja, right).ok());
+  ASSERT_TRUE(Complete(b, *jb, wrong).ok());
+  EXPECT_EQ(c_->GetRun(run.id())->state(), v1::RUN_STATE_RUNNING);
+  std::optional<v1::Job> jc = Acquire(c);
+  ASSERT_TRUE(jc);
+  ASSERT_TRUE(Complete(c, *jc, right).ok());
+  absl::StatusOr<v1::Run> r = c_->GetRun(run.id());
+  EXPECT_EQ(r->state(), v1::RUN_STATE_SUCCEEDED);
+  EXPECT_EQ(r->perft().result().nodes(), 8902u);
+  ASSERT_EQ(r->perft().disagreements_size(), 1);
+  EXPECT_EQ(r->perft().disagreements(0).worker_id(), b);
+  EXPECT_EQ(r->perft().disagreements(0).worker_name(), "b");
+}
+
+TEST_F(CoordinatorTest, RejectsBadSubmissions) {
+  v1::SubmitPerftRequest req;
+  req.mutable_perft()->set_fen("not a fen");
+  req.mutable_perft()->set_depth(3);
+  EXPECT_EQ(c_->SubmitPerft(req).status().code(), absl::StatusCode::kInvalidArgument);
+  req.mutable_perft()->set_fen(std::string(Position::kStartFen));
+  req.mutable_perft()->set_depth(0);
+  EXPECT_EQ(c_->SubmitPerft(req).status().code(), absl::StatusCode::kInvalidArgument);
+  req.mutable_perft()->set_depth(21);
+  EXPECT_EQ(c_->SubmitPerft(req).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(c_->GetRun(77).status().code(), absl::StatusCode::kNotFound);
+  v1::AcquireJobRequest acquire;
+  acquire.set_worker_id("nobody");
+  absl::StatusCode code = absl::StatusCode::kOk;
+  c_->AcquireJob(acquire,
+                 [&](absl::StatusOr<v1::AcquireJobResponse> r) { code = r.status().code(); });
+  EXPECT_EQ(code, absl::StatusCode::kNotFound);
+}
+
+TEST(Uint128, Decimal) {
+  EXPECT_EQ(Uint128ToString(0), "0");
+  EXPECT_EQ(Uint128ToString(uint64_t(18446744073709551615u)), "18446744073709551615");
+  unsigned __int128 big = (unsigned __int128)1 << 64;
+  EXPECT_EQ(Uint128ToString(big * 1000), "18446744073709551616000");
+}
+
+}  // namespace
+}  // namespace arbiter::coordinator
