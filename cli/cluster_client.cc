@@ -61,9 +61,16 @@ class ProgressDisplay {
       int filled = int(p * kWidth + 0.5);
       std::string bar(filled, '#');
       bar.resize(kWidth, ' ');
-      std::cerr << absl::StrFormat("\r[%s] %5.1f%%  %8.1f Mnodes/s  ETA %s  jobs %d/%d  %-9s", bar,
-                                   100 * p, r.nodes_per_second() / 1e6, Duration(run.eta_seconds()),
-                                   run.jobs().done(), run.jobs().total(), StateName(run.state()));
+      if (run.has_match())
+        std::cerr << absl::StrFormat("\r[%s] %5.1f%%  %d games  Elo %.1f  LLR %.2f  ETA %s  %-9s",
+                                     bar, 100 * p, run.match().games(), run.match().elo(),
+                                     run.match().llr(), Duration(run.eta_seconds()),
+                                     StateName(run.state()));
+      else
+        std::cerr << absl::StrFormat("\r[%s] %5.1f%%  %8.1f Mnodes/s  ETA %s  jobs %d/%d  %-9s",
+                                     bar, 100 * p, r.nodes_per_second() / 1e6,
+                                     Duration(run.eta_seconds()), run.jobs().done(),
+                                     run.jobs().total(), StateName(run.state()));
       if (finished) std::cerr << "\n";
       std::cerr.flush();
       drawn_ = true;
@@ -201,6 +208,13 @@ int WatchRemoteRun(const std::string& coordinator, uint64_t run_id, bool json) {
 
 void PrintRunLine(const v1::Run& run, std::ostream& out) {
   std::string what;
+  if (run.has_match())
+    what = absl::StrFormat(
+        "match %s vs %s, %d games, Elo %.1f +- %.1f%s", run.match().request().engines(0).name(),
+        run.match().request().engines(1).name(), run.match().games(), run.match().elo(),
+        run.match().elo_error95(),
+        run.match().request().has_sprt() ? absl::StrFormat(", LLR %.2f", run.match().llr())
+                                         : std::string());
   if (run.has_perft())
     what = absl::StrFormat("perft depth %d of %s", run.perft().request().perft().depth(),
                            run.perft().result().fen());
@@ -218,6 +232,24 @@ void PrintRun(const v1::Run& run, std::ostream& out) {
       "cancelled\n",
       100 * run.progress(), run.jobs().total(), run.jobs().done(), run.jobs().leased(),
       run.jobs().queued(), run.jobs().cancelled());
+  if (run.has_match()) {
+    const v1::MatchRunStatus& m = run.match();
+    out << absl::StrFormat("Match: %s vs %s at %s\n", m.request().engines(0).name(),
+                           m.request().engines(1).name(), m.request().tc());
+    out << absl::StrFormat("Games: %d (+%d =%d -%d), %d results refused\n", m.games(), m.wins(),
+                           m.draws(), m.losses(), m.rejected_results());
+    std::string penta;
+    for (uint64_t c : m.pentanomial())
+      penta += absl::StrFormat("%s%d", penta.empty() ? "" : ", ", c);
+    out << "Pentanomial: [" << penta << "]\n";
+    out << absl::StrFormat("Elo: %.1f +- %.1f (95%%), LOS %.1f%%\n", m.elo(), m.elo_error95(),
+                           100 * m.los());
+    if (m.request().has_sprt())
+      out << absl::StrFormat("SPRT: LLR %.2f [%.2f, %.2f] %s\n", m.llr(), m.llr_lower(),
+                             m.llr_upper(),
+                             m.sprt_decision().empty() ? "continue" : m.sprt_decision());
+    for (const auto& [end, n] : m.terminations()) out << "  " << end << ": " << n << "\n";
+  }
   if (run.has_perft()) {
     const v1::PerftRunStatus& p = run.perft();
     out << absl::StrFormat("Perft: depth %d of %s%s\n", p.request().perft().depth(),

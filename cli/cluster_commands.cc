@@ -279,6 +279,18 @@ void AddClusterCommands(CLI::App& app, int& exit_code) {
     CLI::App* watch = runs->add_subcommand("watch", "Follow a run until it finishes");
     watch->add_option("id", *id, "Run id")->required();
     watch->callback([=, &exit_code] { exit_code = WatchRemoteRun(*address, *id, *json); });
+    CLI::App* pgn = runs->add_subcommand("pgn", "PGN of a match run's counted games");
+    pgn->add_option("id", *id, "Run id")->required();
+    pgn->callback([=, &exit_code] {
+      v1::GetPgnRequest req;
+      req.set_run_id(*id);
+      v1::GetPgnResponse resp;
+      grpc::ClientContext ctx;
+      ctx.set_deadline(In(60));
+      grpc::Status s = RunStub(*address)->GetPgn(&ctx, req, &resp);
+      if (!s.ok()) return void(exit_code = Failed(s));
+      std::cout << resp.pgn();
+    });
     CLI::App* cancel = runs->add_subcommand("cancel", "Cancel a run");
     cancel->add_option("id", *id, "Run id")->required();
     cancel->add_option("--reason", *reason, "Why (recorded with the run)");

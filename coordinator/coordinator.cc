@@ -99,6 +99,23 @@ class CoordinatorMetrics {
                               .Name("arbiter_run_perft_nodes")
                               .Help("Perft leaf nodes counted so far, per active run.")
                               .Register(r)),
+        games_(prometheus::BuildCounter()
+                   .Name("arbiter_games_total")
+                   .Help("Counted match games by result (1-0, 0-1, 1/2-1/2).")
+                   .Register(r)),
+        endings_(prometheus::BuildCounter()
+                     .Name("arbiter_game_endings_total")
+                     .Help("Counted match games by how they ended (normal, time forfeit, illegal "
+                           "move, disconnect = engine crash, stall, adjudication).")
+                     .Register(r)),
+        llr_family_(prometheus::BuildGauge()
+                        .Name("arbiter_run_sprt_llr")
+                        .Help("SPRT log-likelihood ratio, per active match run.")
+                        .Register(r)),
+        elo_family_(prometheus::BuildGauge()
+                        .Name("arbiter_run_elo")
+                        .Help("Elo estimate of the first engine, per active match run.")
+                        .Register(r)),
         disagreements_(prometheus::BuildCounter()
                            .Name("arbiter_verify_disagreements_total")
                            .Help("Verified job results that differed from the majority.")
@@ -122,7 +139,15 @@ class CoordinatorMetrics {
     progress_family_.Add({{"run", std::to_string(run)}}).Set(progress);
     run_nodes_family_.Add({{"run", std::to_string(run)}}).Set(nodes);
   }
+  void SetRunMatch(uint64_t run, double llr, double elo) {
+    llr_family_.Add({{"run", std::to_string(run)}}).Set(llr);
+    elo_family_.Add({{"run", std::to_string(run)}}).Set(elo);
+  }
   void RemoveRun(uint64_t run) {
+    for (auto* family : {&llr_family_, &elo_family_}) {
+      prometheus::Gauge& g = family->Add({{"run", std::to_string(run)}});
+      family->Remove(&g);
+    }
     prometheus::Gauge& g = progress_family_.Add({{"run", std::to_string(run)}});
     progress_family_.Remove(&g);
     prometheus::Gauge& n = run_nodes_family_.Add({{"run", std::to_string(run)}});
@@ -139,6 +164,10 @@ class CoordinatorMetrics {
   prometheus::Counter& perft_nodes_;
   prometheus::Family<prometheus::Gauge>& progress_family_;
   prometheus::Family<prometheus::Gauge>& run_nodes_family_;
+  prometheus::Family<prometheus::Counter>& games_;
+  prometheus::Family<prometheus::Counter>& endings_;
+  prometheus::Family<prometheus::Gauge>& llr_family_;
+  prometheus::Family<prometheus::Gauge>& elo_family_;
   prometheus::Counter& disagreements_;
 };
 
@@ -199,8 +228,10 @@ absl::Status Coordinator::Load() {
     run->started_unix = stored.started_unix;
     run->started_persisted = stored.started_unix > 0;
     run->finished_unix = stored.finished_unix;
-    if (!run->perft.ParseFromString(stored.spec))
-      return absl::DataLossError(Cat("run ", stored.id, ": unreadable spec"));
+    const bool spec_ok = run->kind == v1::RUN_KIND_MATCH ? run->match.ParseFromString(stored.spec)
+                                                         : run->perft.ParseFromString(stored.spec);
+    if (!spec_ok) return absl::DataLossError(Cat("run ", stored.id, ": unreadable spec"));
+    if (run->kind == v1::RUN_KIND_MATCH) run->sprt = SprtOf(run->match.request());
     if (Terminal(run->state)) {
       run->final = std::make_unique<v1::Run>();
       if (stored.result.empty() || !run->final->ParseFromString(stored.result)) {
@@ -222,9 +253,10 @@ absl::Status Coordinator::Load() {
       auto job = std::make_unique<Job>();
       job->id = sj.id;
       job->run_id = sj.run_id;
-      if (!job->spec.ParseFromString(sj.spec))
-        return absl::DataLossError(Cat("job ", sj.id, ": unreadable spec"));
-      job->want = run->perft.request().verify() ? 2 : 1;
+      const bool job_ok = run->kind == v1::RUN_KIND_MATCH ? job->match_spec.ParseFromString(sj.spec)
+                                                          : job->spec.ParseFromString(sj.spec);
+      if (!job_ok) return absl::DataLossError(Cat("job ", sj.id, ": unreadable spec"));
+      job->want = run->kind == v1::RUN_KIND_PERFT && run->perft.request().verify() ? 2 : 1;
       by_id[job->id] = job.get();
       jobs.push_back(std::move(job));
     }
@@ -233,11 +265,18 @@ absl::Status Coordinator::Load() {
     for (StoredResult& sr : results) {
       auto it = by_id.find(sr.job_id);
       if (it == by_id.end()) continue;
-      v1::PerftJobResult pr;
-      if (!pr.ParseFromString(sr.result))
-        return absl::DataLossError(Cat("result of job ", sr.job_id, ": unreadable"));
-      Result r{sr.worker_id, sr.worker_name, sr.lease_id, sr.seconds,
-               std::vector<uint64_t>(pr.counts().begin(), pr.counts().end())};
+      Result r{sr.worker_id, sr.worker_name, sr.lease_id, sr.seconds, {}, nullptr};
+      if (runs_[run_id]->kind == v1::RUN_KIND_MATCH) {
+        auto m = std::make_shared<v1::MatchJobResult>();
+        if (!m->ParseFromString(sr.result))
+          return absl::DataLossError(Cat("result of job ", sr.job_id, ": unreadable"));
+        r.match = std::move(m);
+      } else {
+        v1::PerftJobResult pr;
+        if (!pr.ParseFromString(sr.result))
+          return absl::DataLossError(Cat("result of job ", sr.job_id, ": unreadable"));
+        r.counts.assign(pr.counts().begin(), pr.counts().end());
+      }
       // A result counts as a ready entry consumed: take its slot off the queue.
       auto slot = std::find(ready_.begin(), ready_.end(), sr.job_id);
       if (slot != ready_.end()) ready_.erase(slot);
@@ -260,7 +299,8 @@ void Coordinator::AddRunLocked(std::unique_ptr<Run> run, std::vector<std::unique
   run->divide.assign(run->perft.root_moves_size(), 0);
   for (auto& job : jobs) {
     run->jobs.push_back(job->id);
-    run->estimate_total += job->spec.estimate();
+    run->estimate_total +=
+        run->kind == v1::RUN_KIND_MATCH ? job->match_spec.work().pairs() : job->spec.estimate();
     for (int i = 0; i < job->want; ++i) ready_.push_back(job->id);
     jobs_[job->id] = std::move(job);
   }
@@ -339,27 +379,42 @@ absl::StatusOr<v1::Run> Coordinator::SubmitPerft(const v1::SubmitPerftRequest& r
     stored_jobs.push_back({0, 0, spec.SerializeAsString()});
     specs.push_back(std::move(spec));
   }
-  StoredRun stored;
-  stored.kind = run->kind;
-  stored.state = run->state;
-  stored.created_unix = run->created_unix;
-  stored.spec = run->perft.SerializeAsString();
-  RETURN_IF_ERROR(store_->CreateRun(stored, stored_jobs));
-  run->id = stored.id;
   std::vector<std::unique_ptr<Job>> jobs;
   for (size_t i = 0; i < stored_jobs.size(); ++i) {
     auto job = std::make_unique<Job>();
-    job->id = stored_jobs[i].id;
-    job->run_id = run->id;
     job->spec = std::move(specs[i]);
     job->want = request.verify() ? 2 : 1;
     jobs.push_back(std::move(job));
   }
+  const std::string spec = run->perft.SerializeAsString();
+  const std::string fen = run->perft.fen();
+  const int split_depth = split.split_depth;
+  absl::StatusOr<v1::Run> out =
+      AddNewRun(std::move(run), std::move(stored_jobs), std::move(jobs), spec);
+  if (!out.ok()) return out.status();
   spdlog::info(
       "run {}: perft depth {} of '{}' split at depth {} into {} unique positions "
       "({} with transpositions), {} jobs{}",
-      run->id, p.depth(), run->perft.fen(), split.split_depth, split.unique.size(),
-      split.split_positions, jobs.size(), request.verify() ? ", verified" : "");
+      out->id(), p.depth(), fen, split_depth, split.unique.size(), split.split_positions,
+      out->jobs().total(), request.verify() ? ", verified" : "");
+  return out;
+}
+
+absl::StatusOr<v1::Run> Coordinator::AddNewRun(std::unique_ptr<Run> run,
+                                               std::vector<StoredJob> stored_jobs,
+                                               std::vector<std::unique_ptr<Job>> jobs,
+                                               const std::string& spec) {
+  StoredRun stored;
+  stored.kind = run->kind;
+  stored.state = run->state;
+  stored.created_unix = run->created_unix;
+  stored.spec = spec;
+  RETURN_IF_ERROR(store_->CreateRun(stored, stored_jobs));
+  run->id = stored.id;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    jobs[i]->id = stored_jobs[i].id;
+    jobs[i]->run_id = run->id;
+  }
   Deferred deferred;
   v1::Run out;
   {
@@ -370,6 +425,67 @@ absl::StatusOr<v1::Run> Coordinator::SubmitPerft(const v1::SubmitPerftRequest& r
     out = BuildRunLocked(*runs_[id]);
   }
   for (auto& f : deferred) f();
+  return out;
+}
+
+absl::StatusOr<v1::Run> Coordinator::SubmitMatch(const v1::SubmitMatchRequest& request) {
+  RETURN_IF_ERROR(ValidateMatchRequest(request, [this](const std::string& sha) {
+    absl::MutexLock lock(&mu_);
+    return engines_.contains(sha);
+  }));
+  {
+    absl::MutexLock lock(&mu_);
+    if (shutting_down_) return absl::UnavailableError("coordinator is shutting down");
+  }
+  auto run = std::make_unique<Run>();
+  run->kind = v1::RUN_KIND_MATCH;
+  run->state = v1::RUN_STATE_QUEUED;
+  run->created_unix = UnixNow();
+  *run->match.mutable_request() = request;
+  run->sprt = SprtOf(request);
+  std::vector<StoredJob> stored_jobs;
+  std::vector<std::unique_ptr<Job>> jobs;
+  for (v1::MatchJob& work : PlanMatchJobs(request)) {
+    auto job = std::make_unique<Job>();
+    *job->match_spec.mutable_work() = std::move(work);
+    stored_jobs.push_back({0, 0, job->match_spec.SerializeAsString()});
+    jobs.push_back(std::move(job));
+  }
+  const std::string spec = run->match.SerializeAsString();
+  absl::StatusOr<v1::Run> out =
+      AddNewRun(std::move(run), std::move(stored_jobs), std::move(jobs), spec);
+  if (out.ok())
+    spdlog::info("run {}: match {} vs {} at {}, {} jobs{}", out->id(), request.engines(0).name(),
+                 request.engines(1).name(), request.tc(), out->jobs().total(),
+                 request.has_sprt() ? " (SPRT)" : "");
+  return out;
+}
+
+absl::StatusOr<v1::GetPgnResponse> Coordinator::GetPgn(uint64_t run_id) {
+  absl::flat_hash_set<std::pair<uint64_t, uint64_t>> counted;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = runs_.find(run_id);
+    if (it == runs_.end()) return absl::NotFoundError(Cat("run ", run_id, " does not exist"));
+    if (it->second->kind != v1::RUN_KIND_MATCH)
+      return absl::FailedPreconditionError(Cat("run ", run_id, " is not a match run"));
+    counted.insert(it->second->counted.begin(), it->second->counted.end());
+  }
+  ASSIGN_OR_RETURN(std::vector<StoredResult> results, store_->LoadResults(run_id));
+  v1::GetPgnResponse out;
+  std::string pgn;
+  for (const StoredResult& r : results) {
+    if (!counted.contains(std::make_pair(r.job_id, r.lease_id))) continue;
+    v1::MatchJobResult m;
+    if (!m.ParseFromString(r.result)) continue;
+    for (const v1::ReportedGame& g : m.games()) {
+      pgn += g.pgn();
+      if (!g.pgn().empty() && g.pgn().back() != '\n') pgn += "\n";
+      pgn += "\n";
+      out.set_games(out.games() + 1);
+    }
+  }
+  out.set_pgn(std::move(pgn));
   return out;
 }
 
@@ -513,7 +629,10 @@ v1::AcquireJobResponse Coordinator::LeaseLocked(Job& job, const std::string& wor
   j->set_run_id(job.run_id);
   j->set_lease_id(lease.id);
   j->set_lease_seconds(options_.lease_seconds);
-  *j->mutable_perft() = job.spec.work();
+  if (run.kind == v1::RUN_KIND_MATCH)
+    *j->mutable_match() = job.match_spec.work();
+  else
+    *j->mutable_perft() = job.spec.work();
   return out;
 }
 
@@ -673,6 +792,37 @@ void Coordinator::CompleteJob(const v1::CompleteJobRequest& request, CompleteCal
         } else if (job.leases[index].worker_id != request.worker_id()) {
           error = absl::FailedPreconditionError(
               Cat("lease ", request.lease_id(), " of job ", job.id, " belongs to another worker"));
+        } else if (runs_[job.run_id]->kind == v1::RUN_KIND_MATCH) {
+          absl::Status check = request.has_match()
+                                   ? CheckMatchResult(job.match_spec.work(), request.match())
+                                   : absl::InvalidArgumentError(Cat("job ", job.id,
+                                                                    " is a match job; the result "
+                                                                    "must carry its games"));
+          if (!check.ok()) {
+            // Refused and not counted: the job goes back to the queue for another worker.
+            Run& run = *runs_[job.run_id];
+            ++run.tally.rejected;
+            ++run.version;
+            RemoveLeaseLocked(job, index);
+            ready_.push_front(job.id);
+            error =
+                absl::InvalidArgumentError(Cat("job ", job.id, ": ", std::string(check.message())));
+            spdlog::warn("job {}: result of worker {} refused: {}", job.id, request.worker_id(),
+                         std::string(check.message()));
+          } else {
+            auto w = workers_.find(request.worker_id());
+            Pending p{job.id, job.run_id, Result{}, {}};
+            p.result.worker_id = request.worker_id();
+            p.result.worker_name = w == workers_.end() ? request.worker_id() : w->second.name;
+            p.result.lease_id = request.lease_id();
+            p.result.seconds = request.seconds();
+            p.result.match = std::make_shared<v1::MatchJobResult>(request.match());
+            p.callbacks.push_back(std::move(cb));
+            ++job.pending;
+            RemoveLeaseLocked(job, index);
+            pending_.push_back(std::move(p));
+            return;
+          }
         } else if (!request.has_perft() ||
                    request.perft().counts_size() != job.spec.work().fens_size()) {
           error = absl::InvalidArgumentError(
@@ -740,6 +890,32 @@ void Coordinator::IngestResultLocked(Job& job, Result result, std::vector<RunUpd
   job.results.push_back(std::move(result));
   ++run.version;
   if (job.done || job.cancelled || job.failed || Terminal(run.state)) return;
+  if (run.kind == v1::RUN_KIND_MATCH) {
+    const Result& r = job.results.back();
+    run.tally.Add(*r.match);
+    run.counted.emplace_back(job.id, r.lease_id);
+    job.done = true;
+    ++run.jobs_done;
+    run.estimate_done += job.match_spec.work().pairs();
+    if (metrics_) {
+      for (const v1::ReportedGame& g : r.match->games()) {
+        metrics_->games_.Add({{"result", g.result()}}).Increment();
+        metrics_->endings_.Add({{"end", g.end()}}).Increment();
+      }
+      metrics_->duration_.Observe(r.seconds);
+    }
+    v1::MatchRunStatus status;
+    const stats::SprtDecision decision = run.tally.Fill(run.sprt, status);
+    if (decision != stats::SprtDecision::kContinue)
+      FinishRunLocked(
+          run, v1::RUN_STATE_SUCCEEDED,
+          Cat("SPRT accepted ", decision == stats::SprtDecision::kAcceptH1 ? "H1" : "H0", " after ",
+              status.games(), " games (LLR ", status.llr(), ")"),
+          updates);
+    else if (run.jobs_done == run.jobs.size())
+      FinishRunLocked(run, v1::RUN_STATE_SUCCEEDED, "", updates);
+    return;
+  }
   // Find the counts most results agree on.
   size_t best = 0, best_votes = 0;
   for (size_t i = 0; i < job.results.size(); ++i) {
@@ -832,9 +1008,13 @@ void Coordinator::FinishRunLocked(Run& run, v1::RunState state, const std::strin
     auto j = jobs_.find(id);
     if (j == jobs_.end()) continue;
     j->second->spec.Clear();
-    for (Result& r : j->second->results) r.counts = {};
+    j->second->match_spec.Clear();
+    for (Result& r : j->second->results) {
+      r.counts = {};
+      r.match.reset();
+    }
   }
-  if (state == v1::RUN_STATE_SUCCEEDED && run.final->has_perft())
+  if (state == v1::RUN_STATE_SUCCEEDED && run.kind == v1::RUN_KIND_PERFT)
     spdlog::info("run {}: succeeded, {} nodes in {:.3f} s", run.id,
                  run.final->perft().result().nodes_decimal(),
                  run.final->perft().result().seconds());
@@ -869,6 +1049,12 @@ v1::Run Coordinator::BuildRunLocked(const Run& run) {
   const double elapsed = run.started_unix > 0 ? std::max(0.0, end - run.started_unix) : 0.0;
   if (progress > 0 && progress < 1 && elapsed > 0)
     out.set_eta_seconds(elapsed * (1 - progress) / progress);
+  if (run.kind == v1::RUN_KIND_MATCH) {
+    v1::MatchRunStatus* ms = out.mutable_match();
+    *ms->mutable_request() = run.match.request();
+    run.tally.Fill(run.sprt, *ms);
+    return out;
+  }
   v1::PerftRunStatus* ps = out.mutable_perft();
   *ps->mutable_request() = run.perft.request();
   ps->set_split_depth(run.perft.split_depth());
@@ -959,6 +1145,11 @@ void Coordinator::UpdateGaugesLocked() {
     metrics_->SetRunProgress(id,
                              run->estimate_total > 0 ? run->estimate_done / run->estimate_total : 0,
                              double(run->total));
+    if (run->kind == v1::RUN_KIND_MATCH) {
+      v1::MatchRunStatus status;
+      run->tally.Fill(run->sprt, status);
+      metrics_->SetRunMatch(id, status.llr(), status.elo());
+    }
   }
   metrics_->SetRuns(by_state);
   metrics_->SetJobs(queued, leased, done, cancelled);
@@ -1018,10 +1209,16 @@ void Coordinator::CommitLoop() {
     }
     std::vector<StoredResult> rows;
     for (const Pending& p : batch) {
-      v1::PerftJobResult pr;
-      for (uint64_t c : p.result.counts) pr.add_counts(c);
+      std::string blob;
+      if (p.result.match) {
+        blob = p.result.match->SerializeAsString();
+      } else {
+        v1::PerftJobResult pr;
+        for (uint64_t c : p.result.counts) pr.add_counts(c);
+        blob = pr.SerializeAsString();
+      }
       rows.push_back({p.job_id, p.run_id, p.result.worker_id, p.result.worker_name,
-                      p.result.lease_id, p.result.seconds, pr.SerializeAsString()});
+                      p.result.lease_id, p.result.seconds, std::move(blob)});
     }
     const auto t0 = Clock::now();
     absl::Status st = store_->Commit(rows, started);

@@ -24,6 +24,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "coordinator/match_run.h"
 #include "coordinator/store.h"
 #include "proto/arbiter/v1/cluster.pb.h"
 #include "proto/arbiter/v1/store.pb.h"
@@ -63,6 +64,11 @@ class Coordinator {
 
   // Runs. SubmitPerft validates, splits and stores the run before returning it.
   absl::StatusOr<v1::Run> SubmitPerft(const v1::SubmitPerftRequest& request);
+  // Match runs: batches of game pairs; every reported game is replayed before it counts, and a
+  // decided SPRT finishes the run (outstanding jobs are cancelled).
+  absl::StatusOr<v1::Run> SubmitMatch(const v1::SubmitMatchRequest& request);
+  // PGN of a match run's counted games, read from the store.
+  absl::StatusOr<v1::GetPgnResponse> GetPgn(uint64_t run_id);
   absl::StatusOr<v1::Run> GetRun(uint64_t run_id);
   v1::ListRunsResponse ListRuns(const v1::ListRunsRequest& request);
   absl::StatusOr<v1::Run> CancelRun(uint64_t run_id, const std::string& reason);
@@ -106,12 +112,14 @@ class Coordinator {
     std::string worker_id, worker_name;
     uint64_t lease_id = 0;
     double seconds = 0;
-    std::vector<uint64_t> counts;
+    std::vector<uint64_t> counts;                     // perft
+    std::shared_ptr<const v1::MatchJobResult> match;  // match
   };
   struct Job {
     uint64_t id = 0, run_id = 0;
-    v1::StoredPerftJob spec;
-    int want = 1;  // results wanted: 1, or 2 when verifying (+1 per disagreement)
+    v1::StoredPerftJob spec;        // perft runs
+    v1::StoredMatchJob match_spec;  // match runs
+    int want = 1;                   // results wanted: 1, or 2 when verifying (+1 per disagreement)
     std::vector<Result> results;
     std::vector<Lease> leases;
     std::vector<uint64_t> past_leases;
@@ -126,6 +134,10 @@ class Coordinator {
     double created_unix = 0, started_unix = 0, finished_unix = 0;
     bool started_persisted = false;
     v1::StoredPerftRun perft;
+    v1::StoredMatchRun match;
+    MatchTally tally;
+    std::optional<stats::SprtParams> sprt;
+    std::vector<std::pair<uint64_t, uint64_t>> counted;  // (job, lease) of counted match results
     std::vector<uint64_t> jobs;
     unsigned __int128 total = 0;
     std::vector<unsigned __int128> divide;
@@ -178,6 +190,9 @@ class Coordinator {
   void ReaperLoop();
   void CommitLoop();
   bool JobHeldBy(const Job& job, const std::string& worker_id) const;
+  absl::StatusOr<v1::Run> AddNewRun(std::unique_ptr<Run> run, std::vector<StoredJob> stored,
+                                    std::vector<std::unique_ptr<Job>> jobs,
+                                    const std::string& spec);
 
   const CoordinatorOptions options_;
   std::unique_ptr<Store> store_;

@@ -302,9 +302,23 @@ class RunServiceImpl final : public v1::RunService::CallbackService {
   }
   grpc::ServerUnaryReactor* SubmitMatch(grpc::CallbackServerContext* ctx,
                                         const v1::SubmitMatchRequest* req,
-                                        v1::SubmitRunResponse*) override {
+                                        v1::SubmitRunResponse* resp) override {
     auto* reactor = ctx->DefaultReactor();
-    reactor->Finish(ToGrpc(ValidateEngines(req->engines(), 2, 2)));
+    pool_->Post([this, reactor, req, resp] {
+      absl::StatusOr<v1::Run> run = c_->SubmitMatch(*req);
+      if (run.ok()) *resp->mutable_run() = std::move(*run);
+      reactor->Finish(ToGrpc(run.status()));
+    });
+    return reactor;
+  }
+  grpc::ServerUnaryReactor* GetPgn(grpc::CallbackServerContext* ctx, const v1::GetPgnRequest* req,
+                                   v1::GetPgnResponse* resp) override {
+    auto* reactor = ctx->DefaultReactor();
+    pool_->Post([this, reactor, req, resp] {
+      absl::StatusOr<v1::GetPgnResponse> pgn = c_->GetPgn(req->run_id());
+      if (pgn.ok()) *resp = std::move(*pgn);
+      reactor->Finish(ToGrpc(pgn.status()));
+    });
     return reactor;
   }
   grpc::ServerUnaryReactor* SubmitTournament(grpc::CallbackServerContext* ctx,
@@ -382,8 +396,8 @@ class RunServiceImpl final : public v1::RunService::CallbackService {
       }
     }
     return absl::UnimplementedError(
-        "match and tournament runs are not available on this coordinator yet (they need the "
-        "match runner)");
+        "tournament runs are not available on this coordinator yet; submit its pairings as "
+        "match runs");
   }
 
   Coordinator* c_;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <thread>
 
 #include "base/strings.h"
@@ -16,6 +17,8 @@
 #include "prometheus/registry.h"
 #include "proto/arbiter/v1/cluster.grpc.pb.h"
 #include "spdlog/spdlog.h"
+#include "worker/engine_cache.h"
+#include "worker/match_job.h"
 
 namespace arbiter::worker {
 namespace {
@@ -97,6 +100,7 @@ struct Worker::Impl {
   // Kept across jobs: entries are exact positions, valid for every job and run.
   std::shared_ptr<PerftTable> table;
   uint32_t table_mb = 0;
+  std::unique_ptr<EngineCache> cache;
 
   absl::Mutex mu;
   bool draining ABSL_GUARDED_BY(mu) = false;
@@ -204,7 +208,7 @@ struct Worker::Impl {
         }
       }
     });
-    if (work.hash_mb() > 0 && work.depth() >= 3 && table_mb != work.hash_mb()) {
+    if (job.has_perft() && work.hash_mb() > 0 && work.depth() >= 3 && table_mb != work.hash_mb()) {
       table.reset();
       table = MakePerftTable(int(work.hash_mb()));
       table_mb = work.hash_mb();
@@ -215,7 +219,14 @@ struct Worker::Impl {
                            .table = work.hash_mb() > 0 ? table.get() : nullptr,
                            .stop = &stop,
                            .nodes_done = &nodes};
-    absl::StatusOr<std::vector<uint64_t>> counts = PerftBatch(positions, opts);
+    absl::StatusOr<std::vector<uint64_t>> counts = std::vector<uint64_t>();
+    absl::StatusOr<v1::MatchJobResult> games;
+    if (job.has_match()) {
+      games = RunMatchJob(job.match(), *cache, options.threads, &stop);
+      if (!games.ok()) counts = games.status();
+    } else {
+      counts = PerftBatch(positions, opts);
+    }
     {
       absl::MutexLock lock(&hb_mu);
       finished = true;
@@ -225,6 +236,12 @@ struct Worker::Impl {
     if (metrics) {
       metrics->busy_.Set(0);
       metrics->duration_.Observe(seconds);
+    }
+    if (!counts.ok() && !absl::IsCancelled(counts.status())) {
+      spdlog::warn("job {}: cannot run: {}; releasing", job.job_id(), counts.status().ToString());
+      Release(job, Cat("worker error: ", std::string(counts.status().message())));
+      if (metrics) metrics->Job("released");
+      return;
     }
     if (!counts.ok()) {
       if (release || Draining()) {
@@ -242,9 +259,13 @@ struct Worker::Impl {
     req.set_lease_id(job.lease_id());
     req.set_seconds(seconds);
     uint64_t total = 0;
-    for (uint64_t c : *counts) {
-      req.mutable_perft()->add_counts(c);
-      total += c;
+    if (job.has_match()) {
+      *req.mutable_match() = std::move(*games);
+    } else {
+      for (uint64_t c : *counts) {
+        req.mutable_perft()->add_counts(c);
+        total += c;
+      }
     }
     // Retry until the coordinator answers: the same job and lease are counted once.
     double backoff = 0.1;
@@ -303,6 +324,11 @@ Worker::Worker(const WorkerOptions& options, prometheus::Registry* registry)
   impl_->channel =
       grpc::CreateCustomChannel(options.coordinator, grpc::InsecureChannelCredentials(), args);
   impl_->stub = v1::WorkService::NewStub(impl_->channel);
+  std::string cache_dir = options.cache_dir;
+  if (cache_dir.empty())
+    cache_dir =
+        (std::filesystem::temp_directory_path() / Cat("arbiter-engines-", getuid())).string();
+  impl_->cache = std::make_unique<EngineCache>(cache_dir, impl_->channel);
 }
 
 Worker::~Worker() = default;
@@ -333,7 +359,7 @@ absl::Status Worker::Run() {
     w.Record("AcquireJob", s);
     if (s.ok()) {
       backoff = 0.1;
-      if (resp.has_job() && resp.job().has_perft()) w.Execute(resp.job(), *this);
+      if (resp.has_job()) w.Execute(resp.job(), *this);
       continue;
     }
     if (w.Draining()) break;

@@ -257,6 +257,106 @@ TEST_F(ClusterTest, CoordinatorRestartResumesExactly) {
   EXPECT_EQ(divide, 193690690u);
 }
 
+// A match between two settings of Stockfish: a forged game from a test client is refused, the
+// SPRT stops the run, and every counted game is in the run's PGN.
+TEST_F(ClusterTest, MatchRunStoppedBySprtWithForgedGameRefused) {
+  if (access("/usr/games/stockfish", X_OK) != 0) GTEST_SKIP() << "stockfish is not installed";
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator({"--lease-seconds", "5"}));
+  v1::SubmitMatchRequest req;
+  for (int i = 0; i < 2; ++i) {
+    v1::EngineSpec* e = req.add_engines();
+    e->set_name(i == 0 ? "sf-strong" : "sf-weak");
+    e->set_path("/usr/games/stockfish");
+    (*e->mutable_options())["Skill Level"] = i == 0 ? "20" : "0";
+    (*e->mutable_options())["Threads"] = "1";
+  }
+  req.set_tc("nodes=3000");
+  req.set_games(200);
+  req.set_pairs_per_job(2);
+  req.mutable_sprt()->set_elo0(0);
+  req.mutable_sprt()->set_elo1(300);
+  req.mutable_sprt()->set_alpha(0.1);
+  req.mutable_sprt()->set_beta(0.1);
+  req.mutable_sprt()->set_model("logistic");
+  v1::SubmitRunResponse submitted;
+  {
+    grpc::ClientContext ctx;
+    grpc::Status s = runs_->SubmitMatch(&ctx, req, &submitted);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+  }
+  const uint64_t run_id = submitted.run().id();
+  // A test client leases the first job and reports a game with an illegal move.
+  v1::RegisterResponse reg;
+  {
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(work_->Register(&ctx, v1::RegisterRequest(), &reg).ok());
+  }
+  v1::AcquireJobResponse leased;
+  {
+    grpc::ClientContext ctx;
+    v1::AcquireJobRequest acquire;
+    acquire.set_worker_id(reg.worker_id());
+    ASSERT_TRUE(work_->AcquireJob(&ctx, acquire, &leased).ok());
+    ASSERT_TRUE(leased.job().has_match());
+  }
+  {
+    v1::CompleteJobRequest forged;
+    forged.set_worker_id(reg.worker_id());
+    forged.set_job_id(leased.job().job_id());
+    forged.set_lease_id(leased.job().lease_id());
+    for (uint32_t p = 0; p < leased.job().match().pairs(); ++p) {
+      for (int g = 0; g < 2; ++g) {
+        v1::ReportedGame* game = forged.mutable_match()->add_games();
+        game->set_pair(leased.job().match().first_pair() + p);
+        game->set_game(g);
+        game->set_start_fen(std::string(Position::kStartFen));
+        game->add_moves("e2e4");
+        game->add_moves("e7e5");
+        game->add_moves("e1e3");  // the king cannot move two squares up
+        game->set_result("1-0");
+        game->set_end("illegal move");
+      }
+    }
+    grpc::ClientContext ctx;
+    v1::CompleteJobResponse resp;
+    grpc::Status s = work_->CompleteJob(&ctx, forged, &resp);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_NE(s.error_message().find("move 3 'e1e3' refused"), std::string::npos)
+        << s.error_message();
+  }
+  StartWorker();
+  StartWorker();
+  v1::Run run = WaitFinished(run_id, 300);
+  ASSERT_EQ(run.state(), v1::RUN_STATE_SUCCEEDED) << run.message();
+  const v1::MatchRunStatus& m = run.match();
+  EXPECT_EQ(m.sprt_decision(), "H1") << run.message();
+  EXPECT_LT(m.games(), 200u) << "the SPRT stopped the run early";
+  EXPECT_GT(run.jobs().cancelled(), 0u);
+  EXPECT_EQ(m.rejected_results(), 1u);
+  uint64_t pairs = 0;
+  for (uint64_t c : m.pentanomial()) pairs += c;
+  EXPECT_EQ(2 * pairs, m.games());
+  EXPECT_EQ(m.wins() + m.draws() + m.losses(), m.games());
+  EXPECT_GT(m.wins(), m.losses());
+  v1::GetPgnResponse pgn;
+  {
+    grpc::ClientContext ctx;
+    v1::GetPgnRequest preq;
+    preq.set_run_id(run_id);
+    ASSERT_TRUE(runs_->GetPgn(&ctx, preq, &pgn).ok());
+  }
+  EXPECT_EQ(pgn.games(), m.games());
+  size_t tags = 0;
+  for (size_t at = 0; (at = pgn.pgn().find("[White \"", at)) != std::string::npos; ++at) ++tags;
+  EXPECT_EQ(tags, m.games());
+  EXPECT_NE(pgn.pgn().find("sf-strong"), std::string::npos);
+  std::string text = Metrics(metrics_port_);
+  double counted = MetricValue(text, "arbiter_games_total{result=\"1-0\"}").value_or(0) +
+                   MetricValue(text, "arbiter_games_total{result=\"0-1\"}").value_or(0) +
+                   MetricValue(text, "arbiter_games_total{result=\"1/2-1/2\"}").value_or(0);
+  EXPECT_EQ(counted, double(m.games()));
+}
+
 // Bad requests get specific codes and messages, and the coordinator keeps serving.
 TEST_F(ClusterTest, BadRequestsGetSpecificCodes) {
   ASSERT_NO_FATAL_FAILURE(StartCoordinator({"--lease-seconds", "1", "--max-upload-mb", "1"}));

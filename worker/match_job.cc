@@ -1,0 +1,148 @@
+#include "worker/match_job.h"
+
+#include <unistd.h>
+
+#include <thread>
+#include <vector>
+
+#include "base/status_macros.h"
+#include "base/strings.h"
+#include "engine/notation.h"
+#include "engine/pgn.h"
+#include "engine/rules.h"
+#include "match/game.h"
+#include "match/time_control.h"
+#include "match/uci_engine.h"
+
+namespace arbiter::worker {
+namespace {
+
+std::string SelfPath() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, size_t(n)) : std::string("arbiter");
+}
+
+absl::StatusOr<match::EngineSpec> ToEngineSpec(const v1::EngineSpec& e, EngineCache& cache) {
+  match::EngineSpec spec;
+  spec.name = e.name();
+  switch (e.source_case()) {
+    case v1::EngineSpec::kBuiltin:
+      spec.cmd = SelfPath();
+      spec.args = {"uci"};
+      break;
+    case v1::EngineSpec::kPath:
+      spec.cmd = e.path();
+      break;
+    case v1::EngineSpec::kSha256: {
+      ASSIGN_OR_RETURN(spec.cmd, cache.Get(e.sha256()));
+      break;
+    }
+    default:
+      return absl::InvalidArgumentError(Cat("engine '", e.name(), "' has no source"));
+  }
+  for (const auto& [k, v] : e.options()) spec.options.emplace_back(k, v);
+  spec.tc = e.tc();
+  return spec;
+}
+
+absl::StatusOr<std::vector<match::Opening>> ParseOpenings(const std::string& text) {
+  std::vector<match::Opening> out;
+  for (std::string_view line : Split(text, '\n')) {
+    line = Strip(line);
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string_view> words = SplitWords(line);
+    std::string fen;
+    for (size_t i = 0; i < words.size() && i < 4; ++i) fen += Cat(i ? " " : "", words[i]);
+    ASSIGN_OR_RETURN(Position pos, Position::FromFen(fen));
+    match::Opening o;
+    o.start = pos;
+    out.push_back(std::move(o));
+  }
+  if (out.empty()) out.emplace_back();
+  return out;
+}
+
+v1::ReportedGame Report(const match::GameRecord& r, uint64_t pair, int g, const std::string& tc) {
+  v1::ReportedGame out;
+  out.set_pair(pair);
+  out.set_game(uint32_t(g));
+  out.set_start_fen(r.start.Fen());
+  Position pos = r.start;
+  PgnGame pgn;
+  pgn.event = "arbiter match";
+  pgn.round = Cat(2 * pair + uint64_t(g) + 1);
+  pgn.white = r.white;
+  pgn.black = r.black;
+  pgn.result = std::string(ResultString(r.result));
+  pgn.time_control = tc;
+  pgn.termination = std::string(match::GameEndPgnTag(r.end));
+  pgn.start = r.start;
+  for (const match::MoveRecord& m : r.moves) {
+    out.add_moves(MoveToUci(pos, m.move));
+    pgn.moves.push_back(m.move);
+    UndoInfo undo;
+    pos.DoMove(m.move, undo);
+  }
+  out.set_result(pgn.result);
+  out.set_end(std::string(match::GameEndName(r.end)));
+  out.set_reason(r.reason);
+  out.set_pgn(WritePgn(pgn));
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::MatchJobResult> RunMatchJob(const v1::MatchJob& job, EngineCache& cache,
+                                               int concurrency, const std::atomic<bool>* stop) {
+  if (job.engines_size() != 2)
+    return absl::InvalidArgumentError(Cat("match job needs 2 engines, got ", job.engines_size()));
+  match::EngineSpec specs[2];
+  match::TimeControl tcs[2];
+  ASSIGN_OR_RETURN(match::TimeControl tc, match::ParseTimeControl(job.tc()));
+  for (int i = 0; i < 2; ++i) {
+    ASSIGN_OR_RETURN(specs[i], ToEngineSpec(job.engines(i), cache));
+    tcs[i] = tc;
+    if (!specs[i].tc.empty()) {
+      ASSIGN_OR_RETURN(tcs[i], match::ParseTimeControl(specs[i].tc));
+    }
+  }
+  ASSIGN_OR_RETURN(std::vector<match::Opening> openings, ParseOpenings(job.openings()));
+  bool chess960 = false;
+  for (const match::Opening& o : openings) chess960 |= o.start.IsChess960();
+  const uint32_t pairs = job.pairs();
+  std::vector<match::GameRecord> records(2 * size_t(pairs));
+  std::atomic<uint32_t> next{0};
+  auto slot = [&] {
+    match::UciEngine first(specs[0]), second(specs[1]);
+    for (uint32_t p; (p = next.fetch_add(1)) < pairs;) {
+      const match::Opening& opening = openings[(job.first_pair() + p) % openings.size()];
+      for (int g = 0; g < 2; ++g) {
+        match::UciEngine* engines[2] = {g == 0 ? &first : &second, g == 0 ? &second : &first};
+        match::GameSettings s;
+        s.chess960 = chess960;
+        s.tc[kWhite] = tcs[g];
+        s.tc[kBlack] = tcs[1 - g];
+        records[2 * p + g] = match::PlayGame(engines, opening, s, stop);
+      }
+    }
+    first.Quit();
+    second.Quit();
+  };
+  const int slots = std::max(1, std::min<int>(concurrency, int(pairs)));
+  std::vector<std::thread> threads;
+  for (int i = 1; i < slots; ++i) threads.emplace_back(slot);
+  slot();
+  for (auto& t : threads) t.join();
+  v1::MatchJobResult out;
+  for (uint32_t p = 0; p < pairs; ++p) {
+    for (int g = 0; g < 2; ++g) {
+      const match::GameRecord& r = records[2 * p + g];
+      if (r.end == match::GameEnd::kAborted) return absl::CancelledError("match job stopped");
+      *out.add_games() = Report(r, job.first_pair() + p, g, g == 0 ? job.tc() : job.tc());
+    }
+  }
+  return out;
+}
+
+}  // namespace arbiter::worker
