@@ -1,9 +1,29 @@
 #!/usr/bin/env bash
-# The main job on one machine: installs dependencies, builds (tuned for this CPU), and runs a
-# perft of the start position with divide and speed on all cores.
+# The main job on one machine: installs dependencies, builds (tuned for this CPU), starts an
+# embedded cluster (`arbiter local`: coordinator + 2 workers on loopback), runs a distributed
+# perft of the start position with divide on it, then a short SPRT match between two settings
+# of the builtin engine (in this process: `arbiter match --coordinator` does not exist yet).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh --native
+ARBITER=build-native/cli/arbiter
 DEPTH="${DEPTH:-7}"
-build-native/cli/arbiter perft --startpos --depth "$DEPTH" --divide --threads 0 --hash 256
+ADDR="127.0.0.1:${PORT:-50051}"
+
+"$ARBITER" local --workers 2 --threads 1 --listen "$ADDR" &
+LOCAL_PID=$!
+trap 'kill -INT $LOCAL_PID 2>/dev/null; wait $LOCAL_PID 2>/dev/null || true' EXIT
+for _ in $(seq 100); do
+  "$ARBITER" runs list --coordinator "$ADDR" >/dev/null 2>&1 && break
+  sleep 0.1
+done
+
+echo "== distributed perft($DEPTH) of the start position on arbiter local (2 workers)"
+"$ARBITER" perft --startpos --depth "$DEPTH" --divide --hash 128 --coordinator "$ADDR"
+
+echo "== SPRT: builtin engine, default vs a weaker knight value (stops when the SPRT decides)"
+"$ARBITER" match \
+  --engine "name=base,cmd=$ARBITER uci" \
+  --engine "name=weak-knight,cmd=$ARBITER uci,option.KnightValueMg=200" \
+  --tc 1+0.02 --concurrency 2 --games 200 --sprt elo0=0,elo1=50,alpha=0.05,beta=0.05
