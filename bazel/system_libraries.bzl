@@ -17,6 +17,11 @@ _LIBRARIES = {
     "protobuf": ["protobuf"],
     "grpc": ["grpc++", "protobuf"],
     "gtest_main": ["gtest_main", "gtest"],
+    "absl_hash_containers": ["absl_flat_hash_map", "absl_flat_hash_set"],
+    "prometheus": ["prometheus-cpp-pull", "prometheus-cpp-core"],
+    "sqlite3": ["sqlite3"],
+    "spdlog": ["spdlog"],
+    "crypto": ["libcrypto"],
 }
 
 def _flags(ctx, modules):
@@ -55,6 +60,13 @@ def _system_libraries_impl(ctx):
         lines.append("    linkopts = %r," % linkopts)
         lines.append(")")
         lines.append("")
+    # grpc++_reflection ships no .pc file; it sits next to grpc++.
+    lines.append("cc_library(")
+    lines.append("    name = \"grpc_reflection\",")
+    lines.append("    linkopts = [\"-lgrpc++_reflection\"],")
+    lines.append("    deps = [\":grpc\"],")
+    lines.append(")")
+    lines.append("")
     lines.append("cc_library(")
     lines.append("    name = \"threads\",")
     lines.append("    linkopts = [\"-pthread\"],")
