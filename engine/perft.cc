@@ -154,10 +154,7 @@ class LeafBoard {
   Bitboard CastlingPath(int index) const { return parent_.CastlingPath(index); }
   Bitboard CastlingKingPath(int index) const { return parent_.CastlingKingPath(index); }
   Bitboard AttackersTo(Square s, Color by, Bitboard occupied) const {
-    return (PawnAttacks(~by, s) & Pieces(by, kPawn)) | (KnightAttacks(s) & Pieces(by, kKnight)) |
-           (BishopAttacks(s, occupied) & Pieces(by, kBishop, kQueen)) |
-           (RookAttacks(s, occupied) & Pieces(by, kRook, kQueen)) |
-           (KingAttacks(s) & Pieces(by, kKing));
+    return AttackersOf(*this, s, by, occupied);
   }
 
  private:

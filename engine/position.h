@@ -29,6 +29,17 @@ struct UndoInfo {
   uint16_t halfmove;
 };
 
+// Pieces of colour `by` on `board` that attack `s` given the occupancy; `board` is a Position
+// or any type with the same Pieces() accessors (perft's leaf board).
+template <class Board>
+inline Bitboard AttackersOf(const Board& board, Square s, Color by, Bitboard occupied) {
+  return (PawnAttacks(~by, s) & board.Pieces(by, kPawn)) |
+         (KnightAttacks(s) & board.Pieces(by, kKnight)) |
+         (BishopAttacks(s, occupied) & board.Pieces(by, kBishop, kQueen)) |
+         (RookAttacks(s, occupied) & board.Pieces(by, kRook, kQueen)) |
+         (KingAttacks(s) & board.Pieces(by, kKing));
+}
+
 class Position {
  public:
   static constexpr std::string_view kStartFen =
@@ -72,10 +83,7 @@ class Position {
 
   // Pieces of colour `by` that attack `s`, given the occupancy.
   Bitboard AttackersTo(Square s, Color by, Bitboard occupied) const {
-    return (PawnAttacks(~by, s) & Pieces(by, kPawn)) | (KnightAttacks(s) & Pieces(by, kKnight)) |
-           (BishopAttacks(s, occupied) & Pieces(by, kBishop, kQueen)) |
-           (RookAttacks(s, occupied) & Pieces(by, kRook, kQueen)) |
-           (KingAttacks(s) & Pieces(by, kKing));
+    return AttackersOf(*this, s, by, occupied);
   }
   Bitboard Checkers() const { return AttackersTo(KingSquare(side_), ~side_, Pieces()); }
   bool InCheck() const { return Checkers() != 0; }

@@ -169,6 +169,13 @@ void Searcher::UpdateQuietStats(Move best, int ply, int depth, const Move* quiet
     if (quiets[i] != best) update(quiets[i], -bonus);
 }
 
+// The principal variation at `ply` becomes `m` followed by the child's line.
+void Searcher::UpdatePv(Move m, int ply) {
+  pv_[ply][ply] = m;
+  for (int i = ply + 1; i < pv_length_[ply + 1]; ++i) pv_[ply][i] = pv_[ply + 1][i];
+  pv_length_[ply] = std::max(pv_length_[ply + 1], ply + 1);
+}
+
 int Searcher::Quiescence(Position& pos, int alpha, int beta, int ply) {
   pv_length_[ply] = ply;
   ++nodes_;
@@ -232,9 +239,7 @@ int Searcher::Quiescence(Position& pos, int alpha, int beta, int ply) {
       if (score > alpha) {
         alpha = score;
         best_move = m;
-        pv_[ply][ply] = m;
-        for (int i = ply + 1; i < pv_length_[ply + 1]; ++i) pv_[ply][i] = pv_[ply + 1][i];
-        pv_length_[ply] = std::max(pv_length_[ply + 1], ply + 1);
+        UpdatePv(m, ply);
         if (score >= beta) break;
       }
     }
@@ -388,9 +393,7 @@ int Searcher::AlphaBeta(Position& pos, int alpha, int beta, int depth, int ply, 
       if (score > alpha) {
         alpha = score;
         best_move = m;
-        pv_[ply][ply] = m;
-        for (int i = ply + 1; i < pv_length_[ply + 1]; ++i) pv_[ply][i] = pv_[ply + 1][i];
-        pv_length_[ply] = std::max(pv_length_[ply + 1], ply + 1);
+        UpdatePv(m, ply);
         if (score >= beta) {
           if (quiet) UpdateQuietStats(m, ply, depth, quiets, quiet_count, us);
           break;

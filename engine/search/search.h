@@ -80,6 +80,7 @@ class Searcher {
   int AlphaBeta(Position& pos, int alpha, int beta, int depth, int ply, bool cut_node,
                 bool null_allowed);
   int Quiescence(Position& pos, int alpha, int beta, int ply);
+  void UpdatePv(Move m, int ply);
   bool ShouldAbort();
   bool IsDraw(const Position& pos) const;
   int64_t ElapsedMs() const;
