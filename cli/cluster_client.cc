@@ -45,11 +45,49 @@ bool Finished(const v1::Run& run) {
          run.state() == v1::RUN_STATE_CANCELLED;
 }
 
-// Progress on stderr: a redrawn bar on a terminal, at most one plain line a second otherwise.
+double GamesPerMinute(const v1::Run& run, uint64_t games) {
+  if (run.started_unix() <= 0) return 0;
+  const double end =
+      run.finished_unix() > 0
+          ? run.finished_unix()
+          : std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+                .count();
+  const double minutes = (end - run.started_unix()) / 60;
+  return minutes > 0 ? double(games) / minutes : 0;
+}
+
+// "120/200 games  55.1 games/min  +40 =50 -30  Elo 17.4 +- 30.1  LLR 1.23 [-2.94, 2.94]"
+std::string MatchProgress(const v1::Run& run) {
+  const v1::MatchRunStatus& m = run.match();
+  std::string out = absl::StrFormat("%d", m.games());
+  if (m.request().games() > 0) out += absl::StrFormat("/%d", m.request().games());
+  out += absl::StrFormat(" games  %.1f games/min  +%d =%d -%d  Elo %.1f +- %.1f",
+                         GamesPerMinute(run, m.games()), m.wins(), m.draws(), m.losses(), m.elo(),
+                         m.elo_error95());
+  if (m.request().has_sprt())
+    out += absl::StrFormat("  LLR %.2f [%.2f, %.2f]", m.llr(), m.llr_lower(), m.llr_upper());
+  return out;
+}
+
+// "54/120 games  30.2 games/min  leader A +35.0"
+std::string TournamentProgress(const v1::Run& run) {
+  const v1::TournamentRunStatus& t = run.tournament();
+  const uint64_t planned = uint64_t(t.pairings_size()) * uint64_t(t.request().games_per_pairing());
+  std::string out = absl::StrFormat("%d/%d games  %.1f games/min", t.games(), planned,
+                                    GamesPerMinute(run, t.games()));
+  if (t.standings_size() > 0)
+    out += absl::StrFormat("  leader %s %+.1f", t.standings(0).name(), t.standings(0).elo());
+  return out;
+}
+
+// Progress on stderr: a redrawn bar when stdout and stderr are terminals, otherwise at most
+// one plain line a second.
 class ProgressDisplay {
  public:
-  ProgressDisplay() : tty_(isatty(STDERR_FILENO)) {}
+  explicit ProgressDisplay(bool quiet = false)
+      : quiet_(quiet), tty_(isatty(STDOUT_FILENO) && isatty(STDERR_FILENO)) {}
   void Show(const v1::Run& run) {
+    if (quiet_) return;
     const auto now = std::chrono::steady_clock::now();
     const bool finished = Finished(run);
     if (!tty_ && !finished && now - last_ < std::chrono::seconds(1)) return;
@@ -62,9 +100,12 @@ class ProgressDisplay {
       std::string bar(filled, '#');
       bar.resize(kWidth, ' ');
       if (run.has_match())
-        std::cerr << absl::StrFormat("\r[%s] %5.1f%%  %d games  Elo %.1f  LLR %.2f  ETA %s  %-9s",
-                                     bar, 100 * p, run.match().games(), run.match().elo(),
-                                     run.match().llr(), Duration(run.eta_seconds()),
+        std::cerr << absl::StrFormat("\r[%s] %5.1f%%  %s  ETA %s  %-9s", bar, 100 * p,
+                                     MatchProgress(run), Duration(run.eta_seconds()),
+                                     StateName(run.state()));
+      else if (run.has_tournament())
+        std::cerr << absl::StrFormat("\r[%s] %5.1f%%  %s  ETA %s  %-9s", bar, 100 * p,
+                                     TournamentProgress(run), Duration(run.eta_seconds()),
                                      StateName(run.state()));
       else
         std::cerr << absl::StrFormat("\r[%s] %5.1f%%  %8.1f Mnodes/s  ETA %s  jobs %d/%d  %-9s",
@@ -73,7 +114,11 @@ class ProgressDisplay {
                                      run.jobs().total(), StateName(run.state()));
       if (finished) std::cerr << "\n";
       std::cerr.flush();
-      drawn_ = true;
+    } else if (run.has_match() || run.has_tournament()) {
+      std::cerr << absl::StrFormat("run %d %s %.1f%% %s ETA %s\n", run.id(), StateName(run.state()),
+                                   100 * p,
+                                   run.has_match() ? MatchProgress(run) : TournamentProgress(run),
+                                   Duration(run.eta_seconds()));
     } else {
       std::cerr << absl::StrFormat("run %d %s %.1f%% jobs %d/%d nodes %s %.1f Mnodes/s ETA %s\n",
                                    run.id(), StateName(run.state()), 100 * p, run.jobs().done(),
@@ -83,10 +128,15 @@ class ProgressDisplay {
   }
 
  private:
+  bool quiet_;
   bool tty_;
-  bool drawn_ = false;
   std::chrono::steady_clock::time_point last_{};
 };
+
+absl::Status ToAbsl(const grpc::Status& s, const std::string& what) {
+  if (s.ok()) return absl::OkStatus();
+  return absl::Status(absl::StatusCode(int(s.error_code())), what + ": " + s.error_message());
+}
 
 std::unique_ptr<v1::RunService::Stub> Connect(const std::string& address) {
   grpc::ChannelArguments args;
@@ -96,8 +146,9 @@ std::unique_ptr<v1::RunService::Stub> Connect(const std::string& address) {
 }
 
 // Follows the run's stream (reconnecting if the coordinator restarts) until it is finished.
-grpc::Status Follow(v1::RunService::Stub& stub, uint64_t run_id, v1::Run& last) {
-  ProgressDisplay display;
+grpc::Status Follow(v1::RunService::Stub& stub, uint64_t run_id, v1::Run& last,
+                    bool quiet = false) {
+  ProgressDisplay display(quiet);
   const auto give_up_after = std::chrono::minutes(2);
   auto last_contact = std::chrono::steady_clock::now();
   for (;;) {
@@ -194,6 +245,57 @@ int RunRemotePerft(const std::string& coordinator, const v1::SubmitPerftRequest&
   return last.perft().disagreements_size() > 0 ? 3 : 0;
 }
 
+namespace {
+
+template <typename Request>
+absl::StatusOr<v1::Run> SubmitAndFollow(
+    const std::string& coordinator, const Request& request, bool quiet,
+    grpc::Status (v1::RunService::Stub::*submit)(grpc::ClientContext*, const Request&,
+                                                 v1::SubmitRunResponse*)) {
+  auto stub = Connect(coordinator);
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(2));
+  v1::SubmitRunResponse submitted;
+  grpc::Status s = ((*stub).*submit)(&ctx, request, &submitted);
+  if (!s.ok()) return ToAbsl(s, "submit to " + coordinator);
+  if (!quiet)
+    std::cerr << absl::StrFormat("run %d submitted to %s: %d jobs\n", submitted.run().id(),
+                                 coordinator, submitted.run().jobs().total());
+  v1::Run last = submitted.run();
+  s = Follow(*stub, last.id(), last, quiet);
+  if (!s.ok()) return ToAbsl(s, absl::StrFormat("watch run %d", last.id()));
+  return last;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::Run> RunRemoteMatch(const std::string& coordinator,
+                                       const v1::SubmitMatchRequest& request, bool quiet) {
+  return SubmitAndFollow(coordinator, request, quiet, &v1::RunService::Stub::SubmitMatch);
+}
+
+absl::StatusOr<v1::Run> RunRemoteTournament(const std::string& coordinator,
+                                            const v1::SubmitTournamentRequest& request,
+                                            bool quiet) {
+  return SubmitAndFollow(coordinator, request, quiet, &v1::RunService::Stub::SubmitTournament);
+}
+
+absl::StatusOr<v1::GetPgnResponse> FetchRunPgn(const std::string& coordinator, uint64_t run_id) {
+  auto stub = Connect(coordinator);
+  v1::GetPgnResponse out;
+  for (int attempt = 0;; ++attempt) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(5));
+    v1::GetPgnRequest req;
+    req.set_run_id(run_id);
+    grpc::Status s = stub->GetPgn(&ctx, req, &out);
+    if (s.ok()) return out;
+    if (s.error_code() != grpc::StatusCode::UNAVAILABLE || attempt >= 20)
+      return ToAbsl(s, absl::StrFormat("PGN of run %d", run_id));
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+}
+
 int WatchRemoteRun(const std::string& coordinator, uint64_t run_id, bool json) {
   auto stub = Connect(coordinator);
   v1::Run last;
@@ -215,6 +317,10 @@ void PrintRunLine(const v1::Run& run, std::ostream& out) {
         run.match().elo_error95(),
         run.match().request().has_sprt() ? absl::StrFormat(", LLR %.2f", run.match().llr())
                                          : std::string());
+  if (run.has_tournament())
+    what = absl::StrFormat("%s of %d engines, %s",
+                           run.tournament().request().gauntlet() ? "gauntlet" : "round robin",
+                           run.tournament().request().engines_size(), TournamentProgress(run));
   if (run.has_perft())
     what = absl::StrFormat("perft depth %d of %s", run.perft().request().perft().depth(),
                            run.perft().result().fen());
@@ -249,6 +355,20 @@ void PrintRun(const v1::Run& run, std::ostream& out) {
                              m.llr_upper(),
                              m.sprt_decision().empty() ? "continue" : m.sprt_decision());
     for (const auto& [end, n] : m.terminations()) out << "  " << end << ": " << n << "\n";
+  }
+  if (run.has_tournament()) {
+    const v1::TournamentRunStatus& t = run.tournament();
+    out << absl::StrFormat("Tournament: %s of %d engines at %s, %d games per pairing\n",
+                           t.request().gauntlet() ? "gauntlet" : "round robin",
+                           t.request().engines_size(), t.request().tc(),
+                           t.request().games_per_pairing());
+    for (const v1::MatchRunStatus& m : t.pairings())
+      out << absl::StrFormat("  %s vs %s: %d games (+%d =%d -%d), Elo %.1f +- %.1f\n",
+                             m.request().engines(0).name(), m.request().engines(1).name(),
+                             m.games(), m.wins(), m.draws(), m.losses(), m.elo(), m.elo_error95());
+    for (const v1::TournamentStanding& st : t.standings())
+      out << absl::StrFormat("  %-22s Elo %7.1f +- %5.1f  %d games, %.1f points\n", st.name(),
+                             st.elo(), st.elo_error95(), st.games(), st.points());
   }
   if (run.has_perft()) {
     const v1::PerftRunStatus& p = run.perft();

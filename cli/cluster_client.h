@@ -5,6 +5,7 @@
 #include <iosfwd>
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "proto/arbiter/v1/cluster.pb.h"
 
 namespace arbiter::cli {
@@ -18,6 +19,15 @@ int WaitForTerminationSignal();
 // lines otherwise) and prints the result like the local command (or JSON). Returns the exit code.
 int RunRemotePerft(const std::string& coordinator, const v1::SubmitPerftRequest& request,
                    bool json);
+
+// Submit a match or tournament run and follow it (progress on stderr unless `quiet`) until it
+// finishes; the finished run, or the error (gRPC codes map to absl codes one to one).
+absl::StatusOr<v1::Run> RunRemoteMatch(const std::string& coordinator,
+                                       const v1::SubmitMatchRequest& request, bool quiet);
+absl::StatusOr<v1::Run> RunRemoteTournament(const std::string& coordinator,
+                                            const v1::SubmitTournamentRequest& request, bool quiet);
+// The PGN and the game summaries of a match or tournament run.
+absl::StatusOr<v1::GetPgnResponse> FetchRunPgn(const std::string& coordinator, uint64_t run_id);
 
 // Follows a run until it finishes, with the progress display; prints it at the end.
 int WatchRemoteRun(const std::string& coordinator, uint64_t run_id, bool json);

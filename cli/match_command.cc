@@ -1,9 +1,11 @@
 // `arbiter match` (two engines) and `arbiter tournament` (round robin or gauntlet), played in
-// this process by match::RunMatch.
+// this process by match::RunMatch, or with --coordinator as a run on the cluster; both print
+// the same report and the same JSON.
 #include <sys/resource.h>
 
 #include <algorithm>
 #include <charconv>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -14,9 +16,11 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "base/strings.h"
+#include "cli/cluster_client.h"
 #include "cli/commands.h"
 #include "cli/json.h"
 #include "cli/stats_report.h"
+#include "engine/position.h"
 #include "match/runner.h"
 #include "proto/arbiter/v1/match.pb.h"
 #include "stats/ratings.h"
@@ -48,6 +52,11 @@ struct MatchFlags {
   bool json = false;
   bool quiet = false;
   bool gauntlet = false;
+  std::string coordinator;
+  uint32_t pairs_per_job = 0;
+  bool concurrency_given = false;
+  // Flags that only the in-process runner understands (refused with --coordinator).
+  std::vector<std::string> local_only_given;
 };
 
 absl::Status FlagError(std::string_view flag, std::string_view text, std::string_view why) {
@@ -257,6 +266,243 @@ absl::StatusOr<match::MatchSummary> PlayPairing(const match::MatchOptions& o, co
   return match::RunMatch(o, progress, on_game);
 }
 
+// The report after a match, local or on the cluster: JSON, or the statistics and details.
+int PrintMatchReport(const MatchFlags& f, const match::MatchOptions& o,
+                     const match::MatchSummary& s, const v1::MatchResult& r) {
+  if (f.json) {
+    std::cout << ToJson(r) << "\n";
+    return 0;
+  }
+  std::cout << "Results of " << s.names[0] << " vs " << s.names[1] << " (" << o.tc.ToString()
+            << (f.openings.empty() ? "" : ", " + f.openings) << "):\n"
+            << FormatStatsReport(r.stats()) << match::MatchDetails(s);
+  if (!f.pgn_out.empty()) std::cout << "PGN: " << f.pgn_out << "\n";
+  return 0;
+}
+
+std::string PairingLine(const match::MatchSummary& s) {
+  return Cat(s.names[0], " vs ", s.names[1], ": +", s.trinomial.wins, " =", s.trinomial.draws, " -",
+             s.trinomial.losses,
+             absl::StrFormat("  Elo %.1f +/- %.1f\n", s.elo.elo, s.elo.elo_error95));
+}
+
+// The ratings table after a tournament, local or on the cluster.
+void PrintStandings(const v1::TournamentResult& out, const std::string& anchor) {
+  std::cout << "\nRank  Name                      Elo     +/-   Games  Points  Score\n";
+  int rank = 0;
+  for (const auto& st : out.standings())
+    std::cout << absl::StrFormat("%4d  %-22s %7.1f %7.1f %7d %7.1f %5.1f%%\n", ++rank, st.name(),
+                                 st.elo(), st.elo_error95(), st.games(), st.points(),
+                                 100 * st.score());
+  std::cout << "(" << out.format() << ", Elo anchored at " << anchor << " = 0, one virtual draw "
+            << "per pairing as prior)\n";
+}
+
+int Fail(const absl::Status& st) {
+  std::cerr << "error: " << st.message() << "\n";
+  return st.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+}
+
+// --- The cluster: a run built from the same flags, reported like a local match.
+
+absl::StatusOr<v1::EngineSpec> ToRemoteEngine(const match::EngineSpec& e) {
+  v1::EngineSpec out;
+  out.set_name(e.name);
+  if (e.cmd == "builtin") {
+    if (!e.args.empty())
+      return absl::InvalidArgumentError(
+          Cat("--engine ", e.name, ": cmd=builtin takes no arguments (use option.X=V)"));
+    out.set_builtin(true);
+  } else if (!e.cmd.empty() && e.cmd[0] == '/') {
+    out.set_path(e.cmd);
+    for (const std::string& a : e.args) out.add_args(a);
+  } else {
+    return absl::InvalidArgumentError(
+        Cat("--engine ", e.name,
+            ": with --coordinator, cmd must be 'builtin' (arbiter's own "
+            "engine) or an absolute path that exists on every worker, got '",
+            e.cmd, "'"));
+  }
+  if (!e.dir.empty() || !e.env.empty())
+    return absl::InvalidArgumentError(
+        Cat("--engine ", e.name, ": dir= and env.X= are not supported with --coordinator"));
+  for (const auto& [k, v] : e.options) (*out.mutable_options())[k] = v;
+  out.set_tc(e.tc);
+  return out;
+}
+
+// The book as EPD text, one line per game pair in the order the local runner uses: the
+// position after each opening's book moves (the cluster replays games from that position).
+absl::StatusOr<std::string> OpeningsText(const match::BookOptions& book) {
+  if (book.path.empty()) return std::string();
+  ASSIGN_OR_RETURN(match::OpeningBook b, match::OpeningBook::Load(book));
+  std::string text;
+  for (size_t p = 0; p < b.size(); ++p) {
+    const match::Opening& o = b.ForPair(p);
+    Position pos = o.start;
+    for (Move m : o.moves) {
+      UndoInfo undo;
+      pos.DoMove(m, undo);
+    }
+    text += pos.Fen() + "\n";
+  }
+  return text;
+}
+
+absl::Status CheckRemoteFlags(const MatchFlags& f) {
+  if (f.local_only_given.empty()) return absl::OkStatus();
+  std::string flags;
+  for (const std::string& name : f.local_only_given) flags += Cat(flags.empty() ? "" : ", ", name);
+  return absl::InvalidArgumentError(
+      Cat(flags, ": not supported with --coordinator (workers play with their defaults)"));
+}
+
+// The local runner's summary of a finished cluster match (or one tournament pairing).
+match::MatchSummary SummaryOf(const v1::MatchRunStatus& m,
+                              const std::optional<stats::SprtParams>& sprt, double seconds) {
+  match::MatchSummary s;
+  for (int i = 0; i < 2 && i < m.request().engines_size(); ++i)
+    s.names[i] = m.request().engines(i).name();
+  s.trinomial = {.losses = m.losses(), .draws = m.draws(), .wins = m.wins()};
+  for (int i = 0; i < 5 && i < m.pentanomial_size(); ++i)
+    s.pentanomial.counts[i] = m.pentanomial(i);
+  s.elo = stats::EstimateElo(s.pentanomial);
+  if (sprt) s.sprt = stats::EvaluateSprt(s.pentanomial, *sprt);
+  for (const auto& [k, v] : m.terminations()) s.terminations[k] = v;
+  for (int i = 0; i < 2 && i < m.faults_size(); ++i) {
+    s.faults[i].time_losses = m.faults(i).time_losses();
+    s.faults[i].disconnects = m.faults(i).disconnects();
+    s.faults[i].stalls = m.faults(i).stalls();
+    s.faults[i].illegal_moves = m.faults(i).illegal_moves();
+  }
+  s.games = m.games();
+  s.pairs = s.pentanomial.Pairs();
+  s.moves = m.moves();
+  s.seconds = seconds;
+  s.think_seconds = m.think_seconds();
+  if (s.moves > 0) {
+    // Measured by the workers inside their game loops; the slots of a cluster are not known.
+    s.game_loop_overhead_ms_per_move =
+        std::max(0.0, m.game_loop_seconds() - m.think_seconds()) * 1000 / double(s.moves);
+    s.overhead_ms_per_move = s.game_loop_overhead_ms_per_move;
+  }
+  return s;
+}
+
+double RunSeconds(const v1::Run& run) {
+  return run.started_unix() > 0 && run.finished_unix() > run.started_unix()
+             ? run.finished_unix() - run.started_unix()
+             : 0;
+}
+
+// Appends the run's PGN to --pgn-out and returns its game summaries (when asked for either).
+absl::StatusOr<v1::GetPgnResponse> FetchGames(const MatchFlags& f, const v1::Run& run) {
+  if (!f.json && f.pgn_out.empty()) return v1::GetPgnResponse();
+  ASSIGN_OR_RETURN(v1::GetPgnResponse pgn, FetchRunPgn(f.coordinator, run.id()));
+  if (!f.pgn_out.empty()) {
+    std::ofstream out(f.pgn_out, std::ios::app);
+    out << pgn.pgn();
+    if (!out) return absl::InternalError(Cat("cannot write --pgn-out '", f.pgn_out, "'"));
+  }
+  return pgn;
+}
+
+absl::Status RunFinished(const v1::Run& run) {
+  if (run.state() == v1::RUN_STATE_SUCCEEDED) return absl::OkStatus();
+  return absl::AbortedError(Cat("run ", run.id(), " ended ",
+                                v1::RunState_Name(run.state()).substr(10),
+                                run.message().empty() ? "" : ": " + run.message()));
+}
+
+int RunRemoteMatchCommand(const MatchFlags& f, const match::MatchOptions& o,
+                          const std::vector<match::EngineSpec>& specs) {
+  if (absl::Status st = CheckRemoteFlags(f); !st.ok()) return Fail(st);
+  v1::SubmitMatchRequest req;
+  for (const match::EngineSpec& e : specs) {
+    absl::StatusOr<v1::EngineSpec> remote = ToRemoteEngine(e);
+    if (!remote.ok()) return Fail(remote.status());
+    *req.add_engines() = *remote;
+  }
+  req.set_tc(o.tc.ToString());
+  req.set_games(uint32_t(o.games));
+  if (o.sprt) {
+    v1::SprtSpec* sp = req.mutable_sprt();
+    sp->set_elo0(o.sprt->elo0);
+    sp->set_elo1(o.sprt->elo1);
+    sp->set_alpha(o.sprt->alpha);
+    sp->set_beta(o.sprt->beta);
+    sp->set_model(std::string(stats::SprtModelName(o.sprt->model)));
+  }
+  absl::StatusOr<std::string> openings = OpeningsText(o.book);
+  if (!openings.ok()) return Fail(openings.status());
+  req.set_openings(*openings);
+  if (f.concurrency_given) req.set_concurrency(uint32_t(std::max(1, f.concurrency)));
+  req.set_pairs_per_job(f.pairs_per_job);
+  absl::StatusOr<v1::Run> run = RunRemoteMatch(f.coordinator, req, f.quiet);
+  if (!run.ok()) return Fail(run.status());
+  if (absl::Status st = RunFinished(*run); !st.ok()) return Fail(st);
+  match::MatchSummary s = SummaryOf(run->match(), o.sprt, RunSeconds(*run));
+  match::MatchOptions shown = o;
+  shown.concurrency = f.concurrency_given ? f.concurrency : 0;
+  v1::MatchResult r = ToProto(s, shown);
+  absl::StatusOr<v1::GetPgnResponse> games = FetchGames(f, *run);
+  if (!games.ok()) return Fail(games.status());
+  if (f.json) *r.mutable_game_list() = games->game_list();
+  return PrintMatchReport(f, o, s, r);
+}
+
+int RunRemoteTournamentCommand(const MatchFlags& f, const match::MatchOptions& base,
+                               const std::vector<match::EngineSpec>& specs) {
+  if (absl::Status st = CheckRemoteFlags(f); !st.ok()) return Fail(st);
+  v1::SubmitTournamentRequest req;
+  for (const match::EngineSpec& e : specs) {
+    absl::StatusOr<v1::EngineSpec> remote = ToRemoteEngine(e);
+    if (!remote.ok()) return Fail(remote.status());
+    *req.add_engines() = *remote;
+  }
+  req.set_tc(base.tc.ToString());
+  req.set_games_per_pairing(uint32_t(base.games));
+  req.set_gauntlet(f.gauntlet);
+  absl::StatusOr<std::string> openings = OpeningsText(base.book);
+  if (!openings.ok()) return Fail(openings.status());
+  req.set_openings(*openings);
+  if (f.concurrency_given) req.set_concurrency(uint32_t(std::max(1, f.concurrency)));
+  req.set_pairs_per_job(f.pairs_per_job);
+  absl::StatusOr<v1::Run> run = RunRemoteTournament(f.coordinator, req, f.quiet);
+  if (!run.ok()) return Fail(run.status());
+  if (absl::Status st = RunFinished(*run); !st.ok()) return Fail(st);
+  absl::StatusOr<v1::GetPgnResponse> games = FetchGames(f, *run);
+  if (!games.ok()) return Fail(games.status());
+  const v1::TournamentRunStatus& t = run->tournament();
+  v1::TournamentResult out;
+  out.set_format(f.gauntlet ? "gauntlet" : "round robin");
+  const double seconds = RunSeconds(*run);
+  for (const v1::MatchRunStatus& m : t.pairings()) {
+    match::MatchOptions o = base;
+    for (int side = 0; side < 2; ++side)
+      for (const match::EngineSpec& e : specs)
+        if (e.name == m.request().engines(side).name()) o.engines[side] = e;
+    o.concurrency = f.concurrency_given ? f.concurrency : 0;
+    match::MatchSummary s = SummaryOf(m, std::nullopt, seconds);
+    v1::MatchResult* r = out.add_matches();
+    *r = ToProto(s, o);
+    if (f.json)
+      for (const v1::GameSummary& g : games->game_list())
+        if ((g.white() == s.names[0] && g.black() == s.names[1]) ||
+            (g.white() == s.names[1] && g.black() == s.names[0]))
+          *r->add_game_list() = g;
+    if (!f.json) std::cout << PairingLine(s);
+  }
+  *out.mutable_standings() = t.standings();
+  out.set_seconds(seconds);
+  if (f.json) {
+    std::cout << ToJson(out) << "\n";
+    return 0;
+  }
+  PrintStandings(out, specs[0].name);
+  return 0;
+}
+
 int RunMatchCommand(const MatchFlags& f) {
   std::vector<match::EngineSpec> specs;
   absl::StatusOr<match::MatchOptions> o = BuildOptions(f, 2, 2, specs);
@@ -266,6 +512,11 @@ int RunMatchCommand(const MatchFlags& f) {
   }
   o->engines[0] = specs[0];
   o->engines[1] = specs[1];
+  if (!f.coordinator.empty()) return RunRemoteMatchCommand(f, *o, specs);
+  if (f.pairs_per_job > 0) {
+    std::cerr << "error: --pairs-per-job applies to cluster runs (--coordinator)\n";
+    return 2;
+  }
   v1::MatchResult games;
   absl::StatusOr<match::MatchSummary> s = PlayPairing(*o, f, f.json ? &games : nullptr);
   if (!s.ok()) {
@@ -274,15 +525,7 @@ int RunMatchCommand(const MatchFlags& f) {
   }
   v1::MatchResult r = ToProto(*s, *o);
   r.mutable_game_list()->Swap(games.mutable_game_list());
-  if (f.json) {
-    std::cout << ToJson(r) << "\n";
-    return 0;
-  }
-  std::cout << "Results of " << s->names[0] << " vs " << s->names[1] << " (" << o->tc.ToString()
-            << (f.openings.empty() ? "" : ", " + f.openings) << "):\n"
-            << FormatStatsReport(r.stats()) << match::MatchDetails(*s);
-  if (!f.pgn_out.empty()) std::cout << "PGN: " << f.pgn_out << "\n";
-  return 0;
+  return PrintMatchReport(f, *o, *s, r);
 }
 
 int RunTournamentCommand(const MatchFlags& f) {
@@ -294,6 +537,11 @@ int RunTournamentCommand(const MatchFlags& f) {
   }
   if (base->sprt) {
     std::cerr << "error: --sprt applies to `arbiter match`, not to tournaments\n";
+    return 2;
+  }
+  if (!f.coordinator.empty()) return RunRemoteTournamentCommand(f, *base, specs);
+  if (f.pairs_per_job > 0) {
+    std::cerr << "error: --pairs-per-job applies to cluster runs (--coordinator)\n";
     return 2;
   }
   std::vector<std::pair<int, int>> pairings;
@@ -351,14 +599,7 @@ int RunTournamentCommand(const MatchFlags& f) {
     std::cout << ToJson(out) << "\n";
     return 0;
   }
-  std::cout << "\nRank  Name                      Elo     +/-   Games  Points  Score\n";
-  int rank = 0;
-  for (const auto& st : out.standings())
-    std::cout << absl::StrFormat("%4d  %-22s %7.1f %7.1f %7d %7.1f %5.1f%%\n", ++rank, st.name(),
-                                 st.elo(), st.elo_error95(), st.games(), st.points(),
-                                 100 * st.score());
-  std::cout << "(" << out.format() << ", Elo anchored at " << names[0] << " = 0, one virtual draw "
-            << "per pairing as prior)\n";
+  PrintStandings(out, names[0]);
   return 0;
 }
 
@@ -377,7 +618,8 @@ void AddCommonFlags(CLI::App* cmd, MatchFlags& f) {
   cmd->add_option("--opening-start", f.opening_start, "1-based index of the first opening");
   cmd->add_flag("--chess960", f.chess960, "Chess960 (set automatically for Chess960 books)");
   cmd->add_option("--concurrency", f.concurrency, "Games played at once (one engine pair each)");
-  cmd->add_option("--pgn-out", f.pgn_out, "Append every game to this PGN file");
+  cmd->add_option("--pgn-out,--pgn", f.pgn_out,
+                  "Append every game to this PGN file (with --coordinator: the run's PGN)");
   cmd->add_option("--event", f.event, "PGN Event tag");
   cmd->add_option("--margin", f.margin_ms, "Time margin in ms forgiven on each move (50)");
   cmd->add_option("--stop-grace", f.stop_grace_ms, "ms to wait for bestmove after stop (1000)");
@@ -390,6 +632,23 @@ void AddCommonFlags(CLI::App* cmd, MatchFlags& f) {
   cmd->add_flag("--affinity", f.affinity, "Pin each game slot's engines to one CPU");
   cmd->add_flag("--json", f.json, "Print the result as JSON (protobuf mapping)");
   cmd->add_flag("--quiet", f.quiet, "No progress lines on stderr");
+  cmd->add_option("--coordinator", f.coordinator,
+                  "Run on the cluster at HOST:PORT (engines: cmd=builtin[,option.X=V] or an "
+                  "absolute path present on every worker)");
+  cmd->add_option("--pairs-per-job", f.pairs_per_job,
+                  "With --coordinator: game pairs per job (default 2; at least the workers' "
+                  "--threads keeps their cores busy)")
+      ->check(CLI::Range(1, 1000));
+}
+
+// Notes which flags were given that a cluster run cannot honour, and whether --concurrency was.
+void NoteGivenFlags(CLI::App* cmd, MatchFlags& f) {
+  f.concurrency_given = cmd->count("--concurrency") > 0;
+  f.local_only_given.clear();
+  for (const char* name :
+       {"--affinity", "--margin", "--stop-grace", "--move-timeout", "--handshake-timeout",
+        "--draw-adj", "--resign-adj", "--max-moves", "--event", "--chess960"})
+    if (cmd->count(name) > 0) f.local_only_given.push_back(name);
 }
 
 }  // namespace
@@ -400,7 +659,10 @@ void AddMatchCommand(CLI::App& app, int& exit_code) {
   AddCommonFlags(cmd, *flags);
   cmd->add_option("--sprt", flags->sprt,
                   "Stop when the SPRT decides: elo0=0,elo1=2,alpha=0.05,beta=0.05[,model=...]");
-  cmd->callback([flags, &exit_code] { exit_code = RunMatchCommand(*flags); });
+  cmd->callback([cmd, flags, &exit_code] {
+    NoteGivenFlags(cmd, *flags);
+    exit_code = RunMatchCommand(*flags);
+  });
 }
 
 void AddTournamentCommand(CLI::App& app, int& exit_code) {
@@ -409,7 +671,10 @@ void AddTournamentCommand(CLI::App& app, int& exit_code) {
       "tournament", "Round robin (or gauntlet) of UCI engines, with a ratings table");
   AddCommonFlags(cmd, *flags);
   cmd->add_flag("--gauntlet", flags->gauntlet, "The first engine plays each of the others");
-  cmd->callback([flags, &exit_code] { exit_code = RunTournamentCommand(*flags); });
+  cmd->callback([cmd, flags, &exit_code] {
+    NoteGivenFlags(cmd, *flags);
+    exit_code = RunTournamentCommand(*flags);
+  });
 }
 
 }  // namespace arbiter::cli

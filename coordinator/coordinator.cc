@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 
 #include "base/status_macros.h"
 #include "base/strings.h"
@@ -29,6 +30,11 @@ bool Terminal(v1::RunState s) {
 std::string RunStateName(v1::RunState s) {
   std::string name = v1::RunState_Name(s);
   return name.size() > 10 ? name.substr(10) : name;  // drop "RUN_STATE_"
+}
+
+// Runs whose jobs are batches of game pairs.
+bool PlaysGames(v1::RunKind kind) {
+  return kind == v1::RUN_KIND_MATCH || kind == v1::RUN_KIND_TOURNAMENT;
 }
 
 // Most results a verified job may collect without a majority before the run fails.
@@ -229,9 +235,13 @@ absl::Status Coordinator::Load() {
     run->started_persisted = stored.started_unix > 0;
     run->finished_unix = stored.finished_unix;
     const bool spec_ok = run->kind == v1::RUN_KIND_MATCH ? run->match.ParseFromString(stored.spec)
-                                                         : run->perft.ParseFromString(stored.spec);
+                         : run->kind == v1::RUN_KIND_TOURNAMENT
+                             ? run->tournament.ParseFromString(stored.spec)
+                             : run->perft.ParseFromString(stored.spec);
     if (!spec_ok) return absl::DataLossError(Cat("run ", stored.id, ": unreadable spec"));
     if (run->kind == v1::RUN_KIND_MATCH) run->sprt = SprtOf(run->match.request());
+    if (run->kind == v1::RUN_KIND_TOURNAMENT)
+      run->pairing_tallies.resize(TournamentPairings(run->tournament.request()).size());
     if (Terminal(run->state)) {
       run->final = std::make_unique<v1::Run>();
       if (stored.result.empty() || !run->final->ParseFromString(stored.result)) {
@@ -253,9 +263,10 @@ absl::Status Coordinator::Load() {
       auto job = std::make_unique<Job>();
       job->id = sj.id;
       job->run_id = sj.run_id;
-      const bool job_ok = run->kind == v1::RUN_KIND_MATCH ? job->match_spec.ParseFromString(sj.spec)
-                                                          : job->spec.ParseFromString(sj.spec);
+      const bool job_ok = PlaysGames(run->kind) ? job->match_spec.ParseFromString(sj.spec)
+                                                : job->spec.ParseFromString(sj.spec);
       if (!job_ok) return absl::DataLossError(Cat("job ", sj.id, ": unreadable spec"));
+      job->pairing = job->match_spec.work().pairing();
       job->want = run->kind == v1::RUN_KIND_PERFT && run->perft.request().verify() ? 2 : 1;
       by_id[job->id] = job.get();
       jobs.push_back(std::move(job));
@@ -266,7 +277,7 @@ absl::Status Coordinator::Load() {
       auto it = by_id.find(sr.job_id);
       if (it == by_id.end()) continue;
       Result r{sr.worker_id, sr.worker_name, sr.lease_id, sr.seconds, {}, nullptr};
-      if (runs_[run_id]->kind == v1::RUN_KIND_MATCH) {
+      if (PlaysGames(runs_[run_id]->kind)) {
         auto m = std::make_shared<v1::MatchJobResult>();
         if (!m->ParseFromString(sr.result))
           return absl::DataLossError(Cat("result of job ", sr.job_id, ": unreadable"));
@@ -300,7 +311,7 @@ void Coordinator::AddRunLocked(std::unique_ptr<Run> run, std::vector<std::unique
   for (auto& job : jobs) {
     run->jobs.push_back(job->id);
     run->estimate_total +=
-        run->kind == v1::RUN_KIND_MATCH ? job->match_spec.work().pairs() : job->spec.estimate();
+        PlaysGames(run->kind) ? job->match_spec.work().pairs() : job->spec.estimate();
     for (int i = 0; i < job->want; ++i) ready_.push_back(job->id);
     jobs_[job->id] = std::move(job);
   }
@@ -461,15 +472,68 @@ absl::StatusOr<v1::Run> Coordinator::SubmitMatch(const v1::SubmitMatchRequest& r
   return out;
 }
 
+absl::StatusOr<v1::Run> Coordinator::SubmitTournament(const v1::SubmitTournamentRequest& request) {
+  RETURN_IF_ERROR(ValidateTournamentRequest(request, [this](const std::string& sha) {
+    absl::MutexLock lock(&mu_);
+    return engines_.contains(sha);
+  }));
+  {
+    absl::MutexLock lock(&mu_);
+    if (shutting_down_) return absl::UnavailableError("coordinator is shutting down");
+  }
+  auto run = std::make_unique<Run>();
+  run->kind = v1::RUN_KIND_TOURNAMENT;
+  run->state = v1::RUN_STATE_QUEUED;
+  run->created_unix = UnixNow();
+  *run->tournament.mutable_request() = request;
+  const size_t pairings = TournamentPairings(request).size();
+  run->pairing_tallies.resize(pairings);
+  std::vector<StoredJob> stored_jobs;
+  std::vector<std::unique_ptr<Job>> jobs;
+  for (v1::MatchJob& work : PlanTournamentJobs(request)) {
+    auto job = std::make_unique<Job>();
+    job->pairing = work.pairing();
+    *job->match_spec.mutable_work() = std::move(work);
+    stored_jobs.push_back({0, 0, job->match_spec.SerializeAsString()});
+    jobs.push_back(std::move(job));
+  }
+  const std::string spec = run->tournament.SerializeAsString();
+  absl::StatusOr<v1::Run> out =
+      AddNewRun(std::move(run), std::move(stored_jobs), std::move(jobs), spec);
+  if (out.ok())
+    spdlog::info("run {}: {} of {} engines at {}, {} pairings of {} games, {} jobs", out->id(),
+                 request.gauntlet() ? "gauntlet" : "round robin", request.engines_size(),
+                 request.tc(), pairings, request.games_per_pairing(), out->jobs().total());
+  return out;
+}
+
 absl::StatusOr<v1::GetPgnResponse> Coordinator::GetPgn(uint64_t run_id) {
   absl::flat_hash_set<std::pair<uint64_t, uint64_t>> counted;
+  absl::flat_hash_map<uint64_t, uint32_t> pairing_of;        // job id -> tournament pairing
+  std::vector<std::pair<std::string, std::string>> engines;  // per pairing: first, second
+  uint64_t games_per_pairing = 0;
   {
     absl::MutexLock lock(&mu_);
     auto it = runs_.find(run_id);
     if (it == runs_.end()) return absl::NotFoundError(Cat("run ", run_id, " does not exist"));
-    if (it->second->kind != v1::RUN_KIND_MATCH)
-      return absl::FailedPreconditionError(Cat("run ", run_id, " is not a match run"));
-    counted.insert(it->second->counted.begin(), it->second->counted.end());
+    const Run& run = *it->second;
+    if (!PlaysGames(run.kind))
+      return absl::FailedPreconditionError(
+          Cat("run ", run_id, " is not a match or tournament run"));
+    counted.insert(run.counted.begin(), run.counted.end());
+    if (run.kind == v1::RUN_KIND_MATCH) {
+      engines.emplace_back(run.match.request().engines(0).name(),
+                           run.match.request().engines(1).name());
+    } else {
+      const v1::SubmitTournamentRequest& req = run.tournament.request();
+      for (auto [i, j] : TournamentPairings(req))
+        engines.emplace_back(req.engines(i).name(), req.engines(j).name());
+      games_per_pairing = req.games_per_pairing();
+      for (const auto& [job_id, lease] : run.counted) {
+        auto j = jobs_.find(job_id);
+        if (j != jobs_.end()) pairing_of[job_id] = j->second->pairing;
+      }
+    }
   }
   ASSIGN_OR_RETURN(std::vector<StoredResult> results, store_->LoadResults(run_id));
   v1::GetPgnResponse out;
@@ -478,11 +542,22 @@ absl::StatusOr<v1::GetPgnResponse> Coordinator::GetPgn(uint64_t run_id) {
     if (!counted.contains(std::make_pair(r.job_id, r.lease_id))) continue;
     v1::MatchJobResult m;
     if (!m.ParseFromString(r.result)) continue;
+    const uint32_t pairing = pairing_of.contains(r.job_id) ? pairing_of[r.job_id] : 0;
+    const auto& [first, second] = engines[std::min<size_t>(pairing, engines.size() - 1)];
     for (const v1::ReportedGame& g : m.games()) {
       pgn += g.pgn();
       if (!g.pgn().empty() && g.pgn().back() != '\n') pgn += "\n";
       pgn += "\n";
       out.set_games(out.games() + 1);
+      v1::GameSummary* s = out.add_game_list();
+      s->set_round(uint64_t(pairing) * games_per_pairing + 2 * g.pair() + g.game() + 1);
+      s->set_white(g.game() == 0 ? first : second);
+      s->set_black(g.game() == 0 ? second : first);
+      s->set_result(g.result());
+      s->set_termination(g.end());
+      s->set_reason(g.reason());
+      s->set_plies(uint32_t(g.moves_size()));
+      s->set_start_fen(g.start_fen());
     }
   }
   out.set_pgn(std::move(pgn));
@@ -629,7 +704,7 @@ v1::AcquireJobResponse Coordinator::LeaseLocked(Job& job, const std::string& wor
   j->set_run_id(job.run_id);
   j->set_lease_id(lease.id);
   j->set_lease_seconds(options_.lease_seconds);
-  if (run.kind == v1::RUN_KIND_MATCH)
+  if (PlaysGames(run.kind))
     *j->mutable_match() = job.match_spec.work();
   else
     *j->mutable_perft() = job.spec.work();
@@ -748,6 +823,19 @@ absl::StatusOr<v1::HeartbeatResponse> Coordinator::Heartbeat(const v1::Heartbeat
 }
 
 void Coordinator::CompleteJob(const v1::CompleteJobRequest& request, CompleteCallback cb) {
+  // Games are replayed outside the lock (the job's spec does not change while the job can still
+  // take a result); the checks of the lease below decide whether the replay's verdict is used.
+  std::optional<absl::Status> replay;
+  if (request.has_match()) {
+    v1::MatchJob work;
+    {
+      absl::MutexLock lock(&mu_);
+      auto j = jobs_.find(request.job_id());
+      if (j != jobs_.end() && !j->second->done && !j->second->cancelled)
+        work = j->second->match_spec.work();
+    }
+    if (work.engines_size() > 0) replay = CheckMatchResult(work, request.match());
+  }
   absl::Status error;
   bool duplicate = false;
   {
@@ -792,12 +880,13 @@ void Coordinator::CompleteJob(const v1::CompleteJobRequest& request, CompleteCal
         } else if (job.leases[index].worker_id != request.worker_id()) {
           error = absl::FailedPreconditionError(
               Cat("lease ", request.lease_id(), " of job ", job.id, " belongs to another worker"));
-        } else if (runs_[job.run_id]->kind == v1::RUN_KIND_MATCH) {
-          absl::Status check = request.has_match()
-                                   ? CheckMatchResult(job.match_spec.work(), request.match())
-                                   : absl::InvalidArgumentError(Cat("job ", job.id,
-                                                                    " is a match job; the result "
-                                                                    "must carry its games"));
+        } else if (PlaysGames(runs_[job.run_id]->kind)) {
+          absl::Status check =
+              !request.has_match()
+                  ? absl::InvalidArgumentError(
+                        Cat("job ", job.id, " is a match job; the result must carry its games"))
+              : replay ? *replay
+                       : CheckMatchResult(job.match_spec.work(), request.match());
           if (!check.ok()) {
             // Refused and not counted: the job goes back to the queue for another worker.
             Run& run = *runs_[job.run_id];
@@ -890,9 +979,13 @@ void Coordinator::IngestResultLocked(Job& job, Result result, std::vector<RunUpd
   job.results.push_back(std::move(result));
   ++run.version;
   if (job.done || job.cancelled || job.failed || Terminal(run.state)) return;
-  if (run.kind == v1::RUN_KIND_MATCH) {
+  if (PlaysGames(run.kind)) {
     const Result& r = job.results.back();
-    run.tally.Add(*r.match);
+    if (run.kind == v1::RUN_KIND_TOURNAMENT) {
+      if (job.pairing < run.pairing_tallies.size()) run.pairing_tallies[job.pairing].Add(*r.match);
+    } else {
+      run.tally.Add(*r.match);
+    }
     run.counted.emplace_back(job.id, r.lease_id);
     job.done = true;
     ++run.jobs_done;
@@ -1053,6 +1146,12 @@ v1::Run Coordinator::BuildRunLocked(const Run& run) {
     v1::MatchRunStatus* ms = out.mutable_match();
     *ms->mutable_request() = run.match.request();
     run.tally.Fill(run.sprt, *ms);
+    return out;
+  }
+  if (run.kind == v1::RUN_KIND_TOURNAMENT) {
+    v1::TournamentRunStatus* ts = out.mutable_tournament();
+    *ts->mutable_request() = run.tournament.request();
+    FillTournamentStatus(run.tournament.request(), run.pairing_tallies, *ts);
     return out;
   }
   v1::PerftRunStatus* ps = out.mutable_perft();

@@ -67,7 +67,10 @@ class Coordinator {
   // Match runs: batches of game pairs; every reported game is replayed before it counts, and a
   // decided SPRT finishes the run (outstanding jobs are cancelled).
   absl::StatusOr<v1::Run> SubmitMatch(const v1::SubmitMatchRequest& request);
-  // PGN of a match run's counted games, read from the store.
+  // Tournament runs: a round robin or gauntlet, each pairing's game pairs in match jobs (played
+  // and replayed like a match's), rated together as results come in.
+  absl::StatusOr<v1::Run> SubmitTournament(const v1::SubmitTournamentRequest& request);
+  // PGN of a match or tournament run's counted games (and a summary of each), from the store.
   absl::StatusOr<v1::GetPgnResponse> GetPgn(uint64_t run_id);
   absl::StatusOr<v1::Run> GetRun(uint64_t run_id);
   v1::ListRunsResponse ListRuns(const v1::ListRunsRequest& request);
@@ -118,7 +121,8 @@ class Coordinator {
   struct Job {
     uint64_t id = 0, run_id = 0;
     v1::StoredPerftJob spec;        // perft runs
-    v1::StoredMatchJob match_spec;  // match runs
+    v1::StoredMatchJob match_spec;  // match and tournament runs
+    uint32_t pairing = 0;           // tournaments: the pairing's index (kept after the run ends)
     int want = 1;                   // results wanted: 1, or 2 when verifying (+1 per disagreement)
     std::vector<Result> results;
     std::vector<Lease> leases;
@@ -135,7 +139,9 @@ class Coordinator {
     bool started_persisted = false;
     v1::StoredPerftRun perft;
     v1::StoredMatchRun match;
+    v1::StoredTournamentRun tournament;
     MatchTally tally;
+    std::vector<MatchTally> pairing_tallies;  // tournaments, in TournamentPairings order
     std::optional<stats::SprtParams> sprt;
     std::vector<std::pair<uint64_t, uint64_t>> counted;  // (job, lease) of counted match results
     std::vector<uint64_t> jobs;

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 
+#include "base/status_macros.h"
 #include "base/strings.h"
 #include "engine/rules.h"
 #include "net/sha256.h"
 #include "stats/elo.h"
+#include "stats/ratings.h"
 
 namespace arbiter::coordinator {
 namespace {
@@ -17,19 +19,20 @@ int HalfPoints(const std::string& result, bool first_is_white) {
   return white_won == first_is_white ? 2 : 0;
 }
 
-}  // namespace
-
-absl::Status ValidateMatchRequest(const v1::SubmitMatchRequest& request,
-                                  const std::function<bool(const std::string&)>& engine_known) {
-  const auto& engines = request.engines();
-  if (engines.empty()) return absl::InvalidArgumentError("the engine list is empty");
-  if (engines.size() != 2)
-    return absl::InvalidArgumentError(Cat("a match needs exactly 2 engines, got ", engines.size()));
+// Names and sources of an engine list. An unknown upload is NOT_FOUND
+// for match requests and INVALID_ARGUMENT (`unknown_is_invalid`) for tournaments.
+absl::Status ValidateEngineList(const google::protobuf::RepeatedPtrField<v1::EngineSpec>& engines,
+                                const std::function<bool(const std::string&)>& engine_known,
+                                bool unknown_is_invalid) {
   for (int i = 0; i < engines.size(); ++i) {
     const v1::EngineSpec& e = engines[i];
     if (e.name().empty()) return absl::InvalidArgumentError(Cat("engine ", i + 1, " has no name"));
-    if (i == 1 && e.name() == engines[0].name())
-      return absl::InvalidArgumentError(Cat("both engines are named '", e.name(), "'"));
+    for (int j = 0; j < i; ++j)
+      if (engines[j].name() == e.name())
+        return absl::InvalidArgumentError(
+            engines.size() == 2
+                ? Cat("both engines are named '", e.name(), "'")
+                : Cat("engines ", j + 1, " and ", i + 1, " are both named '", e.name(), "'"));
     switch (e.source_case()) {
       case v1::EngineSpec::SOURCE_NOT_SET:
         return absl::InvalidArgumentError(
@@ -38,9 +41,11 @@ absl::Status ValidateMatchRequest(const v1::SubmitMatchRequest& request,
         if (!net::IsSha256Hex(e.sha256()))
           return absl::InvalidArgumentError(
               Cat("engine '", e.name(), "': sha256 must be 64 lowercase hex digits"));
-        if (!engine_known(e.sha256()))
-          return absl::NotFoundError(
-              Cat("engine '", e.name(), "': no engine with sha256 ", e.sha256()));
+        if (!engine_known(e.sha256())) {
+          const std::string m =
+              Cat("engine '", e.name(), "': no engine with sha256 ", e.sha256(), " was uploaded");
+          return unknown_is_invalid ? absl::InvalidArgumentError(m) : absl::NotFoundError(m);
+        }
         break;
       case v1::EngineSpec::kPath:
         if (e.path().empty() || e.path()[0] != '/')
@@ -50,7 +55,49 @@ absl::Status ValidateMatchRequest(const v1::SubmitMatchRequest& request,
       case v1::EngineSpec::kBuiltin:
         break;
     }
+    if (e.args_size() > 0 && e.source_case() != v1::EngineSpec::kPath)
+      return absl::InvalidArgumentError(
+          Cat("engine '", e.name(), "': args are only for a path engine"));
   }
+  return absl::OkStatus();
+}
+
+// One FEN per non-empty line (EPD): each must parse.
+absl::Status ValidateOpenings(const std::string& openings) {
+  int line_number = 0;
+  for (std::string_view line : Split(openings, '\n')) {
+    ++line_number;
+    line = Strip(line);
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string_view> words = SplitWords(line);
+    std::string fen;
+    for (size_t i = 0; i < words.size() && i < 4; ++i) fen += Cat(i ? " " : "", words[i]);
+    absl::StatusOr<Position> pos = Position::FromFen(fen);
+    if (!pos.ok())
+      return absl::InvalidArgumentError(
+          Cat("openings line ", line_number, ": ", std::string(pos.status().message())));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateBatching(uint32_t pairs_per_job, uint32_t concurrency) {
+  if (pairs_per_job > 1000)
+    return absl::InvalidArgumentError(
+        Cat("pairs_per_job must be at most 1000, got ", pairs_per_job));
+  if (concurrency > 1024)
+    return absl::InvalidArgumentError(Cat("concurrency must be at most 1024, got ", concurrency));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidateMatchRequest(const v1::SubmitMatchRequest& request,
+                                  const std::function<bool(const std::string&)>& engine_known) {
+  const auto& engines = request.engines();
+  if (engines.empty()) return absl::InvalidArgumentError("the engine list is empty");
+  if (engines.size() != 2)
+    return absl::InvalidArgumentError(Cat("a match needs exactly 2 engines, got ", engines.size()));
+  RETURN_IF_ERROR(ValidateEngineList(engines, engine_known, /*unknown_is_invalid=*/false));
   if (request.tc().empty()) return absl::InvalidArgumentError("tc (time control) is required");
   if (request.games() % 2 != 0)
     return absl::InvalidArgumentError(
@@ -68,26 +115,85 @@ absl::Status ValidateMatchRequest(const v1::SubmitMatchRequest& request,
       return absl::InvalidArgumentError(
           Cat("sprt: model must be 'normalized' or 'logistic', got '", s.model(), "'"));
   }
-  if (!request.openings().empty()) {
-    // One FEN per non-empty line (EPD): each must parse.
-    int line_number = 0;
-    for (std::string_view line : Split(request.openings(), '\n')) {
-      ++line_number;
-      line = Strip(line);
-      if (line.empty() || line[0] == '#') continue;
-      std::vector<std::string_view> words = SplitWords(line);
-      std::string fen;
-      for (size_t i = 0; i < words.size() && i < 4; ++i) fen += Cat(i ? " " : "", words[i]);
-      absl::StatusOr<Position> pos = Position::FromFen(fen);
-      if (!pos.ok())
-        return absl::InvalidArgumentError(
-            Cat("openings line ", line_number, ": ", std::string(pos.status().message())));
-    }
-  }
-  if (request.pairs_per_job() > 1000)
+  RETURN_IF_ERROR(ValidateOpenings(request.openings()));
+  return ValidateBatching(request.pairs_per_job(), request.concurrency());
+}
+
+absl::Status ValidateTournamentRequest(
+    const v1::SubmitTournamentRequest& request,
+    const std::function<bool(const std::string&)>& engine_known) {
+  const auto& engines = request.engines();
+  if (engines.size() < 2)
     return absl::InvalidArgumentError(
-        Cat("pairs_per_job must be at most 1000, got ", request.pairs_per_job()));
+        Cat("a tournament needs at least 2 engines, got ", engines.size()));
+  if (engines.size() > kMaxTournamentEngines)
+    return absl::InvalidArgumentError(Cat("a tournament takes at most ", kMaxTournamentEngines,
+                                          " engines, got ", engines.size()));
+  RETURN_IF_ERROR(ValidateEngineList(engines, engine_known, /*unknown_is_invalid=*/true));
+  if (request.tc().empty()) return absl::InvalidArgumentError("tc (time control) is required");
+  if (request.games_per_pairing() == 0 || request.games_per_pairing() % 2 != 0)
+    return absl::InvalidArgumentError(
+        Cat("games_per_pairing must be even and positive, got ", request.games_per_pairing()));
+  if (request.games_per_pairing() > kMaxGamesPerPairing)
+    return absl::InvalidArgumentError(Cat("games_per_pairing must be at most ", kMaxGamesPerPairing,
+                                          ", got ", request.games_per_pairing()));
+  RETURN_IF_ERROR(ValidateOpenings(request.openings()));
+  RETURN_IF_ERROR(ValidateBatching(request.pairs_per_job(), request.concurrency()));
+  const uint64_t per_job = request.pairs_per_job() > 0 ? request.pairs_per_job() : 2;
+  const uint64_t jobs = TournamentPairings(request).size() *
+                        ((request.games_per_pairing() / 2 + per_job - 1) / per_job);
+  if (jobs > kMaxRunJobs)
+    return absl::InvalidArgumentError(Cat("the tournament would need ", jobs, " jobs, more than ",
+                                          kMaxRunJobs,
+                                          ": fewer engines or games, or more pairs_per_job"));
   return absl::OkStatus();
+}
+
+std::vector<std::pair<int, int>> TournamentPairings(const v1::SubmitTournamentRequest& request) {
+  std::vector<std::pair<int, int>> out;
+  const int n = request.engines_size();
+  for (int i = 0; i < n; ++i)
+    for (int j = i + 1; j < n; ++j)
+      if (!request.gauntlet() || i == 0) out.emplace_back(i, j);
+  return out;
+}
+
+v1::SubmitMatchRequest PairingRequest(const v1::SubmitTournamentRequest& request, int first,
+                                      int second) {
+  v1::SubmitMatchRequest m;
+  *m.add_engines() = request.engines(first);
+  *m.add_engines() = request.engines(second);
+  m.set_tc(request.tc());
+  m.set_games(request.games_per_pairing());
+  m.set_openings(request.openings());
+  m.set_pairs_per_job(request.pairs_per_job());
+  m.set_concurrency(request.concurrency());
+  return m;
+}
+
+std::vector<v1::MatchJob> PlanTournamentJobs(const v1::SubmitTournamentRequest& request) {
+  const std::vector<std::pair<int, int>> pairings = TournamentPairings(request);
+  std::vector<std::vector<v1::MatchJob>> per_pairing;
+  for (size_t k = 0; k < pairings.size(); ++k) {
+    std::vector<v1::MatchJob> jobs =
+        PlanMatchJobs(PairingRequest(request, pairings[k].first, pairings[k].second));
+    for (v1::MatchJob& job : jobs) {
+      job.set_pairing(uint32_t(k));
+      job.set_round_offset(uint64_t(k) * request.games_per_pairing());
+    }
+    per_pairing.push_back(std::move(jobs));
+  }
+  std::vector<v1::MatchJob> out;
+  for (size_t index = 0;; ++index) {
+    bool any = false;
+    for (auto& jobs : per_pairing) {
+      if (index >= jobs.size()) continue;
+      out.push_back(std::move(jobs[index]));
+      any = true;
+    }
+    if (!any) break;
+  }
+  return out;
 }
 
 std::optional<stats::SprtParams> SprtOf(const v1::SubmitMatchRequest& request) {
@@ -106,15 +212,28 @@ std::vector<v1::MatchJob> PlanMatchJobs(const v1::SubmitMatchRequest& request) {
   const uint64_t games = request.games() > 0 ? request.games() : kMaxSprtGames;
   const uint64_t pairs = games / 2;
   const uint64_t per_job = request.pairs_per_job() > 0 ? request.pairs_per_job() : 2;
+  // Each job carries only its own openings, not the whole book (books can be megabytes).
+  std::vector<std::string_view> book;
+  for (std::string_view line : Split(request.openings(), '\n')) {
+    line = Strip(line);
+    if (!line.empty() && line[0] != '#') book.push_back(line);
+  }
   std::vector<v1::MatchJob> jobs;
   for (uint64_t first = 0; first < pairs; first += per_job) {
     v1::MatchJob job;
     *job.mutable_engines() = request.engines();
     job.set_tc(request.tc());
-    job.set_openings(request.openings());
+    if (!book.empty()) {
+      std::string openings;
+      for (uint64_t p = first; p < std::min(pairs, first + per_job); ++p)
+        openings += Cat(book[p % book.size()], "\n");
+      job.set_openings(std::move(openings));
+      job.set_openings_per_pair(true);
+    }
     job.set_openings_format("epd");
     job.set_first_pair(first);
     job.set_pairs(uint32_t(std::min(per_job, pairs - first)));
+    job.set_concurrency(request.concurrency());
     jobs.push_back(std::move(job));
   }
   return jobs;
@@ -169,6 +288,21 @@ void MatchTally::Add(const v1::MatchJobResult& result) {
       pair_points += hp;
       (hp == 2 ? trinomial.wins : hp == 1 ? trinomial.draws : trinomial.losses)++;
       terminations[game.end()]++;
+      moves += game.engine_moves();
+      think_seconds += game.think_seconds();
+      game_loop_seconds += game.wall_seconds();
+      const std::string& end = game.end();
+      if (end == "time forfeit" || end == "disconnect" || end == "stall" || end == "illegal move") {
+        // The side at fault (older workers do not say: the loser).
+        bool white_at_fault = game.faulty() == "white";
+        if (game.faulty().empty()) white_at_fault = game.result() == "0-1";
+        const int engine = white_at_fault == (g == 0) ? 0 : 1;
+        Faults& f = faults[engine];
+        (end == "time forfeit" ? f.time_losses
+         : end == "disconnect" ? f.disconnects
+         : end == "stall"      ? f.stalls
+                               : f.illegal_moves)++;
+      }
     }
     pentanomial.counts[pair_points]++;
   }
@@ -191,6 +325,18 @@ stats::SprtDecision MatchTally::Fill(const std::optional<stats::SprtParams>& spr
   out.mutable_terminations()->clear();
   for (const auto& [end, n] : terminations) (*out.mutable_terminations())[end] = n;
   out.set_rejected_results(rejected);
+  out.clear_faults();
+  for (int i = 0; i < 2; ++i) {
+    v1::EngineFaults* f = out.add_faults();
+    if (out.request().engines_size() == 2) f->set_name(out.request().engines(i).name());
+    f->set_time_losses(faults[i].time_losses);
+    f->set_disconnects(faults[i].disconnects);
+    f->set_stalls(faults[i].stalls);
+    f->set_illegal_moves(faults[i].illegal_moves);
+  }
+  out.set_moves(moves);
+  out.set_think_seconds(think_seconds);
+  out.set_game_loop_seconds(game_loop_seconds);
   stats::SprtDecision decision = stats::SprtDecision::kContinue;
   if (sprt) {
     stats::SprtResult r = stats::EvaluateSprt(pentanomial, *sprt);
@@ -203,6 +349,42 @@ stats::SprtDecision MatchTally::Fill(const std::optional<stats::SprtParams>& spr
                                                                        : "");
   }
   return decision;
+}
+
+void FillTournamentStatus(const v1::SubmitTournamentRequest& request,
+                          const std::vector<MatchTally>& tallies, v1::TournamentRunStatus& out) {
+  const std::vector<std::pair<int, int>> pairings = TournamentPairings(request);
+  out.clear_pairings();
+  out.clear_standings();
+  std::vector<stats::PairingResult> results;
+  uint64_t games = 0;
+  for (size_t k = 0; k < pairings.size() && k < tallies.size(); ++k) {
+    v1::MatchRunStatus* m = out.add_pairings();
+    *m->mutable_request() = PairingRequest(request, pairings[k].first, pairings[k].second);
+    m->mutable_request()->clear_openings();  // the tournament's request has them once
+    tallies[k].Fill(std::nullopt, *m);
+    games += m->games();
+    if (m->games() > 0)
+      results.push_back({pairings[k].first, pairings[k].second, tallies[k].trinomial});
+  }
+  out.set_games(games);
+  std::vector<std::string> names;
+  for (const v1::EngineSpec& e : request.engines()) names.push_back(e.name());
+  absl::StatusOr<stats::RatingTable> table =
+      stats::ComputeRatings(names, results, stats::RatingOptions{.anchor = 0, .prior_draws = 1});
+  if (!table.ok()) return;  // the games do not connect every engine yet
+  std::vector<stats::EngineRating> ratings = table->ratings;
+  std::stable_sort(ratings.begin(), ratings.end(),
+                   [](const auto& a, const auto& b) { return a.elo > b.elo; });
+  for (const stats::EngineRating& e : ratings) {
+    v1::TournamentStanding* st = out.add_standings();
+    st->set_name(e.name);
+    st->set_elo(e.elo);
+    st->set_elo_error95(e.error95);
+    st->set_games(e.games);
+    st->set_points(e.points);
+    st->set_score(e.score);
+  }
 }
 
 }  // namespace arbiter::coordinator

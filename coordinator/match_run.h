@@ -22,6 +22,27 @@ inline constexpr uint64_t kMaxSprtGames = 20000;
 absl::Status ValidateMatchRequest(const v1::SubmitMatchRequest& request,
                                   const std::function<bool(const std::string&)>& engine_known);
 
+// Most engines in a tournament, games per pairing, and jobs of one run.
+inline constexpr int kMaxTournamentEngines = 100;
+inline constexpr uint64_t kMaxGamesPerPairing = 100000;
+inline constexpr uint64_t kMaxRunJobs = 1000000;
+
+// Checks a tournament request; every problem, an unknown upload included, is INVALID_ARGUMENT.
+absl::Status ValidateTournamentRequest(const v1::SubmitTournamentRequest& request,
+                                       const std::function<bool(const std::string&)>& engine_known);
+
+// Pairings of a tournament as engine indices (first < second), in schedule order: every pair
+// of engines (round robin) or the first engine against each of the others (gauntlet).
+std::vector<std::pair<int, int>> TournamentPairings(const v1::SubmitTournamentRequest& request);
+
+// The match that one pairing plays.
+v1::SubmitMatchRequest PairingRequest(const v1::SubmitTournamentRequest& request, int first,
+                                      int second);
+
+// Jobs of a tournament: each pairing's batches of game pairs (with `pairing` and the PGN round
+// offset set), interleaved so that every pairing progresses at the same pace.
+std::vector<v1::MatchJob> PlanTournamentJobs(const v1::SubmitTournamentRequest& request);
+
 // The SPRT parameters of a request, if it asks for one.
 std::optional<stats::SprtParams> SprtOf(const v1::SubmitMatchRequest& request);
 
@@ -35,15 +56,26 @@ absl::Status CheckMatchResult(const v1::MatchJob& job, const v1::MatchJobResult&
 
 // The score of a match run so far, from the first engine's point of view.
 struct MatchTally {
+  struct Faults {
+    uint64_t time_losses = 0, disconnects = 0, stalls = 0, illegal_moves = 0;
+  };
   stats::Pentanomial pentanomial;
   stats::Trinomial trinomial;
   std::map<std::string, uint64_t> terminations;
   uint64_t rejected = 0;
+  Faults faults[2];  // by engine (request order)
+  uint64_t moves = 0;
+  double think_seconds = 0, game_loop_seconds = 0;
 
   void Add(const v1::MatchJobResult& result);
   // Fills counts, Elo and (with `sprt`) the SPRT into `out`; returns the SPRT decision.
   stats::SprtDecision Fill(const std::optional<stats::SprtParams>& sprt,
                            v1::MatchRunStatus& out) const;
 };
+
+// Fills a tournament's status: each pairing's counts (`tallies` in TournamentPairings order)
+// and the ratings of all engines once their games connect them.
+void FillTournamentStatus(const v1::SubmitTournamentRequest& request,
+                          const std::vector<MatchTally>& tallies, v1::TournamentRunStatus& out);
 
 }  // namespace arbiter::coordinator

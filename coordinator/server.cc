@@ -323,9 +323,13 @@ class RunServiceImpl final : public v1::RunService::CallbackService {
   }
   grpc::ServerUnaryReactor* SubmitTournament(grpc::CallbackServerContext* ctx,
                                              const v1::SubmitTournamentRequest* req,
-                                             v1::SubmitRunResponse*) override {
+                                             v1::SubmitRunResponse* resp) override {
     auto* reactor = ctx->DefaultReactor();
-    reactor->Finish(ToGrpc(ValidateEngines(req->engines(), 2, 1000)));
+    pool_->Post([this, reactor, req, resp] {
+      absl::StatusOr<v1::Run> run = c_->SubmitTournament(*req);
+      if (run.ok()) *resp->mutable_run() = std::move(*run);
+      reactor->Finish(ToGrpc(run.status()));
+    });
     return reactor;
   }
   grpc::ServerUnaryReactor* GetRun(grpc::CallbackServerContext* ctx, const v1::GetRunRequest* req,
@@ -372,34 +376,6 @@ class RunServiceImpl final : public v1::RunService::CallbackService {
   }
 
  private:
-  // Checks a match or tournament's engine list; match runs themselves need the match runner.
-  absl::Status ValidateEngines(const google::protobuf::RepeatedPtrField<v1::EngineSpec>& engines,
-                               int min, int max) {
-    if (engines.empty()) return absl::InvalidArgumentError("the engine list is empty");
-    if (engines.size() < min || engines.size() > max)
-      return absl::InvalidArgumentError(
-          min == max ? Cat("a match needs exactly ", min, " engines, got ", engines.size())
-                     : Cat("a tournament needs at least ", min, " engines, got ", engines.size()));
-    for (int i = 0; i < engines.size(); ++i) {
-      const v1::EngineSpec& e = engines[i];
-      if (e.name().empty())
-        return absl::InvalidArgumentError(Cat("engine ", i + 1, " has no name"));
-      if (e.source_case() == v1::EngineSpec::SOURCE_NOT_SET)
-        return absl::InvalidArgumentError(
-            Cat("engine '", e.name(), "' has no source (sha256, builtin or path)"));
-      if (e.source_case() == v1::EngineSpec::kSha256) {
-        absl::StatusOr<std::string> path = c_->EnginePath(e.sha256());
-        if (!path.ok())
-          return absl::Status(
-              path.status().code(),
-              Cat("engine '", e.name(), "': ", std::string(path.status().message())));
-      }
-    }
-    return absl::UnimplementedError(
-        "tournament runs are not available on this coordinator yet; submit its pairings as "
-        "match runs");
-  }
-
   Coordinator* c_;
   TaskPool* pool_;
 };

@@ -2,7 +2,7 @@
 # The main job on one machine: installs dependencies, builds (tuned for this CPU), starts an
 # embedded cluster (`arbiter local`: coordinator + 2 workers on loopback), runs a distributed
 # perft of the start position with divide on it, then a short SPRT match between two settings
-# of the builtin engine (in this process: `arbiter match --coordinator` does not exist yet).
+# of the builtin engine, played by the same cluster's workers (`arbiter match --coordinator`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -10,6 +10,8 @@ scripts/build.sh --native
 ARBITER=build-native/cli/arbiter
 DEPTH="${DEPTH:-7}"
 ADDR="127.0.0.1:${PORT:-50051}"
+PGN="${PGN:-/tmp/arbiter-quickstart.pgn}"
+rm -f "$PGN"
 
 "$ARBITER" local --workers 2 --threads 1 --listen "$ADDR" &
 LOCAL_PID=$!
@@ -22,8 +24,9 @@ done
 echo "== distributed perft($DEPTH) of the start position on arbiter local (2 workers)"
 "$ARBITER" perft --startpos --depth "$DEPTH" --divide --hash 128 --coordinator "$ADDR"
 
-echo "== SPRT: builtin engine, default vs a weaker knight value (stops when the SPRT decides)"
-"$ARBITER" match \
-  --engine "name=base,cmd=$ARBITER uci" \
-  --engine "name=weak-knight,cmd=$ARBITER uci,option.KnightValueMg=200" \
-  --tc 1+0.02 --concurrency 2 --games 200 --sprt elo0=0,elo1=50,alpha=0.05,beta=0.05
+echo "== SPRT on arbiter local: builtin engine, default vs a weaker knight value (stops when the SPRT decides)"
+"$ARBITER" match --coordinator "$ADDR" \
+  --engine "name=base,cmd=builtin" \
+  --engine "name=weak-knight,cmd=builtin,option.KnightValueMg=200" \
+  --tc 1+0.02 --games 200 --sprt elo0=0,elo1=50,alpha=0.05,beta=0.05 \
+  --pgn "$PGN"

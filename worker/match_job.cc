@@ -33,6 +33,7 @@ absl::StatusOr<match::EngineSpec> ToEngineSpec(const v1::EngineSpec& e, EngineCa
       break;
     case v1::EngineSpec::kPath:
       spec.cmd = e.path();
+      spec.args.assign(e.args().begin(), e.args().end());
       break;
     case v1::EngineSpec::kSha256: {
       ASSIGN_OR_RETURN(spec.cmd, cache.Get(e.sha256()));
@@ -63,7 +64,8 @@ absl::StatusOr<std::vector<match::Opening>> ParseOpenings(const std::string& tex
   return out;
 }
 
-v1::ReportedGame Report(const match::GameRecord& r, uint64_t pair, int g, const std::string& tc) {
+v1::ReportedGame Report(const match::GameRecord& r, uint64_t pair, int g, const std::string& tc,
+                        uint64_t round_offset) {
   v1::ReportedGame out;
   out.set_pair(pair);
   out.set_game(uint32_t(g));
@@ -71,7 +73,7 @@ v1::ReportedGame Report(const match::GameRecord& r, uint64_t pair, int g, const 
   Position pos = r.start;
   PgnGame pgn;
   pgn.event = "arbiter match";
-  pgn.round = Cat(2 * pair + uint64_t(g) + 1);
+  pgn.round = Cat(round_offset + 2 * pair + uint64_t(g) + 1);
   pgn.white = r.white;
   pgn.black = r.black;
   pgn.result = std::string(ResultString(r.result));
@@ -88,6 +90,13 @@ v1::ReportedGame Report(const match::GameRecord& r, uint64_t pair, int g, const 
   out.set_end(std::string(match::GameEndName(r.end)));
   out.set_reason(r.reason);
   out.set_pgn(WritePgn(pgn));
+  out.set_engine_moves(uint32_t(r.engine_moves));
+  out.set_think_seconds(double(r.think.count()) / 1e6);
+  out.set_wall_seconds(double(r.wall.count()) / 1e6);
+  const bool fault = r.end == match::GameEnd::kTimeForfeit ||
+                     r.end == match::GameEnd::kDisconnect || r.end == match::GameEnd::kStall ||
+                     r.end == match::GameEnd::kIllegalMove;
+  if (fault) out.set_faulty(r.faulty == kWhite ? "white" : "black");
   return out;
 }
 
@@ -116,7 +125,8 @@ absl::StatusOr<v1::MatchJobResult> RunMatchJob(const v1::MatchJob& job, EngineCa
   auto slot = [&] {
     match::UciEngine first(specs[0]), second(specs[1]);
     for (uint32_t p; (p = next.fetch_add(1)) < pairs;) {
-      const match::Opening& opening = openings[(job.first_pair() + p) % openings.size()];
+      const match::Opening& opening =
+          openings[(job.openings_per_pair() ? p : job.first_pair() + p) % openings.size()];
       for (int g = 0; g < 2; ++g) {
         match::UciEngine* engines[2] = {g == 0 ? &first : &second, g == 0 ? &second : &first};
         match::GameSettings s;
@@ -129,6 +139,7 @@ absl::StatusOr<v1::MatchJobResult> RunMatchJob(const v1::MatchJob& job, EngineCa
     first.Quit();
     second.Quit();
   };
+  if (job.concurrency() > 0) concurrency = std::min<int>(concurrency, int(job.concurrency()));
   const int slots = std::max(1, std::min<int>(concurrency, int(pairs)));
   std::vector<std::thread> threads;
   for (int i = 1; i < slots; ++i) threads.emplace_back(slot);
@@ -139,7 +150,7 @@ absl::StatusOr<v1::MatchJobResult> RunMatchJob(const v1::MatchJob& job, EngineCa
     for (int g = 0; g < 2; ++g) {
       const match::GameRecord& r = records[2 * p + g];
       if (r.end == match::GameEnd::kAborted) return absl::CancelledError("match job stopped");
-      *out.add_games() = Report(r, job.first_pair() + p, g, g == 0 ? job.tc() : job.tc());
+      *out.add_games() = Report(r, job.first_pair() + p, g, job.tc(), job.round_offset());
     }
   }
   return out;

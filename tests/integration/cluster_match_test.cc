@@ -1,0 +1,303 @@
+// Match and tournament runs on the cluster through the CLI, with real processes on loopback:
+// `arbiter match|tournament --coordinator` against `arbiter local` or a coordinator and workers
+// started as children (the builtin engine against itself with a different option).
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <thread>
+
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "proto/arbiter/v1/cluster.grpc.pb.h"
+#include "tests/integration/process.h"
+
+namespace arbiter {
+namespace {
+
+using testing::NumberAfter;
+using testing::Process;
+
+constexpr char kBook[] =
+    "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq -\n"
+    "rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq -\n"
+    "rnbqkbnr/pppppppp/8/8/2P5/8/PP1PPPPP/RNBQKBNR b KQkq -\n"
+    "rnbqkbnr/pppppppp/8/8/8/5N2/PPPPPPPP/RNBQKB1R b KQkq -\n";
+
+// The number in `"key":"123"` or `"key":123` after position `from` of a JSON text, or -1.
+long JsonNumber(const std::string& json, const std::string& key, size_t from = 0) {
+  size_t at = json.find("\"" + key + "\":", from);
+  if (at == std::string::npos) return -1;
+  at += key.size() + 3;
+  if (at < json.size() && json[at] == '"') ++at;
+  return std::atol(json.c_str() + at);
+}
+
+size_t Count(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = 0; (at = text.find(needle, at)) != std::string::npos; at += needle.size()) ++n;
+  return n;
+}
+
+// The PGN Round numbers of a PGN text, in order.
+std::vector<int> Rounds(const std::string& pgn) {
+  std::vector<int> out;
+  std::regex round("\\[Round \"(\\d+)\"\\]");
+  for (auto it = std::sregex_iterator(pgn.begin(), pgn.end(), round); it != std::sregex_iterator();
+       ++it)
+    out.push_back(std::stoi((*it)[1]));
+  return out;
+}
+
+std::string ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+class ClusterMatchTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("arbiter-cm-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    std::ofstream(dir_ / "book.epd") << kBook;
+  }
+  void TearDown() override {
+    workers_.clear();
+    server_.reset();
+    if (!HasFailure()) std::filesystem::remove_all(dir_);
+  }
+
+  // `arbiter local` with two workers on a free port.
+  void StartLocal() {
+    server_ = Process::Start({ARBITER_BINARY, "local", "--workers", "2", "--listen", "127.0.0.1:0",
+                              "--data", (dir_ / "data").string()},
+                             (dir_ / "local.log").string());
+    ASSERT_TRUE(server_);
+    auto line = server_->ReadLineWith("coordinator on 127.0.0.1:", 60);
+    ASSERT_TRUE(line) << "arbiter local did not start; see " << (dir_ / "local.log");
+    port_ = NumberAfter(*line, "coordinator on 127.0.0.1:");
+    ASSERT_GT(port_, 0);
+  }
+
+  // `arbiter coordinator` on `port` (0 = any free one).
+  void StartCoordinator(int port = 0) {
+    server_ = Process::Start(
+        {ARBITER_BINARY, "coordinator", "--listen", "127.0.0.1:" + std::to_string(port), "--data",
+         (dir_ / "data").string(), "--lease-seconds", "5"},
+        (dir_ / "coordinator.log").string());
+    ASSERT_TRUE(server_);
+    auto line = server_->ReadLineWith("listening on port", 60);
+    ASSERT_TRUE(line) << "coordinator did not start; see " << (dir_ / "coordinator.log");
+    port_ = NumberAfter(*line, "listening on port ");
+    ASSERT_GT(port_, 0);
+  }
+
+  void StartWorker() {
+    const std::string n = std::to_string(workers_.size() + 1);
+    workers_.push_back(
+        Process::Start({ARBITER_BINARY, "worker", "--coordinator", Address(), "--name", "w" + n,
+                        "--wait-seconds", "1", "--grace-seconds", "2"},
+                       (dir_ / ("worker" + n + ".log")).string()));
+    ASSERT_TRUE(workers_.back()->ReadLineWith("health on port", 60));
+  }
+
+  std::string Address() const { return "127.0.0.1:" + std::to_string(port_); }
+
+  std::unique_ptr<Process> Cli(std::vector<std::string> args) {
+    args.insert(args.begin(), ARBITER_BINARY);
+    return Process::Start(args, (dir_ / "cli.log").string());
+  }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<Process> server_;
+  std::vector<std::unique_ptr<Process>> workers_;
+  int port_ = 0;
+};
+
+// (a) A fixed-length match of two builtin settings at 0.2+0.01 on `arbiter local`: the JSON has
+// every game, the pentanomial pairs add up, the PGN holds each round once, progress went to
+// stderr as plain lines (not a terminal), and the text report is the local command's.
+TEST_F(ClusterMatchTest, MatchOnLocalClusterCountsEveryGame) {
+  ASSERT_NO_FATAL_FAILURE(StartLocal());
+  const std::string pgn = (dir_ / "games.pgn").string();
+  auto cli = Cli({"match", "--engine", "name=base,cmd=builtin", "--engine",
+                  "name=knight200,cmd=builtin,option.KnightValueMg=200", "--tc", "0.2+0.01",
+                  "--games", "8", "--openings", (dir_ / "book.epd").string(), "--coordinator",
+                  Address(), "--pgn", pgn, "--json"});
+  const std::string out = cli->ReadAll();
+  ASSERT_EQ(cli->Wait(), 0) << out << ReadFile(dir_ / "cli.log");
+  EXPECT_EQ(JsonNumber(out, "games"), 8) << out;
+  EXPECT_EQ(JsonNumber(out, "pairs"), 4) << out;
+  const size_t penta = out.find("\"penta\":");
+  ASSERT_NE(penta, std::string::npos) << out;
+  long pairs = 0;
+  for (const char* k : {"ll", "ld", "d", "wd", "ww"}) pairs += JsonNumber(out, k, penta);
+  EXPECT_EQ(pairs, 4) << out;
+  const long w = JsonNumber(out, "wins"), d = JsonNumber(out, "draws"),
+             l = JsonNumber(out, "losses");
+  EXPECT_EQ(w + d + l, 8) << out;
+  EXPECT_EQ(Count(out, "\"round\":"), 8u) << "one game summary per game";
+  EXPECT_NE(out.find("\"engines\":[\"base\",\"knight200\"]"), std::string::npos) << out;
+
+  const std::string games = ReadFile(pgn);
+  std::vector<int> rounds = Rounds(games);
+  ASSERT_EQ(rounds.size(), 8u) << games;
+  EXPECT_EQ(std::set<int>(rounds.begin(), rounds.end()), std::set<int>({1, 2, 3, 4, 5, 6, 7, 8}));
+  EXPECT_EQ(Count(games, "[White \"base\"]"), 4u);
+  EXPECT_EQ(Count(games, "[White \"knight200\"]"), 4u);
+  EXPECT_EQ(Count(games, "[TimeControl \"0.2+0.01\"]"), 8u) << games;
+
+  const std::string progress = ReadFile(dir_ / "cli.log");
+  EXPECT_NE(progress.find("submitted"), std::string::npos) << progress;
+  EXPECT_NE(progress.find("SUCCEEDED 100.0% 8/8 games"), std::string::npos) << progress;
+  EXPECT_EQ(progress.find('\r'), std::string::npos) << "no bar when not on a terminal";
+
+  // The same run's text report, through `runs`, and a second match as text: the local report.
+  auto text = Cli({"match", "--engine", "name=base,cmd=builtin", "--engine",
+                   "name=knight200,cmd=builtin,option.KnightValueMg=200", "--tc", "depth=3",
+                   "--games", "4", "--coordinator", Address(), "--quiet"});
+  const std::string report = text->ReadAll();
+  ASSERT_EQ(text->Wait(), 0) << report;
+  EXPECT_NE(report.find("Results of base vs knight200 (depth=3):"), std::string::npos) << report;
+  EXPECT_NE(report.find("Ptnml(0-2): ["), std::string::npos) << report;
+  EXPECT_NE(report.find(", pairs 2\n"), std::string::npos) << report;
+  EXPECT_NE(report.find("base: time losses 0"), std::string::npos) << report;
+
+  // Flags a cluster run cannot honour, and engines a worker cannot start, are refused.
+  auto bad = Cli({"match", "--engine", "name=a,cmd=builtin", "--engine", "name=b,cmd=./engine",
+                  "--tc", "depth=3", "--games", "2", "--coordinator", Address()});
+  bad->ReadAll();
+  EXPECT_EQ(bad->Wait(), 2);
+  EXPECT_NE(ReadFile(dir_ / "cli.log").find("absolute path that exists on every worker"),
+            std::string::npos);
+}
+
+// (b) The coordinator killed with SIGKILL in the middle of a match run and restarted on the same
+// --data and port: the CLI follows the run through the restart, and the run finishes with
+// exactly the requested games, each round once in the PGN (nothing lost, nothing counted twice).
+TEST_F(ClusterMatchTest, MatchSurvivesCoordinatorKill) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator());
+  const int port = port_;
+  ASSERT_NO_FATAL_FAILURE(StartWorker());
+  ASSERT_NO_FATAL_FAILURE(StartWorker());
+  const std::string pgn = (dir_ / "games.pgn").string();
+  auto cli = Cli({"match", "--engine", "name=base,cmd=builtin", "--engine",
+                  "name=knight200,cmd=builtin,option.KnightValueMg=200", "--tc", "0.2+0.01",
+                  "--games", "16", "--openings", (dir_ / "book.epd").string(), "--coordinator",
+                  Address(), "--pgn", pgn, "--json"});
+  // Wait until some but not all jobs of the run are done, then kill the coordinator.
+  auto stub =
+      v1::RunService::NewStub(grpc::CreateChannel(Address(), grpc::InsecureChannelCredentials()));
+  v1::Run run;
+  for (int i = 0; i < 6000; ++i) {
+    grpc::ClientContext ctx;
+    v1::GetRunRequest req;
+    req.set_run_id(1);
+    if (stub->GetRun(&ctx, req, &run).ok() && run.jobs().done() >= 1) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_GE(run.jobs().done(), 1u);
+  ASSERT_LT(run.jobs().done(), run.jobs().total()) << "the run finished before the kill";
+  const uint64_t games_before = run.match().games();
+  server_->Signal(SIGKILL);
+  server_->Wait();
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator(port));
+
+  const std::string out = cli->ReadAll();
+  ASSERT_EQ(cli->Wait(), 0) << out << ReadFile(dir_ / "cli.log");
+  EXPECT_EQ(JsonNumber(out, "games"), 16) << out;
+  EXPECT_EQ(JsonNumber(out, "pairs"), 8) << out;
+  const size_t penta = out.find("\"penta\":");
+  ASSERT_NE(penta, std::string::npos) << out;
+  long pairs = 0;
+  for (const char* k : {"ll", "ld", "d", "wd", "ww"}) pairs += JsonNumber(out, k, penta);
+  EXPECT_EQ(pairs, 8) << out;
+  EXPECT_GE(games_before, 4u) << "a finished job had been counted before the kill";
+  const std::vector<int> rounds = Rounds(ReadFile(pgn));
+  ASSERT_EQ(rounds.size(), 16u);
+  std::set<int> distinct(rounds.begin(), rounds.end());
+  EXPECT_EQ(distinct.size(), 16u);
+  EXPECT_EQ(*distinct.begin(), 1);
+  EXPECT_EQ(*distinct.rbegin(), 16);
+  EXPECT_NE(ReadFile(dir_ / "coordinator.log").find("resumed with"), std::string::npos);
+}
+
+// (c) A round robin of three builtin settings on the cluster: every pairing plays its games,
+// every engine gets a rating; bad tournament requests get INVALID_ARGUMENT with a clear message.
+TEST_F(ClusterMatchTest, RoundRobinOfThreeOnCluster) {
+  ASSERT_NO_FATAL_FAILURE(StartLocal());
+  const std::string pgn = (dir_ / "games.pgn").string();
+  auto cli = Cli({"tournament", "--engine", "name=base,cmd=builtin", "--engine",
+                  "name=knight200,cmd=builtin,option.KnightValueMg=200", "--engine",
+                  "name=knight400,cmd=builtin,option.KnightValueMg=400", "--tc", "depth=3",
+                  "--games", "4", "--openings", (dir_ / "book.epd").string(), "--coordinator",
+                  Address(), "--pgn", pgn, "--json"});
+  const std::string out = cli->ReadAll();
+  ASSERT_EQ(cli->Wait(), 0) << out << ReadFile(dir_ / "cli.log");
+  EXPECT_NE(out.find("\"format\":\"round robin\""), std::string::npos) << out;
+  // Three pairings of 4 games each, with their game summaries.
+  EXPECT_EQ(Count(out, "\"time_control\":"), 3u) << out;
+  size_t at = 0;
+  for (int k = 0; k < 3; ++k) {
+    at = out.find("\"time_control\":", at + 1);
+    ASSERT_NE(at, std::string::npos);
+    EXPECT_EQ(JsonNumber(out, "games", at), 4) << out;
+  }
+  EXPECT_EQ(Count(out, "\"round\":"), 12u) << out;
+  // Three standings, each engine with 8 games.
+  const size_t standings = out.find("\"standings\":");
+  ASSERT_NE(standings, std::string::npos) << out;
+  const std::string table = out.substr(standings, out.find("\"matches\":") - standings);
+  for (const char* name : {"\"name\":\"base\"", "\"name\":\"knight200\"", "\"name\":\"knight400\""})
+    EXPECT_NE(table.find(name), std::string::npos) << name << " in " << table;
+  EXPECT_EQ(Count(table, "\"games\":\"8\""), 3u) << table;
+  const std::vector<int> rounds = Rounds(ReadFile(pgn));
+  EXPECT_EQ(rounds.size(), 12u);
+  EXPECT_EQ(std::set<int>(rounds.begin(), rounds.end()).size(), 12u);
+
+  // The run through the API: 3 pairings, ratings for all three.
+  auto stub =
+      v1::RunService::NewStub(grpc::CreateChannel(Address(), grpc::InsecureChannelCredentials()));
+  {
+    grpc::ClientContext ctx;
+    v1::GetRunRequest req;
+    req.set_run_id(1);
+    v1::Run run;
+    ASSERT_TRUE(stub->GetRun(&ctx, req, &run).ok());
+    ASSERT_EQ(run.kind(), v1::RUN_KIND_TOURNAMENT);
+    EXPECT_EQ(run.state(), v1::RUN_STATE_SUCCEEDED);
+    ASSERT_EQ(run.tournament().pairings_size(), 3);
+    for (const auto& p : run.tournament().pairings()) EXPECT_EQ(p.games(), 4u);
+    EXPECT_EQ(run.tournament().standings_size(), 3);
+    EXPECT_EQ(run.tournament().games(), 12u);
+  }
+  auto submit = [&](const v1::SubmitTournamentRequest& req) {
+    grpc::ClientContext ctx;
+    v1::SubmitRunResponse resp;
+    return stub->SubmitTournament(&ctx, req, &resp);
+  };
+  v1::SubmitTournamentRequest one;
+  one.set_tc("depth=3");
+  one.set_games_per_pairing(2);
+  v1::EngineSpec* a = one.add_engines();
+  a->set_name("a");
+  a->set_builtin(true);
+  grpc::Status s = submit(one);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("at least 2 engines, got 1"), std::string::npos)
+      << s.error_message();
+  v1::SubmitTournamentRequest unknown = one;
+  v1::EngineSpec* b = unknown.add_engines();
+  b->set_name("b");
+  b->set_sha256(std::string(64, 'b'));
+  s = submit(unknown);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("engine 'b': no engine with sha256 bbbb"), std::string::npos)
+      << s.error_message();
+}
+
+}  // namespace
+}  // namespace arbiter
