@@ -1,6 +1,8 @@
 // Load generator for bench/coordinator_load.sh: N lightweight simulated workers (gRPC callback
 // clients sharing a few channels) acquire, heartbeat and complete tiny perft jobs against one
 // coordinator. The jobs are really counted (depth 1), so the run's total checks the result.
+// Given a PGN file, the run is a match instead: each job (2 game pairs) is completed with games
+// of that file (real moves and PGN text), which the coordinator replays before counting them.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -11,8 +13,11 @@
 #include <thread>
 #include <vector>
 
+#include "engine/notation.h"
 #include "engine/perft.h"
+#include "engine/pgn.h"
 #include "engine/position.h"
+#include "engine/rules.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/arbiter/v1/cluster.grpc.pb.h"
 
@@ -27,7 +32,28 @@ struct Shared {
   std::mutex mu;
   std::vector<double> latencies;  // CompleteJob round trips, seconds
   std::atomic<int> active{0};
+  std::vector<arbiter::v1::ReportedGame> games;  // match mode: templates of reported games
 };
+
+// A reported game as a worker would send it, from a PGN game.
+arbiter::v1::ReportedGame ToReported(const arbiter::PgnGame& g) {
+  arbiter::v1::ReportedGame out;
+  out.set_start_fen(g.start.Fen());
+  arbiter::Game game = *arbiter::Game::FromFen(g.start.Fen());
+  arbiter::Position pos = g.start;
+  for (arbiter::Move m : g.moves) {
+    out.add_moves(arbiter::MoveToUci(pos, m));
+    (void)game.PlayUci(out.moves(out.moves_size() - 1));
+    arbiter::UndoInfo undo;
+    pos.DoMove(m, undo);
+  }
+  const arbiter::GameOutcome outcome = game.Outcome();
+  out.set_result(outcome.IsOver() ? std::string(arbiter::ResultString(outcome.result)) : g.result);
+  out.set_end(outcome.IsOver() ? "normal" : "adjudication");
+  out.set_pgn(arbiter::WritePgn(g));
+  out.set_engine_moves(uint32_t(g.moves.size()));
+  return out;
+}
 
 // One simulated worker: a chain of async calls, each started from the previous one's callback.
 class SimWorker {
@@ -72,15 +98,27 @@ class SimWorker {
   }
   void Complete() {
     const arbiter::v1::Job& job = acquire_resp_.job();
-    std::vector<arbiter::Position> positions;
-    for (const std::string& fen : job.perft().fens())
-      positions.push_back(*arbiter::Position::FromFen(fen));
-    auto counts = arbiter::PerftBatch(positions, {.depth = int(job.perft().depth())});
     complete_req_.Clear();
     complete_req_.set_worker_id(id_);
     complete_req_.set_job_id(job.job_id());
     complete_req_.set_lease_id(job.lease_id());
-    for (uint64_t c : *counts) complete_req_.mutable_perft()->add_counts(c);
+    if (job.has_match()) {
+      for (uint64_t p = job.match().first_pair();
+           p < job.match().first_pair() + job.match().pairs(); ++p) {
+        for (uint32_t g = 0; g < 2; ++g) {
+          arbiter::v1::ReportedGame* r = complete_req_.mutable_match()->add_games();
+          *r = s_->games[(2 * p + g) % s_->games.size()];
+          r->set_pair(p);
+          r->set_game(g);
+        }
+      }
+    } else {
+      std::vector<arbiter::Position> positions;
+      for (const std::string& fen : job.perft().fens())
+        positions.push_back(*arbiter::Position::FromFen(fen));
+      auto counts = arbiter::PerftBatch(positions, {.depth = int(job.perft().depth())});
+      for (uint64_t c : *counts) complete_req_.mutable_perft()->add_counts(c);
+    }
     ctx_ = std::make_unique<grpc::ClientContext>();
     ctx_->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
     started_ = Clock::now();
@@ -115,7 +153,9 @@ class SimWorker {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s HOST:PORT [workers=1000] [jobs=20000] [channels=8]\n", argv[0]);
+    std::fprintf(stderr,
+                 "usage: %s HOST:PORT [workers=1000] [jobs=20000] [channels=8] [GAMES.pgn]\n",
+                 argv[0]);
     return 2;
   }
   const std::string address = argv[1];
@@ -123,6 +163,14 @@ int main(int argc, char** argv) {
   const int jobs = argc > 3 ? std::atoi(argv[3]) : 20000;
   const int channels = argc > 4 ? std::atoi(argv[4]) : 8;
   Shared shared;
+  if (argc > 5) {
+    auto games = arbiter::ReadPgnFile(argv[5]);
+    if (!games.ok() || games->empty()) {
+      std::fprintf(stderr, "%s: no games\n", argv[5]);
+      return 1;
+    }
+    for (const arbiter::PgnGame& g : *games) shared.games.push_back(ToReported(g));
+  }
   for (int i = 0; i < channels; ++i) {
     grpc::ChannelArguments args;
     args.SetInt("grpc.channel_id", i);  // distinct channels, distinct connections
@@ -146,19 +194,32 @@ int main(int argc, char** argv) {
     sims.push_back(
         std::make_unique<SimWorker>(&shared, shared.stubs[i % channels].get(), resp.worker_id()));
   }
-  arbiter::v1::SubmitPerftRequest submit;
-  submit.mutable_perft()->set_fen(std::string(arbiter::Position::kStartFen));
-  submit.mutable_perft()->set_depth(5);
-  submit.set_split_depth(4);
-  submit.set_target_jobs(jobs);
   arbiter::v1::SubmitRunResponse submitted;
-  {
+  grpc::Status submit_status;
+  if (shared.games.empty()) {
+    arbiter::v1::SubmitPerftRequest submit;
+    submit.mutable_perft()->set_fen(std::string(arbiter::Position::kStartFen));
+    submit.mutable_perft()->set_depth(5);
+    submit.set_split_depth(4);
+    submit.set_target_jobs(jobs);
     grpc::ClientContext ctx;
-    grpc::Status st = runs->SubmitPerft(&ctx, submit, &submitted);
-    if (!st.ok()) {
-      std::fprintf(stderr, "submit: %s\n", st.error_message().c_str());
-      return 1;
+    submit_status = runs->SubmitPerft(&ctx, submit, &submitted);
+  } else {
+    arbiter::v1::SubmitMatchRequest submit;
+    for (const char* name : {"a", "b"}) {
+      arbiter::v1::EngineSpec* e = submit.add_engines();
+      e->set_name(name);
+      e->set_builtin(true);
     }
+    submit.set_tc("1+0.01");
+    submit.set_games(uint32_t(4 * jobs));
+    submit.set_pairs_per_job(2);
+    grpc::ClientContext ctx;
+    submit_status = runs->SubmitMatch(&ctx, submit, &submitted);
+  }
+  if (!submit_status.ok()) {
+    std::fprintf(stderr, "submit: %s\n", submit_status.error_message().c_str());
+    return 1;
   }
   const uint64_t total_jobs = submitted.run().jobs().total();
   const auto start = Clock::now();
@@ -190,6 +251,23 @@ int main(int argc, char** argv) {
   std::printf("elapsed %.2f s, completions/s %.0f\n", elapsed, shared.completions / elapsed);
   std::printf("CompleteJob latency p50 %.2f ms, p99 %.2f ms, max %.2f ms\n", 1e3 * pct(0.5),
               1e3 * pct(0.99), lat.empty() ? 0 : 1e3 * lat.back());
+  if (!shared.games.empty()) {
+    const uint64_t expected = 4 * uint64_t(jobs);
+    std::printf(
+        "match: %zu template games (%.0f plies on average), %llu games counted "
+        "(expected %llu), %llu results refused: %s\n",
+        shared.games.size(),
+        [&] {
+          double plies = 0;
+          for (const auto& g : shared.games) plies += g.moves_size();
+          return plies / double(shared.games.size());
+        }(),
+        static_cast<unsigned long long>(run.match().games()),
+        static_cast<unsigned long long>(expected),
+        static_cast<unsigned long long>(run.match().rejected_results()),
+        run.match().games() == expected ? "exact" : "WRONG");
+    return run.match().games() == expected ? 0 : 1;
+  }
   std::printf("run total %s (expected 4865609): %s\n", run.perft().result().nodes_decimal().c_str(),
               run.perft().result().nodes() == 4865609 ? "exact" : "WRONG");
   return run.perft().result().nodes() == 4865609 ? 0 : 1;

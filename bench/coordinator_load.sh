@@ -2,7 +2,9 @@
 # Coordinator load: WORKERS simulated workers (lightweight gRPC clients in one process) acquire,
 # heartbeat and complete JOBS tiny perft jobs against one coordinator whose commits are durable
 # (SQLite WAL, synchronous=FULL, group commits). Reports completions/s and CompleteJob latency.
-# Usage: bench/coordinator_load.sh [BUILD_DIR]   (env: WORKERS=1000 JOBS=20000)
+# With PGN=FILE the run is a match: each job (2 game pairs) is completed with games of FILE,
+# which the coordinator replays before counting them (e.g. the quickstart's PGN).
+# Usage: bench/coordinator_load.sh [BUILD_DIR]   (env: WORKERS=1000 JOBS=20000 [PGN=games.pgn])
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD="${1:-build}"
@@ -16,4 +18,4 @@ pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$data" "$log" "$log.err"' EXIT
 for _ in $(seq 100); do grep -q "listening on port" "$log" && break; sleep 0.1; done
 port=$(sed -n 's/.*listening on port \([0-9]*\).*/\1/p' "$log")
-"$BUILD/bench/arbiter_coordinator_load" "127.0.0.1:$port" "$WORKERS" "$JOBS"
+"$BUILD/bench/arbiter_coordinator_load" "127.0.0.1:$port" "$WORKERS" "$JOBS" 8 ${PGN:+"$PGN"}

@@ -635,9 +635,10 @@ void AddCommonFlags(CLI::App* cmd, MatchFlags& f) {
   cmd->add_option("--coordinator", f.coordinator,
                   "Run on the cluster at HOST:PORT (engines: cmd=builtin[,option.X=V] or an "
                   "absolute path present on every worker)");
-  cmd->add_option("--pairs-per-job", f.pairs_per_job,
-                  "With --coordinator: game pairs per job (default 2; at least the workers' "
-                  "--threads keeps their cores busy)")
+  cmd->add_option(
+         "--pairs-per-job", f.pairs_per_job,
+         "With --coordinator: game pairs per job (default: the largest --threads among the "
+         "connected workers, at least 2)")
       ->check(CLI::Range(1, 1000));
 }
 

@@ -439,7 +439,10 @@ absl::StatusOr<v1::Run> Coordinator::AddNewRun(std::unique_ptr<Run> run,
   return out;
 }
 
-absl::StatusOr<v1::Run> Coordinator::SubmitMatch(const v1::SubmitMatchRequest& request) {
+absl::StatusOr<v1::Run> Coordinator::SubmitMatch(const v1::SubmitMatchRequest& submitted) {
+  v1::SubmitMatchRequest request = submitted;
+  if (request.pairs_per_job() == 0)
+    request.set_pairs_per_job(DefaultPairsPerJob(MaxWorkerThreads(), request.concurrency()));
   RETURN_IF_ERROR(ValidateMatchRequest(request, [this](const std::string& sha) {
     absl::MutexLock lock(&mu_);
     return engines_.contains(sha);
@@ -472,7 +475,11 @@ absl::StatusOr<v1::Run> Coordinator::SubmitMatch(const v1::SubmitMatchRequest& r
   return out;
 }
 
-absl::StatusOr<v1::Run> Coordinator::SubmitTournament(const v1::SubmitTournamentRequest& request) {
+absl::StatusOr<v1::Run> Coordinator::SubmitTournament(
+    const v1::SubmitTournamentRequest& submitted) {
+  v1::SubmitTournamentRequest request = submitted;
+  if (request.pairs_per_job() == 0)
+    request.set_pairs_per_job(DefaultPairsPerJob(MaxWorkerThreads(), request.concurrency()));
   RETURN_IF_ERROR(ValidateTournamentRequest(request, [this](const std::string& sha) {
     absl::MutexLock lock(&mu_);
     return engines_.contains(sha);
@@ -1271,6 +1278,17 @@ size_t Coordinator::ConnectedWorkers() {
   size_t n = 0;
   for (const auto& [id, w] : workers_) n += now - w.last_seen < recent;
   return n;
+}
+
+uint32_t Coordinator::MaxWorkerThreads() {
+  absl::MutexLock lock(&mu_);
+  const auto now = Clock::now();
+  const auto recent = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(options_.lease_seconds + options_.default_wait_seconds));
+  uint32_t most = 0;
+  for (const auto& [id, w] : workers_)
+    if (now - w.last_seen < recent) most = std::max(most, w.threads);
+  return most;
 }
 
 void Coordinator::ReaperLoop() {

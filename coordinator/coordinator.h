@@ -104,6 +104,8 @@ class Coordinator {
   void Shutdown();
 
   size_t ConnectedWorkers();
+  // The largest --threads among connected workers (0 when none is connected).
+  uint32_t MaxWorkerThreads();
 
  private:
   struct Lease {

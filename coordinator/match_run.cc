@@ -208,6 +208,12 @@ std::optional<stats::SprtParams> SprtOf(const v1::SubmitMatchRequest& request) {
   return p;
 }
 
+uint32_t DefaultPairsPerJob(uint32_t max_worker_threads, uint32_t concurrency) {
+  uint32_t pairs = max_worker_threads;
+  if (concurrency > 0) pairs = std::min(pairs, concurrency);
+  return std::clamp<uint32_t>(pairs, 2, 64);
+}
+
 std::vector<v1::MatchJob> PlanMatchJobs(const v1::SubmitMatchRequest& request) {
   const uint64_t games = request.games() > 0 ? request.games() : kMaxSprtGames;
   const uint64_t pairs = games / 2;

@@ -16,7 +16,12 @@
 namespace arbiter::coordinator {
 
 // Largest game count of an SPRT run that gives no `games` (it stops when the SPRT decides).
-inline constexpr uint64_t kMaxSprtGames = 20000;
+inline constexpr uint64_t kMaxSprtGames = 100000;
+
+// Game pairs per job when the request leaves it to the coordinator: as many as the busiest
+// connected worker plays at once (its --threads, capped by the request's concurrency hint), so
+// that one job keeps a worker's cores busy; at least 2, at most 64.
+uint32_t DefaultPairsPerJob(uint32_t max_worker_threads, uint32_t concurrency);
 
 // Checks a match request; `engine_known(sha256)` says whether an upload exists.
 absl::Status ValidateMatchRequest(const v1::SubmitMatchRequest& request,

@@ -382,7 +382,7 @@ class RunServiceImpl final : public v1::RunService::CallbackService {
 
 class WorkServiceImpl final : public v1::WorkService::CallbackService {
  public:
-  explicit WorkServiceImpl(Coordinator* c) : c_(c) {}
+  WorkServiceImpl(Coordinator* c, TaskPool* replay_pool) : c_(c), replay_pool_(replay_pool) {}
 
   grpc::ServerUnaryReactor* Register(grpc::CallbackServerContext* ctx,
                                      const v1::RegisterRequest* req,
@@ -411,10 +411,17 @@ class WorkServiceImpl final : public v1::WorkService::CallbackService {
                                         const v1::CompleteJobRequest* req,
                                         v1::CompleteJobResponse* resp) override {
     auto* reactor = ctx->DefaultReactor();
-    c_->CompleteJob(*req, [reactor, resp](absl::StatusOr<v1::CompleteJobResponse> r) {
-      if (r.ok()) *resp = std::move(*r);
-      reactor->Finish(ToGrpc(r.status()));
-    });
+    auto complete = [this, reactor, req, resp] {
+      c_->CompleteJob(*req, [reactor, resp](absl::StatusOr<v1::CompleteJobResponse> r) {
+        if (r.ok()) *resp = std::move(*r);
+        reactor->Finish(ToGrpc(r.status()));
+      });
+    };
+    // Match results are replayed game by game (about a millisecond a job): not in the reaction.
+    if (req->has_match())
+      replay_pool_->Post(complete);
+    else
+      complete();
     return reactor;
   }
   grpc::ServerUnaryReactor* ReleaseJob(grpc::CallbackServerContext* ctx,
@@ -431,6 +438,7 @@ class WorkServiceImpl final : public v1::WorkService::CallbackService {
 
  private:
   Coordinator* c_;
+  TaskPool* replay_pool_;
 };
 
 }  // namespace
@@ -439,6 +447,7 @@ struct Server::Impl {
   std::unique_ptr<net::MetricsEndpoint> metrics;
   std::unique_ptr<net::GrpcRequestMetrics> grpc_metrics;
   std::unique_ptr<TaskPool> pool;
+  std::unique_ptr<TaskPool> replay_pool;  // match results: replayed before they are committed
   std::unique_ptr<RunServiceImpl> run_service;
   std::unique_ptr<WorkServiceImpl> work_service;
   std::unique_ptr<grpc::Server> server;
@@ -464,7 +473,10 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
   s->coordinator_ = std::move(*c);
   impl.pool = std::make_unique<TaskPool>(2);
   impl.run_service = std::make_unique<RunServiceImpl>(s->coordinator_.get(), impl.pool.get());
-  impl.work_service = std::make_unique<WorkServiceImpl>(s->coordinator_.get());
+  impl.replay_pool =
+      std::make_unique<TaskPool>(int(std::max(2u, std::thread::hardware_concurrency())));
+  impl.work_service =
+      std::make_unique<WorkServiceImpl>(s->coordinator_.get(), impl.replay_pool.get());
   net::EnableHealthAndReflection();
   grpc::ServerBuilder builder;
   builder.AddListeningPort(net::NormalizeAddress(options.listen), grpc::InsecureServerCredentials(),
@@ -489,6 +501,7 @@ void Server::Shutdown() {
   coordinator_->Shutdown();
   impl_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   impl_->pool.reset();
+  impl_->replay_pool.reset();
 }
 
 Server::~Server() {

@@ -67,6 +67,14 @@ TEST(MatchPlan, JobsCarryTheirOwnOpenings) {
   EXPECT_FALSE(PlanMatchJobs(req)[0].openings_per_pair());
 }
 
+TEST(MatchPlan, DefaultBatchFollowsWorkerThreads) {
+  EXPECT_EQ(DefaultPairsPerJob(0, 0), 2u);
+  EXPECT_EQ(DefaultPairsPerJob(1, 0), 2u);
+  EXPECT_EQ(DefaultPairsPerJob(8, 0), 8u);
+  EXPECT_EQ(DefaultPairsPerJob(8, 4), 4u);
+  EXPECT_EQ(DefaultPairsPerJob(256, 0), 64u);
+}
+
 TEST(TournamentPlan, BadRequestsAreInvalidArgument) {
   auto check = [](const v1::SubmitTournamentRequest& req, const std::string& message) {
     absl::Status st = ValidateTournamentRequest(req, NoUploads);
