@@ -112,6 +112,7 @@ class ProgressDisplay {
                                      bar, 100 * p, r.nodes_per_second() / 1e6,
                                      Duration(run.eta_seconds()), run.jobs().done(),
                                      run.jobs().total(), StateName(run.state()));
+      std::cerr << "\033[K";  // clear what a longer earlier line left
       if (finished) std::cerr << "\n";
       std::cerr.flush();
     } else if (run.has_match() || run.has_tournament()) {

@@ -354,7 +354,27 @@ absl::Status CheckRemoteFlags(const MatchFlags& f) {
   std::string flags;
   for (const std::string& name : f.local_only_given) flags += Cat(flags.empty() ? "" : ", ", name);
   return absl::InvalidArgumentError(
-      Cat(flags, ": not supported with --coordinator (workers play with their defaults)"));
+      Cat(flags,
+          ": not supported with --coordinator (workers pin nothing and set UCI_Chess960 from "
+          "the book)"));
+}
+
+// The arbitration flags (margin, timeouts, adjudication, PGN event) for the workers.
+v1::GameRules RulesOf(const match::MatchOptions& o, const MatchFlags& f) {
+  v1::GameRules r;
+  r.set_margin_ms(uint32_t(o.settings.margin.count()));
+  r.set_stop_grace_ms(uint32_t(o.settings.stop_grace.count()));
+  r.set_move_timeout_ms(uint32_t(o.settings.no_clock_timeout.count()));
+  r.set_handshake_timeout_ms(uint32_t(o.timeouts.handshake.count()));
+  const match::Adjudication& a = o.settings.adjudication;
+  r.set_draw_move_number(uint32_t(std::max(0, a.draw_move_number)));
+  r.set_draw_move_count(uint32_t(std::max(0, a.draw_move_count)));
+  r.set_draw_score_cp(uint32_t(std::max(0, a.draw_score)));
+  r.set_resign_move_count(uint32_t(std::max(0, a.resign_move_count)));
+  r.set_resign_score_cp(uint32_t(std::max(0, a.resign_score)));
+  r.set_max_moves(uint32_t(std::max(0, a.max_moves)));
+  r.set_event(f.event);
+  return r;
 }
 
 // The local runner's summary of a finished cluster match (or one tournament pairing).
@@ -438,6 +458,7 @@ int RunRemoteMatchCommand(const MatchFlags& f, const match::MatchOptions& o,
   req.set_openings(*openings);
   if (f.concurrency_given) req.set_concurrency(uint32_t(std::max(1, f.concurrency)));
   req.set_pairs_per_job(f.pairs_per_job);
+  *req.mutable_rules() = RulesOf(o, f);
   absl::StatusOr<v1::Run> run = RunRemoteMatch(f.coordinator, req, f.quiet);
   if (!run.ok()) return Fail(run.status());
   if (absl::Status st = RunFinished(*run); !st.ok()) return Fail(st);
@@ -468,6 +489,7 @@ int RunRemoteTournamentCommand(const MatchFlags& f, const match::MatchOptions& b
   req.set_openings(*openings);
   if (f.concurrency_given) req.set_concurrency(uint32_t(std::max(1, f.concurrency)));
   req.set_pairs_per_job(f.pairs_per_job);
+  *req.mutable_rules() = RulesOf(base, f);
   absl::StatusOr<v1::Run> run = RunRemoteTournament(f.coordinator, req, f.quiet);
   if (!run.ok()) return Fail(run.status());
   if (absl::Status st = RunFinished(*run); !st.ok()) return Fail(st);
@@ -646,9 +668,7 @@ void AddCommonFlags(CLI::App* cmd, MatchFlags& f) {
 void NoteGivenFlags(CLI::App* cmd, MatchFlags& f) {
   f.concurrency_given = cmd->count("--concurrency") > 0;
   f.local_only_given.clear();
-  for (const char* name :
-       {"--affinity", "--margin", "--stop-grace", "--move-timeout", "--handshake-timeout",
-        "--draw-adj", "--resign-adj", "--max-moves", "--event", "--chess960"})
+  for (const char* name : {"--affinity", "--chess960"})
     if (cmd->count(name) > 0) f.local_only_given.push_back(name);
 }
 

@@ -519,6 +519,11 @@ absl::StatusOr<v1::GetPgnResponse> Coordinator::GetPgn(uint64_t run_id) {
   absl::flat_hash_map<uint64_t, uint32_t> pairing_of;        // job id -> tournament pairing
   std::vector<std::pair<std::string, std::string>> engines;  // per pairing: first, second
   uint64_t games_per_pairing = 0;
+  // A run that had finished before this process started: its counted results are the first
+  // result of each job, in commit order, up to the games its final status counted (results
+  // committed after the run finished were stored but not counted).
+  bool from_store = false;
+  uint64_t final_games = 0;
   {
     absl::MutexLock lock(&mu_);
     auto it = runs_.find(run_id);
@@ -528,6 +533,11 @@ absl::StatusOr<v1::GetPgnResponse> Coordinator::GetPgn(uint64_t run_id) {
       return absl::FailedPreconditionError(
           Cat("run ", run_id, " is not a match or tournament run"));
     counted.insert(run.counted.begin(), run.counted.end());
+    if (run.final && run.counted.empty()) {
+      from_store = true;
+      final_games =
+          run.final->has_match() ? run.final->match().games() : run.final->tournament().games();
+    }
     if (run.kind == v1::RUN_KIND_MATCH) {
       engines.emplace_back(run.match.request().engines(0).name(),
                            run.match.request().engines(1).name());
@@ -542,11 +552,23 @@ absl::StatusOr<v1::GetPgnResponse> Coordinator::GetPgn(uint64_t run_id) {
       }
     }
   }
+  if (from_store && games_per_pairing > 0) {
+    ASSIGN_OR_RETURN(std::vector<StoredJob> jobs, store_->LoadJobs(run_id));
+    for (const StoredJob& j : jobs) {
+      v1::StoredMatchJob spec;
+      if (spec.ParseFromString(j.spec)) pairing_of[j.id] = spec.work().pairing();
+    }
+  }
   ASSIGN_OR_RETURN(std::vector<StoredResult> results, store_->LoadResults(run_id));
   v1::GetPgnResponse out;
   std::string pgn;
+  absl::flat_hash_set<uint64_t> seen_jobs;
   for (const StoredResult& r : results) {
-    if (!counted.contains(std::make_pair(r.job_id, r.lease_id))) continue;
+    if (from_store) {
+      if (out.games() >= final_games || !seen_jobs.insert(r.job_id).second) continue;
+    } else if (!counted.contains(std::make_pair(r.job_id, r.lease_id))) {
+      continue;
+    }
     v1::MatchJobResult m;
     if (!m.ParseFromString(r.result)) continue;
     const uint32_t pairing = pairing_of.contains(r.job_id) ? pairing_of[r.job_id] : 0;

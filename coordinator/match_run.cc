@@ -80,6 +80,22 @@ absl::Status ValidateOpenings(const std::string& openings) {
   return absl::OkStatus();
 }
 
+absl::Status ValidateRules(const v1::GameRules& r) {
+  constexpr uint32_t kHour = 3600 * 1000;
+  for (auto [name, ms] : {std::pair<const char*, uint32_t>{"margin_ms", r.margin_ms()},
+                          {"stop_grace_ms", r.stop_grace_ms()},
+                          {"move_timeout_ms", r.move_timeout_ms()},
+                          {"handshake_timeout_ms", r.handshake_timeout_ms()}})
+    if (ms > kHour)
+      return absl::InvalidArgumentError(Cat("rules.", name, " must be at most one hour, got ", ms));
+  if ((r.has_move_timeout_ms() && r.move_timeout_ms() == 0) ||
+      (r.has_handshake_timeout_ms() && r.handshake_timeout_ms() == 0))
+    return absl::InvalidArgumentError("rules: move and handshake timeouts must be positive");
+  if (r.resign_move_count() > 0 && r.resign_score_cp() == 0)
+    return absl::InvalidArgumentError("rules: resign adjudication needs resign_score_cp > 0");
+  return absl::OkStatus();
+}
+
 absl::Status ValidateBatching(uint32_t pairs_per_job, uint32_t concurrency) {
   if (pairs_per_job > 1000)
     return absl::InvalidArgumentError(
@@ -116,6 +132,7 @@ absl::Status ValidateMatchRequest(const v1::SubmitMatchRequest& request,
           Cat("sprt: model must be 'normalized' or 'logistic', got '", s.model(), "'"));
   }
   RETURN_IF_ERROR(ValidateOpenings(request.openings()));
+  RETURN_IF_ERROR(ValidateRules(request.rules()));
   return ValidateBatching(request.pairs_per_job(), request.concurrency());
 }
 
@@ -138,6 +155,7 @@ absl::Status ValidateTournamentRequest(
     return absl::InvalidArgumentError(Cat("games_per_pairing must be at most ", kMaxGamesPerPairing,
                                           ", got ", request.games_per_pairing()));
   RETURN_IF_ERROR(ValidateOpenings(request.openings()));
+  RETURN_IF_ERROR(ValidateRules(request.rules()));
   RETURN_IF_ERROR(ValidateBatching(request.pairs_per_job(), request.concurrency()));
   const uint64_t per_job = request.pairs_per_job() > 0 ? request.pairs_per_job() : 2;
   const uint64_t jobs = TournamentPairings(request).size() *
@@ -168,6 +186,7 @@ v1::SubmitMatchRequest PairingRequest(const v1::SubmitTournamentRequest& request
   m.set_openings(request.openings());
   m.set_pairs_per_job(request.pairs_per_job());
   m.set_concurrency(request.concurrency());
+  *m.mutable_rules() = request.rules();
   return m;
 }
 
@@ -237,6 +256,7 @@ std::vector<v1::MatchJob> PlanMatchJobs(const v1::SubmitMatchRequest& request) {
       job.set_openings_per_pair(true);
     }
     job.set_openings_format("epd");
+    *job.mutable_rules() = request.rules();
     job.set_first_pair(first);
     job.set_pairs(uint32_t(std::min(per_job, pairs - first)));
     job.set_concurrency(request.concurrency());

@@ -11,6 +11,7 @@
 #include "engine/pgn.h"
 #include "engine/rules.h"
 #include "match/game.h"
+#include "match/game_pgn.h"
 #include "match/time_control.h"
 #include "match/uci_engine.h"
 
@@ -64,28 +65,23 @@ absl::StatusOr<std::vector<match::Opening>> ParseOpenings(const std::string& tex
   return out;
 }
 
-v1::ReportedGame Report(const match::GameRecord& r, uint64_t pair, int g, const std::string& tc,
+v1::ReportedGame Report(const match::GameRecord& r, uint64_t pair, int g, const std::string& event,
                         uint64_t round_offset) {
   v1::ReportedGame out;
   out.set_pair(pair);
   out.set_game(uint32_t(g));
   out.set_start_fen(r.start.Fen());
   Position pos = r.start;
-  PgnGame pgn;
-  pgn.event = "arbiter match";
-  pgn.round = Cat(round_offset + 2 * pair + uint64_t(g) + 1);
-  pgn.white = r.white;
-  pgn.black = r.black;
-  pgn.result = std::string(ResultString(r.result));
-  pgn.time_control = tc;
-  pgn.termination = std::string(match::GameEndPgnTag(r.end));
-  pgn.start = r.start;
   for (const match::MoveRecord& m : r.moves) {
     out.add_moves(MoveToUci(pos, m.move));
-    pgn.moves.push_back(m.move);
     UndoInfo undo;
     pos.DoMove(m.move, undo);
   }
+  // The PGN the local `arbiter match` writes (tags, move comments with score/depth/time).
+  match::PgnContext context;
+  if (!event.empty()) context.event = event;
+  context.round = Cat(round_offset + 2 * pair + uint64_t(g) + 1);
+  const PgnGame pgn = match::ToPgnGame(r, context);
   out.set_result(pgn.result);
   out.set_end(std::string(match::GameEndName(r.end)));
   out.set_reason(r.reason);
@@ -122,14 +118,28 @@ absl::StatusOr<v1::MatchJobResult> RunMatchJob(const v1::MatchJob& job, EngineCa
   const uint32_t pairs = job.pairs();
   std::vector<match::GameRecord> records(2 * size_t(pairs));
   std::atomic<uint32_t> next{0};
+  const v1::GameRules& rules = job.rules();
+  match::GameSettings base;
+  if (rules.has_margin_ms()) base.margin = match::Millis(rules.margin_ms());
+  if (rules.has_stop_grace_ms()) base.stop_grace = match::Millis(rules.stop_grace_ms());
+  if (rules.has_move_timeout_ms()) base.no_clock_timeout = match::Millis(rules.move_timeout_ms());
+  base.adjudication.draw_move_number = int(rules.draw_move_number());
+  base.adjudication.draw_move_count = int(rules.draw_move_count());
+  base.adjudication.draw_score = int(rules.draw_score_cp());
+  base.adjudication.resign_move_count = int(rules.resign_move_count());
+  base.adjudication.resign_score = int(rules.resign_score_cp());
+  base.adjudication.max_moves = int(rules.max_moves());
+  match::EngineTimeouts timeouts;
+  if (rules.has_handshake_timeout_ms())
+    timeouts.handshake = timeouts.ready = match::Millis(rules.handshake_timeout_ms());
   auto slot = [&] {
-    match::UciEngine first(specs[0]), second(specs[1]);
+    match::UciEngine first(specs[0], timeouts), second(specs[1], timeouts);
     for (uint32_t p; (p = next.fetch_add(1)) < pairs;) {
       const match::Opening& opening =
           openings[(job.openings_per_pair() ? p : job.first_pair() + p) % openings.size()];
       for (int g = 0; g < 2; ++g) {
         match::UciEngine* engines[2] = {g == 0 ? &first : &second, g == 0 ? &second : &first};
-        match::GameSettings s;
+        match::GameSettings s = base;
         s.chess960 = chess960;
         s.tc[kWhite] = tcs[g];
         s.tc[kBlack] = tcs[1 - g];
@@ -150,7 +160,8 @@ absl::StatusOr<v1::MatchJobResult> RunMatchJob(const v1::MatchJob& job, EngineCa
     for (int g = 0; g < 2; ++g) {
       const match::GameRecord& r = records[2 * p + g];
       if (r.end == match::GameEnd::kAborted) return absl::CancelledError("match job stopped");
-      *out.add_games() = Report(r, job.first_pair() + p, g, job.tc(), job.round_offset());
+      *out.add_games() =
+          Report(r, job.first_pair() + p, g, job.rules().event(), job.round_offset());
     }
   }
   return out;

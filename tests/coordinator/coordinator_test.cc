@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <future>
+#include <set>
 #include <thread>
 
 #include "engine/perft.h"
@@ -140,6 +141,98 @@ TEST_F(CoordinatorTest, RestartKeepsCommittedResultsAndCountsThemOnce) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->state(), v1::RUN_STATE_SUCCEEDED);
   EXPECT_EQ(r->perft().result().nodes(), 197281u);
+}
+
+// Game pairs for a match job: in each pair the first engine loses both games (fool's mate with
+// White, a quick mate with Black).
+v1::MatchJobResult LosingPairs(const v1::Job& job) {
+  v1::MatchJobResult out;
+  for (uint64_t p = job.match().first_pair(); p < job.match().first_pair() + job.match().pairs();
+       ++p) {
+    for (uint32_t g = 0; g < 2; ++g) {
+      v1::ReportedGame* game = out.add_games();
+      game->set_pair(p);
+      game->set_game(g);
+      game->set_start_fen(std::string(Position::kStartFen));
+      for (const char* m : g == 0
+                               ? std::vector<const char*>{"f2f3", "e7e5", "g2g4", "d8h4"}
+                               : std::vector<const char*>{"e2e4", "f7f6", "d2d4", "g7g5", "d1h5"})
+        game->add_moves(m);
+      game->set_result(g == 0 ? "0-1" : "1-0");
+      game->set_end("normal");
+      game->set_pgn("[Round \"" + std::to_string(job.match().round_offset() + 2 * p + g + 1) +
+                    "\"]\n");
+    }
+  }
+  return out;
+}
+
+// A round robin's results survive a restart, every pairing is played once, and the ratings and
+// PGN cover all of them.
+TEST_F(CoordinatorTest, TournamentResumesAfterRestartAndRatesEveryEngine) {
+  v1::SubmitTournamentRequest req;
+  for (const char* name : {"a", "b", "c"}) {
+    v1::EngineSpec* e = req.add_engines();
+    e->set_name(name);
+    e->set_builtin(true);
+  }
+  req.set_tc("depth=3");
+  req.set_games_per_pairing(4);
+  req.set_pairs_per_job(2);
+  absl::StatusOr<v1::Run> run = c_->SubmitTournament(req);
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_EQ(run->kind(), v1::RUN_KIND_TOURNAMENT);
+  ASSERT_EQ(run->jobs().total(), 3u);
+  auto complete = [&](const std::string& w, const v1::Job& job) {
+    v1::CompleteJobRequest cr;
+    cr.set_worker_id(w);
+    cr.set_job_id(job.job_id());
+    cr.set_lease_id(job.lease_id());
+    *cr.mutable_match() = LosingPairs(job);
+    std::promise<absl::StatusOr<v1::CompleteJobResponse>> p;
+    c_->CompleteJob(cr, [&](absl::StatusOr<v1::CompleteJobResponse> r) { p.set_value(r); });
+    return p.get_future().get();
+  };
+  std::string w = Register("w");
+  std::optional<v1::Job> first = Acquire(w);
+  ASSERT_TRUE(first && first->has_match());
+  ASSERT_TRUE(complete(w, *first).ok());
+  Open();
+  absl::StatusOr<v1::Run> r = c_->GetRun(run->id());
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->state(), v1::RUN_STATE_RUNNING);
+  EXPECT_EQ(r->tournament().games(), 4u) << "the committed job, once";
+  w = Register("w2");
+  int jobs = 0;
+  while (std::optional<v1::Job> job = Acquire(w)) {
+    ASSERT_TRUE(complete(w, *job).ok());
+    ++jobs;
+  }
+  EXPECT_EQ(jobs, 2);
+  Open();  // a finished tournament keeps its table
+  r = c_->GetRun(run->id());
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->state(), v1::RUN_STATE_SUCCEEDED);
+  const v1::TournamentRunStatus& t = r->tournament();
+  ASSERT_EQ(t.pairings_size(), 3);
+  for (const v1::MatchRunStatus& m : t.pairings()) {
+    EXPECT_EQ(m.games(), 4u);
+    EXPECT_EQ(m.losses(), 4u) << "counted from the pairing's first engine";
+  }
+  ASSERT_EQ(t.standings_size(), 3);
+  EXPECT_EQ(t.standings(0).name(), "c") << "c beat a and b";
+  EXPECT_EQ(t.standings(2).name(), "a");
+  absl::StatusOr<v1::GetPgnResponse> pgn = c_->GetPgn(run->id());
+  ASSERT_TRUE(pgn.ok()) << pgn.status();
+  EXPECT_EQ(pgn->games(), 12u);
+  std::set<uint64_t> rounds;
+  for (const v1::GameSummary& g : pgn->game_list()) {
+    rounds.insert(g.round());
+    EXPECT_NE(pgn->pgn().find("[Round \"" + std::to_string(g.round()) + "\"]"), std::string::npos);
+    EXPECT_NE(g.white(), g.black());
+  }
+  EXPECT_EQ(rounds.size(), 12u);
+  EXPECT_EQ(*rounds.rbegin(), 12u);
 }
 
 TEST_F(CoordinatorTest, CancelStopsWorkersAndRefusesResults) {

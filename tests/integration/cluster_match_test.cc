@@ -126,7 +126,7 @@ TEST_F(ClusterMatchTest, MatchOnLocalClusterCountsEveryGame) {
   auto cli = Cli({"match", "--engine", "name=base,cmd=builtin", "--engine",
                   "name=knight200,cmd=builtin,option.KnightValueMg=200", "--tc", "0.2+0.01",
                   "--games", "8", "--openings", (dir_ / "book.epd").string(), "--coordinator",
-                  Address(), "--pgn", pgn, "--json"});
+                  Address(), "--pgn", pgn, "--event", "cluster test", "--json"});
   const std::string out = cli->ReadAll();
   ASSERT_EQ(cli->Wait(), 0) << out << ReadFile(dir_ / "cli.log");
   EXPECT_EQ(JsonNumber(out, "games"), 8) << out;
@@ -149,24 +149,32 @@ TEST_F(ClusterMatchTest, MatchOnLocalClusterCountsEveryGame) {
   EXPECT_EQ(Count(games, "[White \"base\"]"), 4u);
   EXPECT_EQ(Count(games, "[White \"knight200\"]"), 4u);
   EXPECT_EQ(Count(games, "[TimeControl \"0.2+0.01\"]"), 8u) << games;
+  EXPECT_EQ(Count(games, "[Event \"cluster test\"]"), 8u) << "--event reached the workers";
 
   const std::string progress = ReadFile(dir_ / "cli.log");
   EXPECT_NE(progress.find("submitted"), std::string::npos) << progress;
   EXPECT_NE(progress.find("SUCCEEDED 100.0% 8/8 games"), std::string::npos) << progress;
   EXPECT_EQ(progress.find('\r'), std::string::npos) << "no bar when not on a terminal";
 
-  // The same run's text report, through `runs`, and a second match as text: the local report.
+  // A second match as text: the local report; --max-moves reaches the workers' arbiters.
   auto text = Cli({"match", "--engine", "name=base,cmd=builtin", "--engine",
                    "name=knight200,cmd=builtin,option.KnightValueMg=200", "--tc", "depth=3",
-                   "--games", "4", "--coordinator", Address(), "--quiet"});
+                   "--games", "4", "--max-moves", "5", "--coordinator", Address(), "--quiet"});
   const std::string report = text->ReadAll();
   ASSERT_EQ(text->Wait(), 0) << report;
   EXPECT_NE(report.find("Results of base vs knight200 (depth=3):"), std::string::npos) << report;
   EXPECT_NE(report.find("Ptnml(0-2): ["), std::string::npos) << report;
   EXPECT_NE(report.find(", pairs 2\n"), std::string::npos) << report;
   EXPECT_NE(report.find("base: time losses 0"), std::string::npos) << report;
+  EXPECT_NE(report.find("Terminations: adjudication 4;"), std::string::npos) << report;
 
   // Flags a cluster run cannot honour, and engines a worker cannot start, are refused.
+  auto pinned = Cli({"match", "--engine", "name=a,cmd=builtin", "--engine", "name=b,cmd=builtin",
+                     "--tc", "depth=3", "--games", "2", "--affinity", "--coordinator", Address()});
+  pinned->ReadAll();
+  EXPECT_EQ(pinned->Wait(), 2);
+  EXPECT_NE(ReadFile(dir_ / "cli.log").find("--affinity: not supported with --coordinator"),
+            std::string::npos);
   auto bad = Cli({"match", "--engine", "name=a,cmd=builtin", "--engine", "name=b,cmd=./engine",
                   "--tc", "depth=3", "--games", "2", "--coordinator", Address()});
   bad->ReadAll();
