@@ -36,6 +36,7 @@ struct CoordinatorFlags {
 struct WorkerFlags {
   std::string coordinator = "127.0.0.1:50051";
   int threads = 1;
+  int hash_mb = 0;
   std::string metrics;
   std::string listen = "127.0.0.1:0";
   std::string cache;
@@ -110,6 +111,7 @@ int RunWorker(const WorkerFlags& f) {
   }
   worker::Worker w({.coordinator = f.coordinator,
                     .threads = f.threads,
+                    .hash_mb = f.hash_mb,
                     .name = f.name,
                     .cache_dir = f.cache,
                     .wait_seconds = f.wait_seconds,
@@ -137,7 +139,7 @@ int RunWorker(const WorkerFlags& f) {
   return 0;
 }
 
-int RunLocal(const CoordinatorFlags& cf, int workers, int threads) {
+int RunLocal(const CoordinatorFlags& cf, int workers, int threads, int hash_mb) {
   BlockTerminationSignals();
   CoordinatorFlags f = cf;
   std::string temp;
@@ -162,6 +164,7 @@ int RunLocal(const CoordinatorFlags& cf, int workers, int threads) {
     worker::WorkerOptions wo;
     wo.coordinator = address;
     wo.threads = threads;
+    wo.hash_mb = hash_mb;
     wo.name = absl::StrFormat("local-%d", i + 1);
     pool.push_back(std::make_unique<worker::Worker>(wo, nullptr));
     threads_of.emplace_back([w = pool.back().get()] { (void)w->Run(); });
@@ -215,6 +218,9 @@ void AddClusterCommands(CLI::App& app, int& exit_code) {
     CLI::App* cmd = app.add_subcommand("worker", "Run a stateless worker");
     cmd->add_option("--coordinator", f->coordinator, "Coordinator address HOST:PORT");
     cmd->add_option("--threads", f->threads, "Threads for perft jobs")->check(CLI::Range(1, 1024));
+    cmd->add_option("--hash", f->hash_mb,
+                    "Perft hash in MB, kept across jobs (0 = the size each run asks for)")
+        ->check(CLI::Range(0, 1 << 20));
     cmd->add_option("--metrics", f->metrics, "Serve Prometheus metrics on [HOST]:PORT");
     cmd->add_option("--listen", f->listen, "Health/reflection gRPC address [HOST]:PORT");
     cmd->add_option("--cache", f->cache, "Engine artifact cache directory");
@@ -231,16 +237,22 @@ void AddClusterCommands(CLI::App& app, int& exit_code) {
     f->listen = "127.0.0.1:50051";
     auto workers = std::make_shared<int>(2);
     auto threads = std::make_shared<int>(1);
+    auto hash_mb = std::make_shared<int>(0);
     CLI::App* cmd =
         app.add_subcommand("local", "Embedded coordinator and N workers on loopback until Ctrl-C");
     cmd->add_option("--workers", *workers, "Number of workers")->check(CLI::Range(1, 256));
     cmd->add_option("--threads", *threads, "Threads per worker")->check(CLI::Range(1, 1024));
+    cmd->add_option(
+           "--hash", *hash_mb,
+           "Perft hash per worker in MB, kept across jobs (0 = the size each run asks for)")
+        ->check(CLI::Range(0, 1 << 20));
     cmd->add_option("--listen", f->listen, "gRPC address (port 0 = any free port)");
     cmd->add_option("--data", f->data,
                     "Data directory (default: a temporary one, removed at exit)");
     AddCoordinatorOptions(cmd, *f);
-    cmd->callback(
-        [f, workers, threads, &exit_code] { exit_code = RunLocal(*f, *workers, *threads); });
+    cmd->callback([f, workers, threads, hash_mb, &exit_code] {
+      exit_code = RunLocal(*f, *workers, *threads, *hash_mb);
+    });
   }
   {
     auto address = std::make_shared<std::string>("127.0.0.1:50051");

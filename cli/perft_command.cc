@@ -29,6 +29,8 @@ struct PerftFlags {
   uint64_t max_nodes = 0;
   std::string coordinator;
   bool verify = false;
+  int split_depth = 0;
+  int jobs = 0;
 };
 
 v1::PerftResult ToProto(const Position& pos, const PerftOptions& opts, const PerftResult& r) {
@@ -65,6 +67,8 @@ int RunSingle(const PerftFlags& f) {
     request.mutable_perft()->set_divide(f.divide);
     request.mutable_perft()->set_hash_mb(f.hash_mb);
     request.set_verify(f.verify);
+    request.set_split_depth(f.split_depth);
+    request.set_target_jobs(f.jobs);
     return RunRemotePerft(f.coordinator, request, f.json);
   }
   PerftOptions opts{
@@ -190,6 +194,14 @@ void AddPerftCommand(CLI::App& app, int& exit_code) {
   auto* coordinator = cmd->add_option("--coordinator", flags->coordinator,
                                       "Run on the cluster at HOST:PORT (with progress)");
   cmd->add_flag("--verify", flags->verify, "With --coordinator: every job on two workers")
+      ->needs(coordinator);
+  cmd->add_option("--split-depth", flags->split_depth,
+                  "With --coordinator: plies expanded on the coordinator (0 = automatic)")
+      ->check(CLI::Range(0, kMaxPerftDepth))
+      ->needs(coordinator);
+  cmd->add_option("--jobs", flags->jobs,
+                  "With --coordinator: number of jobs (0 = 16 per connected worker)")
+      ->check(CLI::Range(0, 1'000'000))
       ->needs(coordinator);
   suite->excludes(coordinator);
   suite->excludes(fen)->excludes(startpos)->excludes(depth);

@@ -353,8 +353,10 @@ absl::StatusOr<v1::Run> Coordinator::SubmitPerft(const v1::SubmitPerftRequest& r
                   .split_depth = int(request.split_depth()),
                   .workers = int(std::max<size_t>(1, ConnectedWorkers())),
                   .target_jobs = request.target_jobs()};
+  const auto split_start = Clock::now();
   ASSIGN_OR_RETURN(PerftSplit split, SplitPerft(*root, so));
   std::vector<std::vector<uint32_t>> groups = PackJobs(split, TargetJobs(so));
+  const auto split_end = Clock::now();
 
   auto run = std::make_unique<Run>();
   run->kind = v1::RUN_KIND_PERFT;
@@ -400,14 +402,19 @@ absl::StatusOr<v1::Run> Coordinator::SubmitPerft(const v1::SubmitPerftRequest& r
   const std::string spec = run->perft.SerializeAsString();
   const std::string fen = run->perft.fen();
   const int split_depth = split.split_depth;
+  const auto specs_end = Clock::now();
   absl::StatusOr<v1::Run> out =
       AddNewRun(std::move(run), std::move(stored_jobs), std::move(jobs), spec);
   if (!out.ok()) return out.status();
+  auto secs = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double>(b - a).count();
+  };
   spdlog::info(
       "run {}: perft depth {} of '{}' split at depth {} into {} unique positions "
-      "({} with transpositions), {} jobs{}",
+      "({} with transpositions), {} jobs{}; split {:.3f} s, job specs {:.3f} s, stored {:.3f} s",
       out->id(), p.depth(), fen, split_depth, split.unique.size(), split.split_positions,
-      out->jobs().total(), request.verify() ? ", verified" : "");
+      out->jobs().total(), request.verify() ? ", verified" : "", secs(split_start, split_end),
+      secs(split_end, specs_end), secs(specs_end, Clock::now()));
   return out;
 }
 

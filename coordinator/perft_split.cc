@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <queue>
 
 #include "absl/container/flat_hash_map.h"
@@ -42,28 +43,64 @@ void AddWeight(std::vector<std::pair<uint32_t, uint64_t>>& into, uint32_t root, 
   into.emplace_back(root, mult);
 }
 
-// One ply deeper, merging equal positions.
-std::vector<Node> ExpandLevel(const std::vector<Node>& level, uint64_t& with_duplicates) {
-  std::vector<Node> next;
+// Most positions to reserve room for ahead of an expansion.
+constexpr size_t kReserveLimit = 4'000'000;
+
+// One ply deeper, merging equal positions. Gives up (returns false) as soon as the next ply has
+// more than `limit` unique positions.
+bool ExpandLevel(const std::vector<Node>& level, size_t limit, std::vector<Node>& next,
+                 uint64_t& with_duplicates) {
+  next.clear();
+  // Reserve for every path (bounded): no reallocation copies of the ~300-byte positions.
+  size_t paths = 0;
+  for (const Node& node : level) paths += size_t(CountLegal(node.pos));
+  const size_t expected = std::min({paths, limit, kReserveLimit});
+  next.reserve(expected);
   absl::flat_hash_map<PackedPosition, uint32_t> index;
+  index.reserve(expected);
   with_duplicates = 0;
   for (const Node& node : level) {
     MoveList list;
     GenerateLegal(node.pos, list);
     Position pos = node.pos;
+    uint64_t mult = 0;
+    for (const auto& w : node.weights) mult += w.second;
     for (Move m : list) {
       UndoInfo undo;
       pos.DoMove(m, undo);
-      uint64_t mult = 0;
-      for (const auto& w : node.weights) mult += w.second;
       with_duplicates += mult;
       auto [it, inserted] = index.try_emplace(Pack(pos), uint32_t(next.size()));
-      if (inserted) next.push_back({pos, {}});
+      if (inserted) {
+        if (next.size() == limit) return false;
+        next.push_back({pos, {}});
+      }
       for (const auto& [root, m2] : node.weights) AddWeight(next[it->second].weights, root, m2);
       pos.UndoMove(m, undo);
     }
   }
-  return next;
+  return true;
+}
+
+// Up to this many split positions the estimate counts two plies; beyond, one.
+constexpr size_t kExactEstimatePositions = 100'000;
+
+// Order of the split positions handed to workers. Two positions have a common child only if the
+// pieces of the side that is not to move stand on the same squares (the mover changes only its
+// own pieces, apart from captures), so sorting by those pieces first puts every position that
+// shares children next to each other, in the same job: the worker's hash then counts each such
+// child once. The mover's pawns and pieces come next, pawns first (pawn moves are the ones that
+// change the most descendants).
+using OrderKey = std::array<uint64_t, 13>;
+
+OrderKey KeyOf(const Position& pos) {
+  const Color mover = pos.SideToMove(), other = ~mover;
+  OrderKey k{};
+  for (int t = 0; t < 6; ++t) {
+    k[t] = pos.Pieces(other, PieceType(t));
+    k[6 + t] = pos.Pieces(mover, PieceType(t));
+  }
+  k[12] = uint64_t(pos.CastlingRights()) << 8 | uint64_t(pos.EpSquare());
+  return k;
 }
 
 }  // namespace
@@ -92,44 +129,62 @@ absl::StatusOr<PerftSplit> SplitPerft(const Position& root, const SplitOptions& 
     pos.DoMove(roots.moves[i], undo);
     level.push_back({pos, {{uint32_t(i), 1}}});
   }
-  const size_t wanted = 8 * TargetJobs(opts);
-  const int max_auto = std::max(1, opts.depth - 1);
+  const size_t wanted = kPositionsPerJob * TargetJobs(opts);
+  const int deepest = std::max(1, opts.depth - 1);
+  const int merge_to = opts.depth - kWorkerPlies;
   int plies = 1;
   uint64_t with_duplicates = level.size();
+  std::vector<Node> next;
   for (;;) {
-    bool deeper = opts.split_depth > 0
-                      ? plies < opts.split_depth
-                      : plies < max_auto && level.size() < wanted && !level.empty();
+    bool deeper = opts.split_depth > 0 ? plies < opts.split_depth
+                                       : plies < deepest && !level.empty() &&
+                                             (level.size() < wanted || plies < merge_to);
     if (!deeper) break;
     uint64_t dup = 0;
-    std::vector<Node> next = ExpandLevel(level, dup);
-    if (opts.split_depth == 0 && next.size() > kMaxSplitPositions) break;
-    level = std::move(next);
+    const size_t limit =
+        opts.split_depth > 0 ? std::numeric_limits<size_t>::max() : opts.max_positions;
+    if (!ExpandLevel(level, limit, next, dup)) break;
+    level.swap(next);
     with_duplicates = dup;
     ++plies;
   }
   split.split_depth = plies;
   split.split_positions = with_duplicates;
   const int remaining = opts.depth - plies;
+  std::vector<std::pair<OrderKey, uint32_t>> order(level.size());
+  for (size_t i = 0; i < level.size(); ++i) order[i] = {KeyOf(level[i].pos), uint32_t(i)};
+  std::sort(order.begin(), order.end());
   split.unique.reserve(level.size());
-  for (Node& n : level) {
-    // Leaves two plies down are a fair proxy for the subtree's size.
+  for (const auto& [key, index] : order) {
+    Node& n = level[index];
+    // Leaves two plies down are a fair proxy for the subtree's size; with many positions (a
+    // deep split, many per job) the legal move count is enough and 30 times cheaper.
     double estimate = 1;
-    if (remaining >= 2) {
-      Position p = n.pos;
-      estimate = double(PerftReference(p, 2));
+    if (remaining >= 2 && level.size() <= kExactEstimatePositions) {
+      estimate = double(PerftCount(n.pos, 2));
       if (remaining > 2) estimate *= std::pow(std::max(1.0, std::sqrt(estimate)), remaining - 2);
-    } else if (remaining == 1) {
-      estimate = CountLegal(n.pos);
+    } else if (remaining >= 1) {
+      estimate = std::pow(double(std::max(1, CountLegal(n.pos))), remaining);
     }
     split.unique.push_back({n.pos, std::move(n.weights), std::max(1.0, estimate)});
   }
   return split;
 }
 
-std::vector<std::vector<uint32_t>> PackJobs(const PerftSplit& split, size_t jobs) {
+std::vector<double> JobTargets(double total, size_t jobs) {
+  std::vector<double> out(jobs, jobs > 0 ? total / double(jobs) : 0);
+  if (jobs < 2) return out;
+  // Linear from 1.6 to 0.4 times the mean: the mean stays total / jobs.
+  for (size_t k = 0; k < jobs; ++k)
+    out[k] = total / double(jobs) * (1.6 - 1.2 * double(k) / double(jobs - 1));
+  return out;
+}
+
+namespace {
+
+// Largest estimate first onto the least loaded group; groups come out largest first.
+std::vector<std::vector<uint32_t>> PackLargestFirst(const PerftSplit& split, size_t jobs) {
   const size_t n = split.unique.size();
-  jobs = std::max<size_t>(1, std::min(jobs, n));
   std::vector<uint32_t> order(n);
   for (size_t i = 0; i < n; ++i) order[i] = uint32_t(i);
   std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
@@ -155,6 +210,40 @@ std::vector<std::vector<uint32_t>> PackJobs(const PerftSplit& split, size_t jobs
   for (size_t g : by_load)
     if (!groups[g].empty()) out.push_back(std::move(groups[g]));
   return out;
+}
+
+// Contiguous runs of the split's order: position i goes to the group whose share of the
+// cumulative estimate contains the midpoint of i's own estimate, so no group is off its target
+// by more than one position's estimate.
+std::vector<std::vector<uint32_t>> PackContiguous(const PerftSplit& split, size_t jobs) {
+  double total = 0;
+  for (const SplitPosition& sp : split.unique) total += sp.estimate;
+  const std::vector<double> targets = JobTargets(total, jobs);
+  std::vector<std::vector<uint32_t>> out(1);
+  double before = 0, bound = targets[0];
+  size_t k = 0;
+  for (size_t i = 0; i < split.unique.size(); ++i) {
+    const double mid = before + split.unique[i].estimate / 2;
+    while (mid >= bound && k + 1 < jobs) {
+      bound += targets[++k];
+      if (!out.back().empty()) out.emplace_back();
+    }
+    out.back().push_back(uint32_t(i));
+    before += split.unique[i].estimate;
+  }
+  if (out.back().empty()) out.pop_back();
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::vector<uint32_t>> PackJobs(const PerftSplit& split, size_t jobs) {
+  const size_t n = split.unique.size();
+  if (n == 0) return {};
+  jobs = std::max<size_t>(1, std::min(jobs, n));
+  // Contiguous runs need enough positions per job to be balanced.
+  if (n >= 4 * jobs) return PackContiguous(split, jobs);
+  return PackLargestFirst(split, jobs);
 }
 
 }  // namespace arbiter::coordinator

@@ -28,26 +28,45 @@ struct PerftSplit {
   std::vector<SplitPosition> unique;    // after merging transpositions
 };
 
+// The automatic split stops before a ply with more unique positions than this (a memory and
+// time bound on the coordinator: ~400 bytes and a few microseconds per position).
+inline constexpr size_t kMaxSplitPositions = 1'000'000;
+// The automatic split goes at least this close to the leaves (plies left to the workers): the
+// split merges every transposition down to its ply exactly, and its order (below) lets each
+// worker's hash merge those one ply further, leaving the workers only plies without a hash.
+inline constexpr int kWorkerPlies = 3;
+// Positions per job the automatic split asks for at least (so packing can balance jobs).
+inline constexpr size_t kPositionsPerJob = 8;
+
 struct SplitOptions {
   int depth = 1;
   int split_depth = 0;     // 0 = automatic
   int workers = 1;         // connected workers (automatic split depth and job count)
   size_t target_jobs = 0;  // 0 = 16 per worker, at least 16
+  // The automatic split stops before a ply with more unique positions than this.
+  size_t max_positions = kMaxSplitPositions;
 };
-
-// Stop expanding beyond this many unique positions (memory bound on the coordinator).
-inline constexpr size_t kMaxSplitPositions = 4'000'000;
 
 // Jobs the options ask for.
 size_t TargetJobs(const SplitOptions& opts);
 
-// Expands `root`. With split_depth 0 the depth is the smallest one that gives at least 8
-// unique positions per target job, never deeper than depth - 1 (the workers count at least one
-// ply) unless depth is 1, and never past kMaxSplitPositions.
+// Expands `root`. With split_depth 0 the depth is the smallest one that gives at least
+// kPositionsPerJob unique positions per target job and leaves at most kWorkerPlies plies to the
+// workers; never deeper than depth - 1 (the workers count at least one ply) unless depth is 1,
+// and never to a ply with more than opts.max_positions unique positions. The unique positions come
+// out sorted by the pieces of the side not to move (then the mover's): positions with a common
+// child differ only in the mover's pieces, so they are neighbours and land in the same job.
 absl::StatusOr<PerftSplit> SplitPerft(const Position& root, const SplitOptions& opts);
 
-// Packs the unique positions into at most `jobs` groups of similar total estimate (largest
-// first onto the least loaded group); groups come out largest first, each listing indices.
+// Packs the unique positions into at most `jobs` groups, in the order they should be handed
+// out. With several positions per job the groups are contiguous runs of the split's order (which
+// follows the tree, so a job's positions share move prefixes and the worker's hash is reused
+// across them) and their estimates shrink linearly from 1.6x to 0.4x of the mean, so that the
+// last jobs of a run are short; with fewer, largest-estimate-first onto the least loaded group.
 std::vector<std::vector<uint32_t>> PackJobs(const PerftSplit& split, size_t jobs);
+
+// The estimate each of `jobs` groups aims at, first to last: linearly from 1.6x to 0.4x of the
+// mean (all equal for one job); they sum to `total`.
+std::vector<double> JobTargets(double total, size_t jobs);
 
 }  // namespace arbiter::coordinator

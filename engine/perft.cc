@@ -326,6 +326,11 @@ absl::StatusOr<PerftResult> Perft(const Position& root, const PerftOptions& opts
   return result;
 }
 
+uint64_t PerftCount(const Position& pos, int depth) {
+  Position p = pos;
+  return CountSubtree(p, depth, nullptr);
+}
+
 std::shared_ptr<PerftTable> MakePerftTable(int hash_mb) {
   return std::make_shared<PerftTable>(size_t(std::max(1, hash_mb)));
 }

@@ -61,6 +61,10 @@ struct PerftBatchOptions {
 absl::StatusOr<std::vector<uint64_t>> PerftBatch(std::span<const Position> positions,
                                                  const PerftBatchOptions& opts);
 
+// The fast count of one position on the calling thread without a hash (depth >= 0): cheap enough
+// to estimate subtree sizes with a shallow depth.
+uint64_t PerftCount(const Position& pos, int depth);
+
 // Plain recursive perft with full move generation and make/unmake at every ply: the slow,
 // obviously-correct reference the fast path is tested against.
 uint64_t PerftReference(Position& pos, int depth);

@@ -208,14 +208,15 @@ struct Worker::Impl {
         }
       }
     });
-    if (job.has_perft() && work.hash_mb() > 0 && work.depth() >= 3 && table_mb != work.hash_mb()) {
+    const uint32_t hash_mb = options.hash_mb > 0 ? uint32_t(options.hash_mb) : work.hash_mb();
+    if (job.has_perft() && work.hash_mb() > 0 && work.depth() >= 3 && table_mb != hash_mb) {
       table.reset();
-      table = MakePerftTable(int(work.hash_mb()));
-      table_mb = work.hash_mb();
+      table = MakePerftTable(int(hash_mb));
+      table_mb = hash_mb;
     }
     PerftBatchOptions opts{.depth = int(work.depth()),
                            .threads = options.threads,
-                           .hash_mb = int(work.hash_mb()),
+                           .hash_mb = int(hash_mb),
                            .table = work.hash_mb() > 0 ? table.get() : nullptr,
                            .stop = &stop,
                            .nodes_done = &nodes};
@@ -337,6 +338,9 @@ absl::Status Worker::Run() {
   Impl& w = *impl_;
   if (w.options.threads < 1 || w.options.threads > 1024)
     return absl::InvalidArgumentError(Cat("threads must be in 1..1024, got ", w.options.threads));
+  if (w.options.hash_mb < 0 || w.options.hash_mb > (1 << 20))
+    return absl::InvalidArgumentError(
+        Cat("hash must be in 0..1048576 MB, got ", w.options.hash_mb));
   if (!w.Register()) return absl::OkStatus();
   double backoff = 0.1;
   while (!w.Draining()) {

@@ -25,6 +25,9 @@ namespace arbiter::worker {
 struct WorkerOptions {
   std::string coordinator = "127.0.0.1:50051";
   int threads = 1;
+  // Perft hash in MB, allocated once and kept across jobs; 0 = the size each job asks for.
+  // A job that asks for no hash (hash_mb 0) runs without one either way.
+  int hash_mb = 0;
   std::string name;  // default: host name
   // Engine artifacts are cached here by sha256 (empty = a folder under the temp dir).
   std::string cache_dir;

@@ -1,7 +1,9 @@
 #include "coordinator/perft_split.h"
 
+#include <map>
 #include <set>
 
+#include "engine/movegen.h"
 #include "engine/perft.h"
 #include "gtest/gtest.h"
 
@@ -76,15 +78,74 @@ TEST(SplitPerft, MergesTranspositionsByExactPosition) {
   EXPECT_EQ(weight, split->split_positions);
 }
 
-TEST(SplitPerft, AutomaticDepthLeavesWorkForWorkers) {
+TEST(SplitPerft, AutomaticDepthLeavesThreePliesAndEnoughPositions) {
+  struct Expect {
+    int depth, workers, split_depth;
+  };
+  // Three plies left to the workers (perft(8): ply 5, 822,518 unique positions) unless the jobs
+  // need more positions (16 a worker, 8 positions a job; 100 workers want 12,800) or depth - 1
+  // is reached.
+  for (Expect e : {Expect{8, 2, 5}, Expect{7, 4, 4}, Expect{6, 3, 3}, Expect{5, 100, 4},
+                   Expect{4, 1, 2}, Expect{3, 1, 2}, Expect{2, 100, 1}, Expect{1, 1, 1}}) {
+    absl::StatusOr<PerftSplit> split =
+        SplitPerft(Position::StartPosition(), {.depth = e.depth, .workers = e.workers});
+    ASSERT_TRUE(split.ok());
+    EXPECT_EQ(split->split_depth, e.split_depth) << "depth " << e.depth;
+  }
+}
+
+TEST(SplitPerft, AutomaticDepthStopsBeforeTooManyPositions) {
+  // Ply 4 has 72,078 unique positions: over a limit of 50,000 the split stays at ply 3.
   absl::StatusOr<PerftSplit> split =
-      SplitPerft(Position::StartPosition(), {.depth = 7, .workers = 4});
+      SplitPerft(Position::StartPosition(), {.depth = 9, .workers = 2, .max_positions = 50'000});
   ASSERT_TRUE(split.ok());
-  // 16 jobs a worker, 8 positions a job: 512 positions -> depth 3 (400 at depth 2 is too few).
   EXPECT_EQ(split->split_depth, 3);
-  split = SplitPerft(Position::StartPosition(), {.depth = 2, .workers = 100});
+  EXPECT_EQ(split->unique.size(), 5362u);
+  // An explicit split depth is not limited.
+  split = SplitPerft(Position::StartPosition(),
+                     {.depth = 9, .split_depth = 4, .workers = 2, .max_positions = 50'000});
   ASSERT_TRUE(split.ok());
-  EXPECT_EQ(split->split_depth, 1);
+  EXPECT_EQ(split->unique.size(), 72078u);
+}
+
+// Two split positions with a common child must be neighbours in the split's order, so that one
+// job (one worker's hash) sees them both. Checked on every child of every position at ply 3.
+TEST(SplitPerft, PositionsWithACommonChildAreNeighbours) {
+  absl::StatusOr<PerftSplit> split =
+      SplitPerft(Position::StartPosition(), {.depth = 5, .split_depth = 3, .workers = 1});
+  ASSERT_TRUE(split.ok());
+  // Child (by FEN without counters) -> the split indices it is reached from.
+  std::map<std::string, std::vector<uint32_t>> parents;
+  for (uint32_t i = 0; i < split->unique.size(); ++i) {
+    Position p = split->unique[i].pos;
+    MoveList list;
+    GenerateLegal(p, list);
+    for (Move m : list) {
+      UndoInfo undo;
+      p.DoMove(m, undo);
+      std::string fen = p.Fen();
+      parents[fen.substr(0, fen.rfind(' ', fen.rfind(' ') - 1))].push_back(i);
+      p.UndoMove(m, undo);
+    }
+  }
+  // Group runs: maximal index ranges whose positions have the same pieces of the side not to
+  // move. Every child's parents must lie in one group.
+  std::vector<uint32_t> group(split->unique.size(), 0);
+  for (uint32_t i = 1; i < split->unique.size(); ++i) {
+    const Position& a = split->unique[i - 1].pos;
+    const Position& b = split->unique[i].pos;
+    bool same = true;
+    for (int t = 0; t < 6 && same; ++t)
+      same = a.Pieces(~a.SideToMove(), PieceType(t)) == b.Pieces(~b.SideToMove(), PieceType(t));
+    group[i] = group[i - 1] + (same ? 0 : 1);
+  }
+  size_t shared = 0;
+  for (const auto& [fen, from] : parents) {
+    if (from.size() < 2) continue;
+    ++shared;
+    for (uint32_t i : from) ASSERT_EQ(group[i], group[from[0]]) << fen;
+  }
+  EXPECT_GT(shared, 1000u) << "ply 4 has many transpositions between ply-3 positions";
 }
 
 TEST(SplitPerft, RejectsBadDepths) {
@@ -96,26 +157,58 @@ TEST(SplitPerft, RejectsBadDepths) {
             absl::StatusCode::kInvalidArgument);
 }
 
-TEST(PackJobs, BalancesEstimatesAndUsesEveryPosition) {
+TEST(PackJobs, JobTargetsShrinkLinearlyAndSumToTheTotal) {
+  std::vector<double> t = JobTargets(1000, 5);
+  ASSERT_EQ(t.size(), 5u);
+  EXPECT_DOUBLE_EQ(t[0], 320);  // 1.6 x the mean of 200
+  EXPECT_DOUBLE_EQ(t[4], 80);   // 0.4 x
+  double sum = 0;
+  for (size_t i = 0; i < t.size(); ++i) sum += t[i];
+  for (size_t i = 1; i < t.size(); ++i) EXPECT_LT(t[i], t[i - 1]);
+  EXPECT_DOUBLE_EQ(sum, 1000);
+  EXPECT_EQ(JobTargets(7, 1), std::vector<double>{7});
+}
+
+// Many positions per job: contiguous runs of the split's order, each within one position's
+// estimate of its target, covering every position once and in order.
+TEST(PackJobs, ContiguousRunsNearTheirTargets) {
   absl::StatusOr<PerftSplit> split =
       SplitPerft(Position::StartPosition(), {.depth = 7, .split_depth = 3, .workers = 1});
   ASSERT_TRUE(split.ok());
   auto jobs = PackJobs(*split, 32);
   ASSERT_EQ(jobs.size(), 32u);
-  std::vector<int> seen(split->unique.size(), 0);
-  double lo = 1e300, hi = 0;
-  for (const auto& job : jobs) {
+  double total = 0, largest = 0;
+  for (const SplitPosition& sp : split->unique) {
+    total += sp.estimate;
+    largest = std::max(largest, sp.estimate);
+  }
+  const std::vector<double> targets = JobTargets(total, 32);
+  uint32_t next = 0;
+  for (size_t j = 0; j < jobs.size(); ++j) {
     double load = 0;
-    for (uint32_t i : job) {
-      ++seen[i];
+    for (uint32_t i : jobs[j]) {
+      ASSERT_EQ(i, next++) << "job " << j << " is not the next run of positions";
       load += split->unique[i].estimate;
     }
-    lo = std::min(lo, load);
-    hi = std::max(hi, load);
+    EXPECT_NEAR(load, targets[j], largest) << "job " << j;
   }
+  EXPECT_EQ(next, split->unique.size());
+  EXPECT_GT(targets[0], 3 * targets[31]) << "the last jobs are the short ones";
+}
+
+// Few positions per job: largest first onto the least loaded job, every position once.
+TEST(PackJobs, FewPositionsBalanceLargestFirst) {
+  absl::StatusOr<PerftSplit> split =
+      SplitPerft(Position::StartPosition(), {.depth = 6, .split_depth = 2, .workers = 1});
+  ASSERT_TRUE(split.ok());
+  auto jobs = PackJobs(*split, 200);  // 400 positions: 2 a job
+  ASSERT_EQ(jobs.size(), 200u);
+  std::vector<int> seen(split->unique.size(), 0);
+  for (const auto& job : jobs)
+    for (uint32_t i : job) ++seen[i];
   for (int s : seen) ASSERT_EQ(s, 1);
-  EXPECT_LT(hi / lo, 1.1) << "largest-first packing keeps jobs within 10% of each other";
   EXPECT_EQ(PackJobs(*split, 1'000'000).size(), split->unique.size());
+  EXPECT_TRUE(PackJobs(PerftSplit{}, 8).empty());
 }
 
 }  // namespace
