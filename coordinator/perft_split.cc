@@ -7,6 +7,7 @@
 #include <queue>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/hash/hash.h"
 #include "base/strings.h"
 #include "engine/movegen.h"
 #include "engine/notation.h"
@@ -28,12 +29,23 @@ PackedPosition Pack(const Position& pos) {
   return p;
 }
 
-struct Node {
-  Position pos;
-  std::vector<std::pair<uint32_t, uint64_t>> weights;
+struct PackedHash {
+  size_t operator()(const PackedPosition& p) const {
+    return absl::HashOf(absl::string_view(reinterpret_cast<const char*>(p.data()), p.size()));
+  }
+};
+// Word-wise comparison (inlined; std::array's == calls memcmp).
+struct PackedEq {
+  bool operator()(const PackedPosition& a, const PackedPosition& b) const {
+    uint64_t x[4], y[4];
+    std::memcpy(x, a.data(), 32);
+    std::memcpy(y, b.data(), 32);
+    return ((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) | (x[3] ^ y[3])) == 0 && a[32] == b[32] &&
+           a[33] == b[33];
+  }
 };
 
-void AddWeight(std::vector<std::pair<uint32_t, uint64_t>>& into, uint32_t root, uint64_t mult) {
+void AddWeight(Weights& into, uint32_t root, uint64_t mult) {
   for (auto& [r, m] : into) {
     if (r == root) {
       m += mult;
@@ -48,18 +60,18 @@ constexpr size_t kReserveLimit = 4'000'000;
 
 // One ply deeper, merging equal positions. Gives up (returns false) as soon as the next ply has
 // more than `limit` unique positions.
-bool ExpandLevel(const std::vector<Node>& level, size_t limit, std::vector<Node>& next,
-                 uint64_t& with_duplicates) {
+bool ExpandLevel(const std::vector<SplitPosition>& level, size_t limit,
+                 std::vector<SplitPosition>& next, uint64_t& with_duplicates) {
   next.clear();
-  // Reserve for every path (bounded): no reallocation copies of the ~300-byte positions.
+  // Reserve for every path (bounded): no reallocation copies of the ~330-byte entries.
   size_t paths = 0;
-  for (const Node& node : level) paths += size_t(CountLegal(node.pos));
+  for (const SplitPosition& node : level) paths += size_t(CountLegal(node.pos));
   const size_t expected = std::min({paths, limit, kReserveLimit});
   next.reserve(expected);
-  absl::flat_hash_map<PackedPosition, uint32_t> index;
+  absl::flat_hash_map<PackedPosition, uint32_t, PackedHash, PackedEq> index;
   index.reserve(expected);
   with_duplicates = 0;
-  for (const Node& node : level) {
+  for (const SplitPosition& node : level) {
     MoveList list;
     GenerateLegal(node.pos, list);
     Position pos = node.pos;
@@ -72,13 +84,31 @@ bool ExpandLevel(const std::vector<Node>& level, size_t limit, std::vector<Node>
       auto [it, inserted] = index.try_emplace(Pack(pos), uint32_t(next.size()));
       if (inserted) {
         if (next.size() == limit) return false;
-        next.push_back({pos, {}});
+        next.push_back({pos, node.weights, 1});
+      } else {
+        for (const auto& [root, m2] : node.weights) AddWeight(next[it->second].weights, root, m2);
       }
-      for (const auto& [root, m2] : node.weights) AddWeight(next[it->second].weights, root, m2);
       pos.UndoMove(m, undo);
     }
   }
   return true;
+}
+
+// Puts v[order[i]] at v[i] for every i, in place (following the permutation's cycles).
+void Permute(std::vector<SplitPosition>& v, std::vector<uint32_t> order) {
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (order[i] == i) continue;
+    SplitPosition held = std::move(v[i]);
+    size_t j = i;
+    while (order[j] != i) {
+      v[j] = std::move(v[order[j]]);
+      size_t next = order[j];
+      order[j] = uint32_t(j);
+      j = next;
+    }
+    v[j] = std::move(held);
+    order[j] = uint32_t(j);
+  }
 }
 
 // Up to this many split positions the estimate counts two plies; beyond, one.
@@ -90,17 +120,20 @@ constexpr size_t kExactEstimatePositions = 100'000;
 // shares children next to each other, in the same job: the worker's hash then counts each such
 // child once. The mover's pawns and pieces come next, pawns first (pawn moves are the ones that
 // change the most descendants).
-using OrderKey = std::array<uint64_t, 13>;
+// The key is (their pawns, a hash of their other pieces, a hash of the mover's pieces, castling
+// rights and en passant): equal pieces give equal keys, and a hash collision between different
+// ones only interleaves two groups (the order never changes a count).
+using OrderKey = std::array<uint64_t, 3>;
 
 OrderKey KeyOf(const Position& pos) {
   const Color mover = pos.SideToMove(), other = ~mover;
-  OrderKey k{};
-  for (int t = 0; t < 6; ++t) {
-    k[t] = pos.Pieces(other, PieceType(t));
-    k[6 + t] = pos.Pieces(mover, PieceType(t));
-  }
-  k[12] = uint64_t(pos.CastlingRights()) << 8 | uint64_t(pos.EpSquare());
-  return k;
+  return {
+      pos.Pieces(other, kPawn),
+      absl::HashOf(pos.Pieces(other, kKnight), pos.Pieces(other, kBishop), pos.Pieces(other, kRook),
+                   pos.Pieces(other, kQueen), pos.Pieces(other, kKing)),
+      absl::HashOf(pos.Pieces(mover, kPawn), pos.Pieces(mover, kKnight), pos.Pieces(mover, kBishop),
+                   pos.Pieces(mover, kRook), pos.Pieces(mover, kQueen), pos.Pieces(mover, kKing),
+                   pos.CastlingRights(), int(pos.EpSquare()))};
 }
 
 }  // namespace
@@ -121,20 +154,20 @@ absl::StatusOr<PerftSplit> SplitPerft(const Position& root, const SplitOptions& 
   split.depth = opts.depth;
   MoveList roots;
   GenerateLegal(root, roots);
-  std::vector<Node> level;
+  std::vector<SplitPosition> level;
   for (int i = 0; i < roots.size; ++i) {
     split.root_moves.push_back(MoveToUci(root, roots.moves[i]));
     Position pos = root;
     UndoInfo undo;
     pos.DoMove(roots.moves[i], undo);
-    level.push_back({pos, {{uint32_t(i), 1}}});
+    level.push_back({pos, {{uint32_t(i), 1}}, 1});
   }
   const size_t wanted = kPositionsPerJob * TargetJobs(opts);
   const int deepest = std::max(1, opts.depth - 1);
   const int merge_to = opts.depth - kWorkerPlies;
   int plies = 1;
   uint64_t with_duplicates = level.size();
-  std::vector<Node> next;
+  std::vector<SplitPosition> next;
   for (;;) {
     bool deeper = opts.split_depth > 0 ? plies < opts.split_depth
                                        : plies < deepest && !level.empty() &&
@@ -151,23 +184,27 @@ absl::StatusOr<PerftSplit> SplitPerft(const Position& root, const SplitOptions& 
   split.split_depth = plies;
   split.split_positions = with_duplicates;
   const int remaining = opts.depth - plies;
-  std::vector<std::pair<OrderKey, uint32_t>> order(level.size());
-  for (size_t i = 0; i < level.size(); ++i) order[i] = {KeyOf(level[i].pos), uint32_t(i)};
-  std::sort(order.begin(), order.end());
-  split.unique.reserve(level.size());
-  for (const auto& [key, index] : order) {
-    Node& n = level[index];
+  next = {};
+  std::vector<std::pair<OrderKey, uint32_t>> keyed(level.size());
+  for (size_t i = 0; i < level.size(); ++i) keyed[i] = {KeyOf(level[i].pos), uint32_t(i)};
+  std::sort(keyed.begin(), keyed.end());
+  std::vector<uint32_t> order(level.size());
+  for (size_t i = 0; i < level.size(); ++i) order[i] = keyed[i].second;
+  keyed = {};
+  Permute(level, std::move(order));
+  for (SplitPosition& sp : level) {
     // Leaves two plies down are a fair proxy for the subtree's size; with many positions (a
     // deep split, many per job) the legal move count is enough and 30 times cheaper.
     double estimate = 1;
     if (remaining >= 2 && level.size() <= kExactEstimatePositions) {
-      estimate = double(PerftCount(n.pos, 2));
+      estimate = double(PerftCount(sp.pos, 2));
       if (remaining > 2) estimate *= std::pow(std::max(1.0, std::sqrt(estimate)), remaining - 2);
     } else if (remaining >= 1) {
-      estimate = std::pow(double(std::max(1, CountLegal(n.pos))), remaining);
+      estimate = std::pow(double(std::max(1, CountLegal(sp.pos))), remaining);
     }
-    split.unique.push_back({n.pos, std::move(n.weights), std::max(1.0, estimate)});
+    sp.estimate = std::max(1.0, estimate);
   }
+  split.unique = std::move(level);
   return split;
 }
 

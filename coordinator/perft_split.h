@@ -8,16 +8,20 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "engine/position.h"
 
 namespace arbiter::coordinator {
 
+// (root move index, multiplicity) pairs; most positions occur under one root move only.
+using Weights = absl::InlinedVector<std::pair<uint32_t, uint64_t>, 1>;
+
 // A position at the split depth and its multiplicity under each root move.
 struct SplitPosition {
   Position pos;
-  std::vector<std::pair<uint32_t, uint64_t>> weights;  // (root move index, multiplicity)
-  double estimate = 1;                                 // relative cost of its subtree
+  Weights weights;
+  double estimate = 1;  // relative cost of its subtree
 };
 
 struct PerftSplit {
