@@ -4,9 +4,11 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <iostream>
 
 #include "absl/strings/str_format.h"
+#include "base/strings.h"
 #include "cli/json.h"
 #include "coordinator/coordinator.h"
 #include "grpcpp/grpcpp.h"
@@ -279,6 +281,31 @@ absl::StatusOr<v1::Run> RunRemoteTournament(const std::string& coordinator,
                                             const v1::SubmitTournamentRequest& request,
                                             bool quiet) {
   return SubmitAndFollow(coordinator, request, quiet, &v1::RunService::Stub::SubmitTournament);
+}
+
+absl::StatusOr<v1::Engine> UploadEngineFile(const std::string& coordinator, const std::string& path,
+                                            const std::string& name) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(Cat("cannot read engine file '", path, "'"));
+  auto stub = Connect(coordinator);
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(10));
+  v1::UploadEngineResponse resp;
+  auto writer = stub->UploadEngine(&ctx, &resp);
+  v1::UploadEngineRequest part;
+  part.set_name(name);
+  bool open = writer->Write(part);
+  std::string buf(1 << 20, '\0');
+  while (open && in) {
+    in.read(buf.data(), std::streamsize(buf.size()));
+    if (in.gcount() <= 0) break;
+    part.set_chunk(buf.data(), size_t(in.gcount()));
+    open = writer->Write(part);
+  }
+  writer->WritesDone();
+  grpc::Status s = writer->Finish();
+  if (!s.ok()) return ToAbsl(s, Cat("upload of '", path, "' to ", coordinator));
+  return resp.engine();
 }
 
 absl::StatusOr<v1::GetPgnResponse> FetchRunPgn(const std::string& coordinator, uint64_t run_id) {

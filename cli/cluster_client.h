@@ -26,6 +26,11 @@ absl::StatusOr<v1::Run> RunRemoteMatch(const std::string& coordinator,
                                        const v1::SubmitMatchRequest& request, bool quiet);
 absl::StatusOr<v1::Run> RunRemoteTournament(const std::string& coordinator,
                                             const v1::SubmitTournamentRequest& request, bool quiet);
+// Uploads a local engine binary (stored by sha256; uploading the same bytes again returns the
+// same engine). The stored engine, or the error.
+absl::StatusOr<v1::Engine> UploadEngineFile(const std::string& coordinator, const std::string& path,
+                                            const std::string& name);
+
 // The PGN and the game summaries of a match or tournament run.
 absl::StatusOr<v1::GetPgnResponse> FetchRunPgn(const std::string& coordinator, uint64_t run_id);
 

@@ -305,10 +305,22 @@ int Fail(const absl::Status& st) {
 
 // --- The cluster: a run built from the same flags, reported like a local match.
 
-absl::StatusOr<v1::EngineSpec> ToRemoteEngine(const match::EngineSpec& e) {
+// Engines for a cluster run: cmd=builtin, cmd=sha256:HEX (an upload), cmd=upload:FILE (uploaded
+// now), or an absolute path that exists on every worker.
+absl::StatusOr<v1::EngineSpec> ToRemoteEngine(const match::EngineSpec& e,
+                                              const std::string& coordinator) {
   v1::EngineSpec out;
   out.set_name(e.name);
-  if (e.cmd == "builtin") {
+  if (e.cmd.starts_with("upload:") || e.cmd.starts_with("sha256:")) {
+    if (e.cmd.starts_with("sha256:")) {
+      out.set_sha256(e.cmd.substr(7));
+    } else {
+      absl::StatusOr<v1::Engine> up = UploadEngineFile(coordinator, e.cmd.substr(7), e.name);
+      if (!up.ok()) return up.status();
+      out.set_sha256(up->sha256());
+    }
+    for (const std::string& a : e.args) out.add_args(a);
+  } else if (e.cmd == "builtin") {
     if (!e.args.empty())
       return absl::InvalidArgumentError(
           Cat("--engine ", e.name, ": cmd=builtin takes no arguments (use option.X=V)"));
@@ -319,8 +331,8 @@ absl::StatusOr<v1::EngineSpec> ToRemoteEngine(const match::EngineSpec& e) {
   } else {
     return absl::InvalidArgumentError(
         Cat("--engine ", e.name,
-            ": with --coordinator, cmd must be 'builtin' (arbiter's own "
-            "engine) or an absolute path that exists on every worker, got '",
+            ": with --coordinator, cmd must be 'builtin' (arbiter's own engine), an absolute "
+            "path that exists on every worker, upload:FILE or sha256:HEX, got '",
             e.cmd, "'"));
   }
   if (!e.dir.empty() || !e.env.empty())
@@ -439,7 +451,7 @@ int RunRemoteMatchCommand(const MatchFlags& f, const match::MatchOptions& o,
   if (absl::Status st = CheckRemoteFlags(f); !st.ok()) return Fail(st);
   v1::SubmitMatchRequest req;
   for (const match::EngineSpec& e : specs) {
-    absl::StatusOr<v1::EngineSpec> remote = ToRemoteEngine(e);
+    absl::StatusOr<v1::EngineSpec> remote = ToRemoteEngine(e, f.coordinator);
     if (!remote.ok()) return Fail(remote.status());
     *req.add_engines() = *remote;
   }
@@ -477,7 +489,7 @@ int RunRemoteTournamentCommand(const MatchFlags& f, const match::MatchOptions& b
   if (absl::Status st = CheckRemoteFlags(f); !st.ok()) return Fail(st);
   v1::SubmitTournamentRequest req;
   for (const match::EngineSpec& e : specs) {
-    absl::StatusOr<v1::EngineSpec> remote = ToRemoteEngine(e);
+    absl::StatusOr<v1::EngineSpec> remote = ToRemoteEngine(e, f.coordinator);
     if (!remote.ok()) return Fail(remote.status());
     *req.add_engines() = *remote;
   }
@@ -655,8 +667,8 @@ void AddCommonFlags(CLI::App* cmd, MatchFlags& f) {
   cmd->add_flag("--json", f.json, "Print the result as JSON (protobuf mapping)");
   cmd->add_flag("--quiet", f.quiet, "No progress lines on stderr");
   cmd->add_option("--coordinator", f.coordinator,
-                  "Run on the cluster at HOST:PORT (engines: cmd=builtin[,option.X=V] or an "
-                  "absolute path present on every worker)");
+                  "Run on the cluster at HOST:PORT (engines: cmd=builtin[,option.X=V], an "
+                  "absolute path present on every worker, upload:FILE or sha256:HEX)");
   cmd->add_option(
          "--pairs-per-job", f.pairs_per_job,
          "With --coordinator: game pairs per job (default: the largest --threads among the "

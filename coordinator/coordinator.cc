@@ -1182,6 +1182,16 @@ v1::Run Coordinator::BuildRunLocked(const Run& run) {
     v1::MatchRunStatus* ms = out.mutable_match();
     *ms->mutable_request() = run.match.request();
     run.tally.Fill(run.sprt, *ms);
+    // An SPRT usually stops long before its planned games: progress is also how far the LLR
+    // has gone towards the bound it is heading for.
+    if (run.sprt && progress < 1 && ms->llr_upper() > 0 && ms->llr_lower() < 0) {
+      const double llr = ms->llr() >= 0 ? ms->llr() / ms->llr_upper() : ms->llr() / ms->llr_lower();
+      const double p = std::min(0.99, llr);
+      if (p > progress) {
+        out.set_progress(p);
+        out.set_eta_seconds(elapsed > 0 ? elapsed * (1 - p) / p : 0);
+      }
+    }
     return out;
   }
   if (run.kind == v1::RUN_KIND_TOURNAMENT) {

@@ -55,9 +55,9 @@ absl::Status ValidateEngineList(const google::protobuf::RepeatedPtrField<v1::Eng
       case v1::EngineSpec::kBuiltin:
         break;
     }
-    if (e.args_size() > 0 && e.source_case() != v1::EngineSpec::kPath)
+    if (e.args_size() > 0 && e.source_case() == v1::EngineSpec::kBuiltin)
       return absl::InvalidArgumentError(
-          Cat("engine '", e.name(), "': args are only for a path engine"));
+          Cat("engine '", e.name(), "': the builtin engine takes no args (use options)"));
   }
   return absl::OkStatus();
 }

@@ -38,6 +38,7 @@ absl::StatusOr<match::EngineSpec> ToEngineSpec(const v1::EngineSpec& e, EngineCa
       break;
     case v1::EngineSpec::kSha256: {
       ASSIGN_OR_RETURN(spec.cmd, cache.Get(e.sha256()));
+      spec.args.assign(e.args().begin(), e.args().end());
       break;
     }
     default:

@@ -233,16 +233,18 @@ TEST_F(ClusterMatchTest, MatchSurvivesCoordinatorKill) {
   EXPECT_NE(ReadFile(dir_ / "coordinator.log").find("resumed with"), std::string::npos);
 }
 
-// (c) A round robin of three builtin settings on the cluster: every pairing plays its games,
-// every engine gets a rating; bad tournament requests get INVALID_ARGUMENT with a clear message.
+// (c) A round robin of three engines on the cluster (two builtin settings and arbiter uploaded
+// by the CLI as an engine binary): every pairing plays its games, every engine gets a rating;
+// bad tournament requests get INVALID_ARGUMENT with a clear message.
 TEST_F(ClusterMatchTest, RoundRobinOfThreeOnCluster) {
   ASSERT_NO_FATAL_FAILURE(StartLocal());
   const std::string pgn = (dir_ / "games.pgn").string();
-  auto cli = Cli({"tournament", "--engine", "name=base,cmd=builtin", "--engine",
-                  "name=knight200,cmd=builtin,option.KnightValueMg=200", "--engine",
-                  "name=knight400,cmd=builtin,option.KnightValueMg=400", "--tc", "depth=3",
-                  "--games", "4", "--openings", (dir_ / "book.epd").string(), "--coordinator",
-                  Address(), "--pgn", pgn, "--json"});
+  auto cli = Cli(
+      {"tournament", "--engine", "name=base,cmd=builtin", "--engine",
+       "name=knight200,cmd=builtin,option.KnightValueMg=200", "--engine",
+       std::string("name=knight400,cmd=upload:") + ARBITER_BINARY + " uci,option.KnightValueMg=400",
+       "--tc", "depth=3", "--games", "4", "--openings", (dir_ / "book.epd").string(),
+       "--coordinator", Address(), "--pgn", pgn, "--json"});
   const std::string out = cli->ReadAll();
   ASSERT_EQ(cli->Wait(), 0) << out << ReadFile(dir_ / "cli.log");
   EXPECT_NE(out.find("\"format\":\"round robin\""), std::string::npos) << out;
@@ -281,6 +283,9 @@ TEST_F(ClusterMatchTest, RoundRobinOfThreeOnCluster) {
     for (const auto& p : run.tournament().pairings()) EXPECT_EQ(p.games(), 4u);
     EXPECT_EQ(run.tournament().standings_size(), 3);
     EXPECT_EQ(run.tournament().games(), 12u);
+    // The third engine was uploaded by the CLI and fetched by the workers by sha256.
+    EXPECT_EQ(run.tournament().request().engines(2).sha256().size(), 64u);
+    EXPECT_EQ(run.tournament().request().engines(2).args(0), "uci");
   }
   auto submit = [&](const v1::SubmitTournamentRequest& req) {
     grpc::ClientContext ctx;
