@@ -5,8 +5,10 @@
 #include <bit>
 #include <cstdint>
 
-#if defined(__BMI2__)
+#if defined(__BMI2__) || defined(__AVX512F__)
 #include <immintrin.h>
+#endif
+#if defined(__BMI2__)
 #define ARBITER_USE_PEXT 1
 #else
 #define ARBITER_USE_PEXT 0
@@ -123,6 +125,69 @@ inline Bitboard Attacks(PieceType pt, Square s, Bitboard occupied) {
       return 0;
   }
 }
+
+#if defined(__AVX512F__) && defined(__AVX512VPOPCNTDQ__)
+#define ARBITER_SIMD_SLIDERS 1
+// Sliding attacks in one AVX-512 register: each 64-bit lane fills one of the eight directions
+// from a set of sliders (a Kogge-Stone occluded fill with rotates; a mask per lane drops the
+// squares a step in that direction cannot reach, i.e. wraps around the board's edge). Lanes:
+// N, S, E, W from `straight`, NE, NW, SE, SW from `diagonal`.
+inline __m512i SliderRays(Bitboard diagonal, Bitboard straight, Bitboard empty) {
+  const __m512i rot = _mm512_set_epi64(55, 57, 7, 9, 63, 1, 56, 8);  // rotate-left per lane
+  const __m512i rot2 = _mm512_set_epi64(46, 50, 14, 18, 62, 2, 48, 16);
+  const __m512i rot4 = _mm512_set_epi64(28, 36, 28, 36, 60, 4, 32, 32);
+  constexpr Bitboard kNotA = ~0x0101010101010101ULL, kNotH = ~0x8080808080808080ULL;
+  constexpr Bitboard kNot1 = ~0xFFULL, kNot8 = ~(0xFFULL << 56);
+  const __m512i reach = _mm512_set_epi64(kNotH & kNot8, kNotA & kNot8, kNotH & kNot1,
+                                         kNotA & kNot1, kNotH, kNotA, kNot8, kNot1);
+  __m512i gen = _mm512_mask_blend_epi64(0xF0, _mm512_set1_epi64(straight),
+                                        _mm512_set1_epi64(diagonal));
+  __m512i pro = _mm512_and_si512(_mm512_set1_epi64(empty), reach);
+  // gen |= pro & rot(gen): ternary logic 0xF8 is a | (b & c).
+  gen = _mm512_ternarylogic_epi64(gen, pro, _mm512_rolv_epi64(gen, rot), 0xF8);
+  pro = _mm512_and_si512(pro, _mm512_rolv_epi64(pro, rot));
+  gen = _mm512_ternarylogic_epi64(gen, pro, _mm512_rolv_epi64(gen, rot2), 0xF8);
+  pro = _mm512_and_si512(pro, _mm512_rolv_epi64(pro, rot2));
+  gen = _mm512_ternarylogic_epi64(gen, pro, _mm512_rolv_epi64(gen, rot4), 0xF8);
+  return _mm512_and_si512(_mm512_rolv_epi64(gen, rot), reach);
+}
+
+// Knight jumps in one AVX-512 register, one lane per jump direction (+17, +15, +10, +6, -6,
+// -10, -15, -17), each masked to the squares that jump can reach without wrapping.
+inline __m512i KnightJumps(Bitboard knights) {
+  const __m512i rot = _mm512_set_epi64(47, 49, 54, 58, 6, 10, 15, 17);
+  constexpr Bitboard kA = 0x0101010101010101ULL, kB = kA << 1, kG = kA << 6, kH = kA << 7;
+  constexpr Bitboard k1 = 0xFFULL, k2 = k1 << 8, k7 = k1 << 48, k8 = k1 << 56;
+  const __m512i reach =
+      _mm512_set_epi64(~(kH | k7 | k8), ~(kA | k7 | k8), ~(kG | kH | k8), ~(kA | kB | k8),
+                       ~(kG | kH | k1), ~(kA | kB | k1), ~(kH | k1 | k2), ~(kA | k1 | k2));
+  return _mm512_and_si512(_mm512_rolv_epi64(_mm512_set1_epi64(knights), rot), reach);
+}
+
+// Number of moves of the sliders to `target` squares. Rays of different sliders in the same
+// direction never overlap (each stops at the first occupied square), so a popcount per lane
+// sums the moves piece by piece, as a lookup per slider would.
+// Knights' jumps to distinct squares in one direction are distinct moves too.
+inline int PieceMoveCount(Bitboard knights, Bitboard diagonal, Bitboard straight,
+                          Bitboard empty, Bitboard target) {
+  const __m512i t = _mm512_set1_epi64(target);
+  const __m512i counts =
+      _mm512_add_epi64(_mm512_popcnt_epi64(_mm512_and_si512(KnightJumps(knights), t)),
+                       _mm512_popcnt_epi64(_mm512_and_si512(SliderRays(diagonal, straight, empty), t)));
+  // Each lane's count is below 256: narrow the lanes to bytes and sum them with one SAD.
+  const __m128i bytes = _mm512_cvtepi64_epi8(counts);
+  return int(_mm_cvtsi128_si64(_mm_sad_epu8(bytes, _mm_setzero_si128())));
+}
+
+// Every square the knights and sliders attack.
+inline Bitboard PieceAttacks(Bitboard knights, Bitboard diagonal, Bitboard straight,
+                             Bitboard empty) {
+  return Bitboard(_mm512_reduce_or_epi64(
+      _mm512_or_si512(KnightJumps(knights), SliderRays(diagonal, straight, empty))));
+}
+#else
+#define ARBITER_SIMD_SLIDERS 0
+#endif
 
 // "pext" or "magic": which slider indexing this build uses.
 const char* SliderIndexing();

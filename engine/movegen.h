@@ -97,26 +97,39 @@ inline int Generate(const Board& pos, Move* out) {
   const Bitboard checkers = pos.AttackersTo(ksq, Them, occ);
   const Bitboard capture_mask = kMode == kTactical ? them : ~us;
 
-  // King moves: squares hit by enemy pawns, knights or king are removed in bulk; the few
-  // remaining targets are tested against sliders with the king lifted off the board.
-  {
-    Bitboard targets = KingAttacks(ksq) & capture_mask;
-    if (targets) {
-      targets &=
-          ~(PawnAttacksBb<Them>(pos.Pieces(Them, kPawn)) | KingAttacks(pos.KingSquare(Them)));
-      for (Bitboard n = pos.Pieces(Them, kKnight); n && targets;)
-        targets &= ~KnightAttacks(PopLsb(n));
-      const Bitboard occ_no_king = occ ^ SquareBb(ksq);
-      const Bitboard bq = pos.Pieces(Them, kBishop, kQueen), rq = pos.Pieces(Them, kRook, kQueen);
-      Bitboard safe = 0;
-      while (targets) {
-        const Square to = PopLsb(targets);
-        if ((PseudoBishopAttacks(to) & bq) && (BishopAttacks(to, occ_no_king) & bq)) continue;
-        if ((PseudoRookAttacks(to) & rq) && (RookAttacks(to, occ_no_king) & rq)) continue;
-        safe |= SquareBb(to);
-      }
-      sink.Add(ksq, safe);
+  // Castling candidates by the cheap tests (right held, path empty but for king and rook),
+  // combined without branches: they change from position to position.
+  constexpr int kK = CastlingIndex(Us, kKingSide), kQ = CastlingIndex(Us, kQueenSide);
+  bool king_side = false, queen_side = false;
+  if constexpr (kMode != kTactical) {
+    king_side = pos.CanCastle(kK) & !(pos.CastlingPath(kK) & occ);
+    queen_side = pos.CanCastle(kQ) & !(pos.CastlingPath(kQ) & occ);
+  }
+  // Squares enemy pawns, knights and king attack: no king move may go there, nor may castling
+  // cross them. Sliders are tested square by square, with the king lifted off the board.
+  const Bitboard bq = pos.Pieces(Them, kBishop, kQueen), rq = pos.Pieces(Them, kRook, kQueen);
+  Bitboard danger = 0;
+  Bitboard king_targets = KingAttacks(ksq) & capture_mask;
+  if (ARBITER_SIMD_SLIDERS || (king_targets | (king_side | queen_side))) {
+    danger = PawnAttacksBb<Them>(pos.Pieces(Them, kPawn)) | KingAttacks(pos.KingSquare(Them));
+    const Bitboard occ_no_king = occ ^ SquareBb(ksq);
+#if ARBITER_SIMD_SLIDERS
+    // With the king lifted; castling retests sliders with its rook lifted too (that can only
+    // add attacks, so what is attacked here stays attacked there).
+    danger |= PieceAttacks(pos.Pieces(Them, kKnight), bq, rq, ~occ_no_king);
+    sink.Add(ksq, king_targets & ~danger);
+#else
+    for (Bitboard n = pos.Pieces(Them, kKnight); n;) danger |= KnightAttacks(PopLsb(n));
+    king_targets &= ~danger;
+    Bitboard safe = 0;
+    while (king_targets) {
+      const Square to = PopLsb(king_targets);
+      if ((PseudoBishopAttacks(to) & bq) && (BishopAttacks(to, occ_no_king) & bq)) continue;
+      if ((PseudoRookAttacks(to) & rq) && (RookAttacks(to, occ_no_king) & rq)) continue;
+      safe |= SquareBb(to);
     }
+    sink.Add(ksq, safe);
+#endif
   }
   if (MoreThanOne(checkers)) return sink.count;
 
@@ -181,21 +194,29 @@ inline int Generate(const Board& pos, Move* out) {
     }
   }
 
-  // Knights: a pinned knight never moves.
-  for (Bitboard b = pos.Pieces(Us, kKnight) & ~pinned; b;) {
-    Square from = PopLsb(b);
-    sink.Add(from, KnightAttacks(from) & target);
-  }
-  // Sliders: pinned ones stay on the line through the king.
+  // Knights (a pinned knight never moves) and sliders (pinned ones stay on the line through
+  // the king).
   const Bitboard diagonal = pos.Pieces(Us, kBishop, kQueen),
                  straight = pos.Pieces(Us, kRook, kQueen);
-  for (Bitboard b = diagonal & ~pinned; b;) {
-    Square from = PopLsb(b);
-    sink.Add(from, BishopAttacks(from, occ) & target);
-  }
-  for (Bitboard b = straight & ~pinned; b;) {
-    Square from = PopLsb(b);
-    sink.Add(from, RookAttacks(from, occ) & target);
+#if ARBITER_SIMD_SLIDERS
+  if constexpr (kMode == kCount) {
+    sink.count += PieceMoveCount(pos.Pieces(Us, kKnight) & ~pinned, diagonal & ~pinned,
+                                 straight & ~pinned, ~occ, target);
+  } else
+#endif
+  {
+    for (Bitboard b = pos.Pieces(Us, kKnight) & ~pinned; b;) {
+      Square from = PopLsb(b);
+      sink.Add(from, KnightAttacks(from) & target);
+    }
+    for (Bitboard b = diagonal & ~pinned; b;) {
+      Square from = PopLsb(b);
+      sink.Add(from, BishopAttacks(from, occ) & target);
+    }
+    for (Bitboard b = straight & ~pinned; b;) {
+      Square from = PopLsb(b);
+      sink.Add(from, RookAttacks(from, occ) & target);
+    }
   }
   if (pinned & (diagonal | straight)) {
     for (Bitboard b = diagonal & pinned; b;) {
@@ -209,18 +230,21 @@ inline int Generate(const Board& pos, Move* out) {
   }
 
   // Castling: not in check, path empty but for king and rook, king's squares unattacked
-  // (tested with the castling rook lifted, which matters in Chess960).
+  // (sliders tested with the castling rook lifted, which matters in Chess960).
   if constexpr (kMode != kTactical) {
-    if (!checkers && pos.CanCastle(CastlingIndex(Us, kKingSide)) |
-                         pos.CanCastle(CastlingIndex(Us, kQueenSide))) {
+    king_side &= !(pos.CastlingKingPath(kK) & danger);
+    queen_side &= !(pos.CastlingKingPath(kQ) & danger);
+    if ((king_side | queen_side) & !checkers) {
       for (CastlingSide side : {kKingSide, kQueenSide}) {
+        if (!(side == kKingSide ? king_side : queen_side)) continue;
         const int idx = CastlingIndex(Us, side);
-        if (!pos.CanCastle(idx) || (pos.CastlingPath(idx) & occ)) continue;
         const Square rook = pos.CastlingRook(idx);
         const Bitboard lifted = occ ^ SquareBb(rook) ^ SquareBb(ksq);
         bool safe = true;
-        for (Bitboard p = pos.CastlingKingPath(idx); p && safe;)
-          safe = !pos.AttackersTo(PopLsb(p), Them, lifted);
+        for (Bitboard p = pos.CastlingKingPath(idx); p && safe;) {
+          const Square sq = PopLsb(p);
+          safe = !(BishopAttacks(sq, lifted) & bq) && !(RookAttacks(sq, lifted) & rq);
+        }
         if (safe) sink.AddSpecial(Move::Make(Move::kCastling, ksq, rook));
       }
     }

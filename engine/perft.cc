@@ -70,26 +70,31 @@ class PerftTable {
 };
 
 // The bitboards of a position one ply below a full Position: enough to count its legal moves.
-// Built by copying the parent's bitboards and applying one move (no mailbox, no undo), which
+// Built by copying a snapshot of the parent's bitboards (one per colour and piece type, so that
+// the counter reads each set with one load) and applying one move: no mailbox, no undo, which
 // is cheaper than DoMove/UndoMove for the last interior ply.
 class LeafBoard {
  public:
+  // The parent's own bitboards, taken once and copied for each of its moves.
+  explicit LeafBoard(const Position& parent) : parent_(parent) {
+    for (Color c : {kWhite, kBlack}) {
+      for (int pt = 0; pt < 6; ++pt) bb_[c][pt] = parent.Pieces(c, PieceType(pt));
+      occ_[c] = parent.Pieces(c);
+    }
+    castling_ = parent.CastlingRights();
+  }
   template <Color Us>
-  static LeafBoard Make(const Position& parent, Move m) {
-    LeafBoard b(parent);
-    b.Apply<Us>(parent, m);
+  LeafBoard After(Move m) const {
+    LeafBoard b(*this);
+    b.Apply<Us>(m);
     return b;
   }
 
  private:
-  explicit LeafBoard(const Position& parent) : parent_(parent) {}
   template <Color Us>
-  void Apply(const Position& parent, Move m) {
+  void Apply(Move m) {
     constexpr Color Them = ~Us;
-    for (int i = 0; i < 6; ++i) by_type_[i] = parent.Pieces(PieceType(i));
-    by_color_[0] = parent.Pieces(kWhite);
-    by_color_[1] = parent.Pieces(kBlack);
-    castling_ = parent.CastlingRights();
+    const Position& parent = parent_;
     const Square from = m.From(), to = m.To();
     const PieceType pt = TypeOf(parent.PieceOn(from));
     const Bitboard from_to = SquareBb(from) | SquareBb(to);
@@ -97,33 +102,34 @@ class LeafBoard {
       case Move::kNormal: {
         const Piece captured = parent.PieceOn(to);
         if (captured != kNoPiece) {
-          by_type_[TypeOf(captured)] ^= SquareBb(to);
-          by_color_[Them] ^= SquareBb(to);
+          bb_[Them][TypeOf(captured)] ^= SquareBb(to);
+          occ_[Them] ^= SquareBb(to);
         }
-        by_type_[pt] ^= from_to;
-        by_color_[Us] ^= from_to;
+        bb_[Us][pt] ^= from_to;
+        occ_[Us] ^= from_to;
         if (pt == kPawn && (from ^ to) == 16) {
           const Square ep = Square((from + to) / 2);
-          if (PawnAttacks(Us, ep) & by_type_[kPawn] & by_color_[Them]) ep_ = ep;
+          if (PawnAttacks(Us, ep) & bb_[Them][kPawn]) ep_ = ep;
         }
         break;
       }
       case Move::kPromotion: {
         const Piece captured = parent.PieceOn(to);
         if (captured != kNoPiece) {
-          by_type_[TypeOf(captured)] ^= SquareBb(to);
-          by_color_[Them] ^= SquareBb(to);
+          bb_[Them][TypeOf(captured)] ^= SquareBb(to);
+          occ_[Them] ^= SquareBb(to);
         }
-        by_type_[kPawn] ^= SquareBb(from);
-        by_type_[m.Promotion()] ^= SquareBb(to);
-        by_color_[Us] ^= from_to;
+        bb_[Us][kPawn] ^= SquareBb(from);
+        bb_[Us][m.Promotion()] ^= SquareBb(to);
+        occ_[Us] ^= from_to;
         break;
       }
       case Move::kEnPassant: {
         const Bitboard cap = SquareBb(Square(to - kPawnPush[Us]));
-        by_type_[kPawn] ^= from_to | cap;
-        by_color_[Us] ^= from_to;
-        by_color_[Them] ^= cap;
+        bb_[Us][kPawn] ^= from_to;
+        bb_[Them][kPawn] ^= cap;
+        occ_[Us] ^= from_to;
+        occ_[Them] ^= cap;
         break;
       }
       case Move::kCastling: {
@@ -131,9 +137,9 @@ class LeafBoard {
         const bool king_side = to > from;
         const Bitboard king_to = SquareBb(Position::CastlingKingTo(Us, king_side));
         const Bitboard rook_to = SquareBb(Position::CastlingRookTo(Us, king_side));
-        by_type_[kKing] = (by_type_[kKing] & ~SquareBb(from)) | king_to;
-        by_type_[kRook] = (by_type_[kRook] & ~SquareBb(to)) | rook_to;
-        by_color_[Us] = (by_color_[Us] & ~from_to) | king_to | rook_to;
+        bb_[Us][kKing] = king_to;
+        bb_[Us][kRook] = (bb_[Us][kRook] & ~SquareBb(to)) | rook_to;
+        occ_[Us] = (occ_[Us] & ~from_to) | king_to | rook_to;
         break;
       }
     }
@@ -141,13 +147,11 @@ class LeafBoard {
   }
 
  public:
-  Bitboard Pieces() const { return by_color_[0] | by_color_[1]; }
-  Bitboard Pieces(Color c) const { return by_color_[c]; }
-  Bitboard Pieces(Color c, PieceType pt) const { return by_color_[c] & by_type_[pt]; }
-  Bitboard Pieces(Color c, PieceType a, PieceType b) const {
-    return by_color_[c] & (by_type_[a] | by_type_[b]);
-  }
-  Square KingSquare(Color c) const { return Lsb(Pieces(c, kKing)); }
+  Bitboard Pieces() const { return occ_[0] | occ_[1]; }
+  Bitboard Pieces(Color c) const { return occ_[c]; }
+  Bitboard Pieces(Color c, PieceType pt) const { return bb_[c][pt]; }
+  Bitboard Pieces(Color c, PieceType a, PieceType b) const { return bb_[c][a] | bb_[c][b]; }
+  Square KingSquare(Color c) const { return Lsb(bb_[c][kKing]); }
   Square EpSquare() const { return ep_; }
   bool CanCastle(int index) const { return castling_ & (1 << index); }
   Square CastlingRook(int index) const { return parent_.CastlingRook(index); }
@@ -158,9 +162,9 @@ class LeafBoard {
   }
 
  private:
+  Bitboard bb_[2][6];
+  Bitboard occ_[2];
   const Position& parent_;
-  Bitboard by_type_[6];
-  Bitboard by_color_[2];
   Square ep_ = kNoSquare;
   uint8_t castling_;
 };
@@ -178,8 +182,9 @@ uint64_t PerftRecurse(Position& pos, int depth, PerftTable* table) {
   UndoInfo undo;
   uint64_t nodes = 0;
   if (depth == 2) {
+    const LeafBoard parent(pos);
     for (int i = 0; i < n; ++i) {
-      LeafBoard child = LeafBoard::Make<Us>(pos, moves[i]);
+      const LeafBoard child = parent.After<Us>(moves[i]);
       nodes += movegen_detail::Generate<Them, movegen_detail::kCount>(child, nullptr);
     }
     return nodes;
