@@ -128,6 +128,11 @@ inline Bitboard Attacks(PieceType pt, Square s, Bitboard occupied) {
 
 #if defined(__AVX512F__) && defined(__AVX512VPOPCNTDQ__)
 #define ARBITER_SIMD_SLIDERS 1
+// GCC 12's _mm512_rolv_epi64 starts from _mm512_undefined_epi32(), which -Wuninitialized
+// reports once inlined; the value is fully overwritten.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 // Sliding attacks in one AVX-512 register: each 64-bit lane fills one of the eight directions
 // from a set of sliders (a Kogge-Stone occluded fill with rotates; a mask per lane drops the
 // squares a step in that direction cannot reach, i.e. wraps around the board's edge). Lanes:
@@ -185,6 +190,7 @@ inline Bitboard PieceAttacks(Bitboard knights, Bitboard diagonal, Bitboard strai
   return Bitboard(_mm512_reduce_or_epi64(
       _mm512_or_si512(KnightJumps(knights), SliderRays(diagonal, straight, empty))));
 }
+#pragma GCC diagnostic pop
 #else
 #define ARBITER_SIMD_SLIDERS 0
 #endif
