@@ -1,6 +1,7 @@
 #include "coordinator/coordinator.h"
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <optional>
 
@@ -369,16 +370,17 @@ absl::StatusOr<v1::Run> Coordinator::SubmitPerft(const v1::SubmitPerftRequest& r
   run->perft.set_fen(root->Fen());
   for (const std::string& m : split.root_moves) run->perft.add_root_moves(m);
 
-  std::vector<StoredJob> stored_jobs;
-  std::vector<v1::StoredPerftJob> specs;
-  for (const auto& group : groups) {
-    v1::StoredPerftJob spec;
+  // Job specs (FEN and multiplicities of each position) on every core: ~1 us a position.
+  std::vector<StoredJob> stored_jobs(groups.size());
+  std::vector<v1::StoredPerftJob> specs(groups.size());
+  auto build = [&](size_t g) {
+    v1::StoredPerftJob& spec = specs[g];
     v1::PerftJob* work = spec.mutable_work();
     work->set_chess960(root->IsChess960());
     work->set_depth(p.depth() - split.split_depth);
     work->set_hash_mb(p.hash_mb());
     double estimate = 0;
-    for (uint32_t i : group) {
+    for (uint32_t i : groups[g]) {
       const SplitPosition& sp = split.unique[i];
       work->add_fens(sp.pos.Fen());
       v1::PositionWeights* w = spec.add_weights();
@@ -389,9 +391,19 @@ absl::StatusOr<v1::Run> Coordinator::SubmitPerft(const v1::SubmitPerftRequest& r
       estimate += sp.estimate;
     }
     spec.set_estimate(estimate);
-    stored_jobs.push_back({0, 0, spec.SerializeAsString()});
-    specs.push_back(std::move(spec));
-  }
+    stored_jobs[g] = {0, 0, spec.SerializeAsString()};
+  };
+  const size_t threads = split.unique.size() < 20'000
+                             ? 1
+                             : std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 16);
+  std::atomic<size_t> next_group{0};
+  auto builder = [&] {
+    for (size_t g; (g = next_group.fetch_add(1)) < groups.size();) build(g);
+  };
+  std::vector<std::thread> builders;
+  for (size_t t = 1; t < threads; ++t) builders.emplace_back(builder);
+  builder();
+  for (std::thread& t : builders) t.join();
   std::vector<std::unique_ptr<Job>> jobs;
   for (size_t i = 0; i < stored_jobs.size(); ++i) {
     auto job = std::make_unique<Job>();

@@ -1,10 +1,12 @@
 #include "coordinator/perft_split.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <queue>
+#include <thread>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
@@ -55,41 +57,126 @@ void AddWeight(Weights& into, uint32_t root, uint64_t mult) {
   into.emplace_back(root, mult);
 }
 
-// Most positions to reserve room for ahead of an expansion.
-constexpr size_t kReserveLimit = 4'000'000;
+// Runs fn(begin, end, part) on `parts` threads over [0, n) cut into equal slices.
+template <class Fn>
+void ParallelFor(size_t n, int parts, const Fn& fn) {
+  if (parts <= 1) {
+    fn(size_t(0), n, 0);
+    return;
+  }
+  std::vector<std::thread> threads;
+  for (int t = 0; t < parts; ++t)
+    threads.emplace_back([&, t] { fn(n * t / parts, n * (t + 1) / parts, t); });
+  for (std::thread& th : threads) th.join();
+}
+
+// Threads for a level of `n` positions: as asked, else one below kParallelFrom, else every core
+// (at most 16).
+constexpr size_t kParallelFrom = 20'000;
+int SplitThreads(size_t n, int asked) {
+  if (asked > 0) return asked;
+  if (n < kParallelFrom) return 1;
+  return int(std::clamp(std::thread::hardware_concurrency(), 1u, 16u));
+}
+
+// A child found by the first pass of ExpandLevel: its packed form and how to make it.
+struct ChildRecord {
+  PackedPosition packed;
+  uint16_t move;
+  uint32_t parent;
+};
+
+// A unique child found by the second pass: its first parent and move, and its multiplicities.
+struct UniqueChild {
+  uint32_t parent;
+  uint16_t move;
+  Weights weights;
+};
+
+// Children per shard the first pass aims at: a shard's hash map and its unique children then
+// stay in the processor's cache while the shard is merged.
+constexpr size_t kChildrenPerShard = 16'384;
 
 // One ply deeper, merging equal positions. Gives up (returns false) as soon as the next ply has
-// more than `limit` unique positions.
-bool ExpandLevel(const std::vector<SplitPosition>& level, size_t limit,
+// more than `limit` unique positions. Two passes on `threads` threads: each thread generates the
+// children of a slice of the level into one buffer per shard (by hash of the packed position);
+// then the threads take shards one at a time and merge each (a child and all its transpositions
+// are in the same shard) with a small hash map. Shards are concatenated in order and each shard
+// reads its buffers in thread order, so the result depends only on the number of threads.
+bool ExpandLevel(const std::vector<SplitPosition>& level, size_t limit, int threads,
                  std::vector<SplitPosition>& next, uint64_t& with_duplicates) {
   next.clear();
-  // Reserve for every path (bounded): no reallocation copies of the ~330-byte entries.
+  const int parts = std::max(1, threads);
   size_t paths = 0;
   for (const SplitPosition& node : level) paths += size_t(CountLegal(node.pos));
-  const size_t expected = std::min({paths, limit, kReserveLimit});
-  next.reserve(expected);
-  absl::flat_hash_map<PackedPosition, uint32_t, PackedHash, PackedEq> index;
-  index.reserve(expected);
-  with_duplicates = 0;
-  for (const SplitPosition& node : level) {
-    MoveList list;
-    GenerateLegal(node.pos, list);
-    Position pos = node.pos;
-    uint64_t mult = 0;
-    for (const auto& w : node.weights) mult += w.second;
-    for (Move m : list) {
-      UndoInfo undo;
-      pos.DoMove(m, undo);
-      with_duplicates += mult;
-      auto [it, inserted] = index.try_emplace(Pack(pos), uint32_t(next.size()));
-      if (inserted) {
-        if (next.size() == limit) return false;
-        next.push_back({pos, node.weights, 1});
-      } else {
-        for (const auto& [root, m2] : node.weights) AddWeight(next[it->second].weights, root, m2);
+  const size_t shards = std::clamp<size_t>(paths / kChildrenPerShard, 1, 65'536);
+  std::vector<std::vector<std::vector<ChildRecord>>> buffers(
+      parts, std::vector<std::vector<ChildRecord>>(shards));
+  std::vector<uint64_t> with_dup(parts, 0);
+  ParallelFor(level.size(), parts, [&](size_t begin, size_t end, int t) {
+    for (auto& b : buffers[t]) b.reserve(paths / parts / shards + 16);
+    for (size_t i = begin; i < end; ++i) {
+      const SplitPosition& node = level[i];
+      MoveList list;
+      GenerateLegal(node.pos, list);
+      Position pos = node.pos;
+      uint64_t mult = 0;
+      for (const auto& w : node.weights) mult += w.second;
+      for (Move m : list) {
+        UndoInfo undo;
+        pos.DoMove<false>(m, undo);  // keys are not needed here; scratch copy only
+        ChildRecord r{Pack(pos), m.Raw(), uint32_t(i)};
+        buffers[t][(PackedHash()(r.packed) >> 40) % shards].push_back(r);
+        with_dup[t] += mult;
+        pos.UndoMove<false>(m, undo);
       }
-      pos.UndoMove(m, undo);
     }
+  });
+  with_duplicates = 0;
+  for (uint64_t p : with_dup) with_duplicates += p;
+  // The parents' multiplicities in a small array of their own (the positions are large).
+  std::vector<Weights> parent_weights(level.size());
+  for (size_t i = 0; i < level.size(); ++i) parent_weights[i] = level[i].weights;
+  std::vector<std::vector<UniqueChild>> found(shards);
+  std::atomic<size_t> next_shard{0}, unique{0};
+  std::atomic<bool> over{false};
+  ParallelFor(size_t(parts), parts, [&](size_t, size_t, int) {
+    absl::flat_hash_map<PackedPosition, uint32_t, PackedHash, PackedEq> index;
+    for (size_t s; !over && (s = next_shard.fetch_add(1)) < shards;) {
+      size_t records = 0;
+      for (int t = 0; t < parts; ++t) records += buffers[t][s].size();
+      index.clear();
+      index.reserve(records);
+      std::vector<UniqueChild>& out = found[s];
+      for (int t = 0; t < parts && !over; ++t) {
+        for (const ChildRecord& r : buffers[t][s]) {
+          auto [it, inserted] = index.try_emplace(r.packed, uint32_t(out.size()));
+          const Weights& w = parent_weights[r.parent];
+          if (inserted) {
+            if (unique.fetch_add(1) >= limit) {
+              over = true;
+              break;
+            }
+            out.push_back({r.parent, r.move, w});
+          } else {
+            for (const auto& [root, m] : w) AddWeight(out[it->second].weights, root, m);
+          }
+        }
+        std::vector<ChildRecord>().swap(buffers[t][s]);
+      }
+    }
+  });
+  if (over) return false;
+  buffers.clear();
+  next.reserve(unique);
+  for (std::vector<UniqueChild>& shard : found) {
+    for (UniqueChild& c : shard) {
+      Position pos = level[c.parent].pos;
+      UndoInfo undo;
+      pos.DoMove(Move(c.move), undo);
+      next.push_back({pos, std::move(c.weights), 1});
+    }
+    std::vector<UniqueChild>().swap(shard);
   }
   return true;
 }
@@ -176,7 +263,7 @@ absl::StatusOr<PerftSplit> SplitPerft(const Position& root, const SplitOptions& 
     uint64_t dup = 0;
     const size_t limit =
         opts.split_depth > 0 ? std::numeric_limits<size_t>::max() : opts.max_positions;
-    if (!ExpandLevel(level, limit, next, dup)) break;
+    if (!ExpandLevel(level, limit, SplitThreads(level.size(), opts.threads), next, dup)) break;
     level.swap(next);
     with_duplicates = dup;
     ++plies;
@@ -185,25 +272,31 @@ absl::StatusOr<PerftSplit> SplitPerft(const Position& root, const SplitOptions& 
   split.split_positions = with_duplicates;
   const int remaining = opts.depth - plies;
   next = {};
+  const int parts = SplitThreads(level.size(), opts.threads);
   std::vector<std::pair<OrderKey, uint32_t>> keyed(level.size());
-  for (size_t i = 0; i < level.size(); ++i) keyed[i] = {KeyOf(level[i].pos), uint32_t(i)};
+  ParallelFor(level.size(), parts, [&](size_t begin, size_t end, int) {
+    for (size_t i = begin; i < end; ++i) keyed[i] = {KeyOf(level[i].pos), uint32_t(i)};
+  });
   std::sort(keyed.begin(), keyed.end());
   std::vector<uint32_t> order(level.size());
   for (size_t i = 0; i < level.size(); ++i) order[i] = keyed[i].second;
   keyed = {};
   Permute(level, std::move(order));
-  for (SplitPosition& sp : level) {
-    // Leaves two plies down are a fair proxy for the subtree's size; with many positions (a
-    // deep split, many per job) the legal move count is enough and 30 times cheaper.
-    double estimate = 1;
-    if (remaining >= 2 && level.size() <= kExactEstimatePositions) {
-      estimate = double(PerftCount(sp.pos, 2));
-      if (remaining > 2) estimate *= std::pow(std::max(1.0, std::sqrt(estimate)), remaining - 2);
-    } else if (remaining >= 1) {
-      estimate = std::pow(double(std::max(1, CountLegal(sp.pos))), remaining);
+  ParallelFor(level.size(), parts, [&](size_t begin, size_t end, int) {
+    for (size_t i = begin; i < end; ++i) {
+      SplitPosition& sp = level[i];
+      // Leaves two plies down are a fair proxy for the subtree's size; with many positions (a
+      // deep split, many per job) the legal move count is enough and 30 times cheaper.
+      double estimate = 1;
+      if (remaining >= 2 && level.size() <= kExactEstimatePositions) {
+        estimate = double(PerftCount(sp.pos, 2));
+        if (remaining > 2) estimate *= std::pow(std::max(1.0, std::sqrt(estimate)), remaining - 2);
+      } else if (remaining >= 1) {
+        estimate = std::pow(double(std::max(1, CountLegal(sp.pos))), remaining);
+      }
+      sp.estimate = std::max(1.0, estimate);
     }
-    sp.estimate = std::max(1.0, estimate);
-  }
+  });
   split.unique = std::move(level);
   return split;
 }

@@ -49,6 +49,8 @@ struct SplitOptions {
   size_t target_jobs = 0;  // 0 = 16 per worker, at least 16
   // The automatic split stops before a ply with more unique positions than this.
   size_t max_positions = kMaxSplitPositions;
+  // Threads for the expansion: 0 = every core for levels of 20,000 positions or more, else one.
+  int threads = 0;
 };
 
 // Jobs the options ask for.

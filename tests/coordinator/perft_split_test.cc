@@ -31,24 +31,30 @@ struct Case {
 
 class SplitTest : public ::testing::TestWithParam<Case> {};
 
+// With one thread and with three (the sharded two-pass expansion, forced on small levels).
 TEST_P(SplitTest, RecombinesToTheExactDivide) {
   const Case& c = GetParam();
   absl::StatusOr<Position> pos = Position::FromFen(c.fen);
   ASSERT_TRUE(pos.ok());
-  absl::StatusOr<PerftSplit> split =
-      SplitPerft(*pos, {.depth = c.depth, .split_depth = c.split_depth, .workers = 1});
-  ASSERT_TRUE(split.ok()) << split.status();
-  EXPECT_EQ(split->split_depth, c.split_depth);
   absl::StatusOr<PerftResult> local = Perft(*pos, {.depth = c.depth, .divide = true});
   ASSERT_TRUE(local.ok());
-  std::vector<uint64_t> divide = Recombine(*split);
-  ASSERT_EQ(divide.size(), local->divide.size());
-  uint64_t total = 0;
-  for (size_t i = 0; i < divide.size(); ++i) {
-    EXPECT_EQ(divide[i], local->divide[i].nodes) << split->root_moves[i];
-    total += divide[i];
+  size_t unique = 0;
+  for (int threads : {1, 3}) {
+    absl::StatusOr<PerftSplit> split = SplitPerft(
+        *pos, {.depth = c.depth, .split_depth = c.split_depth, .workers = 1, .threads = threads});
+    ASSERT_TRUE(split.ok()) << split.status();
+    EXPECT_EQ(split->split_depth, c.split_depth);
+    if (threads == 1) unique = split->unique.size();
+    EXPECT_EQ(split->unique.size(), unique) << threads << " threads";
+    std::vector<uint64_t> divide = Recombine(*split);
+    ASSERT_EQ(divide.size(), local->divide.size());
+    uint64_t total = 0;
+    for (size_t i = 0; i < divide.size(); ++i) {
+      EXPECT_EQ(divide[i], local->divide[i].nodes) << split->root_moves[i] << ", " << threads;
+      total += divide[i];
+    }
+    EXPECT_EQ(total, c.nodes) << threads << " threads";
   }
-  EXPECT_EQ(total, c.nodes);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -62,8 +68,8 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1", 4, 2, 422333}));
 
 TEST(SplitPerft, MergesTranspositionsByExactPosition) {
-  absl::StatusOr<PerftSplit> split =
-      SplitPerft(Position::StartPosition(), {.depth = 5, .split_depth = 4, .workers = 1});
+  absl::StatusOr<PerftSplit> split = SplitPerft(
+      Position::StartPosition(), {.depth = 5, .split_depth = 4, .workers = 1, .threads = 2});
   ASSERT_TRUE(split.ok());
   EXPECT_EQ(split->split_positions, 197281u);  // perft(4): every path
   EXPECT_LT(split->unique.size(), split->split_positions);
