@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/notation.h"
+#include "engine/packed_position.h"
 #include "engine/perft.h"
 #include "engine/pgn.h"
 #include "engine/position.h"
@@ -116,6 +117,13 @@ class SimWorker {
       std::vector<arbiter::Position> positions;
       for (const std::string& fen : job.perft().fens())
         positions.push_back(*arbiter::Position::FromFen(fen));
+      const std::string& packed = job.perft().packed_positions();
+      if (!packed.empty()) {
+        const arbiter::Position root = *arbiter::Position::FromFen(job.perft().root_fen());
+        for (size_t i = 0; i < packed.size(); i += arbiter::kPackedPositionSize)
+          positions.push_back(*arbiter::UnpackPosition(
+              std::string_view(packed).substr(i, arbiter::kPackedPositionSize), root));
+      }
       auto counts = arbiter::PerftBatch(positions, {.depth = int(job.perft().depth())});
       for (uint64_t c : *counts) complete_req_.mutable_perft()->add_counts(c);
     }

@@ -8,6 +8,7 @@
 #include "base/status_macros.h"
 #include "base/strings.h"
 #include "coordinator/perft_split.h"
+#include "engine/packed_position.h"
 #include "engine/perft.h"
 #include "engine/position.h"
 #include "net/sha256.h"
@@ -327,6 +328,15 @@ void Coordinator::AddRunLocked(std::unique_ptr<Run> run, std::vector<std::unique
   }
 }
 
+namespace {
+
+// Positions a perft job counts: its FENs, then its packed positions.
+size_t PositionsOf(const v1::PerftJob& work) {
+  return size_t(work.fens_size()) + work.packed_positions().size() / kPackedPositionSize;
+}
+
+}  // namespace
+
 absl::StatusOr<v1::Run> Coordinator::SubmitPerft(const v1::SubmitPerftRequest& request) {
   const v1::PerftRequest& p = request.perft();
   if (p.fen().empty()) return absl::InvalidArgumentError("perft.fen is required");
@@ -370,7 +380,8 @@ absl::StatusOr<v1::Run> Coordinator::SubmitPerft(const v1::SubmitPerftRequest& r
   run->perft.set_fen(root->Fen());
   for (const std::string& m : split.root_moves) run->perft.add_root_moves(m);
 
-  // Job specs (FEN and multiplicities of each position) on every core: ~1 us a position.
+  // Job specs (packed positions and their multiplicities) on every core.
+  const std::string root_fen = root->Fen();
   std::vector<StoredJob> stored_jobs(groups.size());
   std::vector<v1::StoredPerftJob> specs(groups.size());
   auto build = [&](size_t g) {
@@ -379,14 +390,17 @@ absl::StatusOr<v1::Run> Coordinator::SubmitPerft(const v1::SubmitPerftRequest& r
     work->set_chess960(root->IsChess960());
     work->set_depth(p.depth() - split.split_depth);
     work->set_hash_mb(p.hash_mb());
+    work->set_root_fen(root_fen);
+    std::string* packed = work->mutable_packed_positions();
+    packed->reserve(groups[g].size() * kPackedPositionSize);
     double estimate = 0;
     for (uint32_t i : groups[g]) {
       const SplitPosition& sp = split.unique[i];
-      work->add_fens(sp.pos.Fen());
-      v1::PositionWeights* w = spec.add_weights();
+      packed->append(AsBytes(PackPosition(sp.pos)));
+      spec.add_weight_counts(uint32_t(sp.weights.size()));
       for (auto [root_index, mult] : sp.weights) {
-        w->add_root(root_index);
-        w->add_multiplicity(mult);
+        spec.add_weight_roots(root_index);
+        spec.add_weight_multiplicities(mult);
       }
       estimate += sp.estimate;
     }
@@ -961,9 +975,9 @@ void Coordinator::CompleteJob(const v1::CompleteJobRequest& request, CompleteCal
             return;
           }
         } else if (!request.has_perft() ||
-                   request.perft().counts_size() != job.spec.work().fens_size()) {
+                   size_t(request.perft().counts_size()) != PositionsOf(job.spec.work())) {
           error = absl::InvalidArgumentError(
-              Cat("job ", job.id, " has ", job.spec.work().fens_size(),
+              Cat("job ", job.id, " has ", PositionsOf(job.spec.work()),
                   " positions; the result must carry as many perft counts, got ",
                   request.has_perft() ? request.perft().counts_size() : 0));
         } else {
@@ -1103,13 +1117,21 @@ void Coordinator::IngestResultLocked(Job& job, Result result, std::vector<RunUpd
   ++run.jobs_done;
   run.estimate_done += job.spec.estimate();
   unsigned __int128 added = 0;
+  auto add = [&](size_t i, uint32_t root, uint64_t multiplicity) {
+    unsigned __int128 n = (unsigned __int128)counts[i] * multiplicity;
+    added += n;
+    if (root < run.divide.size()) run.divide[root] += n;
+  };
   for (int i = 0; i < job.spec.weights_size() && i < int(counts.size()); ++i) {
     const v1::PositionWeights& w = job.spec.weights(i);
-    for (int k = 0; k < w.root_size(); ++k) {
-      unsigned __int128 n = (unsigned __int128)counts[i] * w.multiplicity(k);
-      added += n;
-      if (w.root(k) < run.divide.size()) run.divide[w.root(k)] += n;
-    }
+    for (int k = 0; k < w.root_size() && k < w.multiplicity_size(); ++k)
+      add(i, w.root(k), w.multiplicity(k));
+  }
+  for (int i = 0, next = 0; i < job.spec.weight_counts_size() && i < int(counts.size()); ++i) {
+    for (uint32_t k = 0; k < job.spec.weight_counts(i) && next < job.spec.weight_roots_size() &&
+                         next < job.spec.weight_multiplicities_size();
+         ++k, ++next)
+      add(i, job.spec.weight_roots(next), job.spec.weight_multiplicities(next));
   }
   run.total += added;
   if (metrics_) {

@@ -13,23 +13,15 @@
 #include "base/strings.h"
 #include "engine/movegen.h"
 #include "engine/notation.h"
+#include "engine/packed_position.h"
 #include "engine/perft.h"
 
 namespace arbiter::coordinator {
 namespace {
 
-// Exact identity of a position for perft: pieces on squares, side to move, castling rights and
-// the en passant square (the move clocks do not change the tree). 34 bytes, no hashing loss.
-using PackedPosition = std::array<uint8_t, 34>;
-
-PackedPosition Pack(const Position& pos) {
-  PackedPosition p{};
-  for (int s = 0; s < 64; s += 2)
-    p[s / 2] = uint8_t(pos.PieceOn(Square(s)) | (pos.PieceOn(Square(s + 1)) << 4));
-  p[32] = uint8_t(pos.SideToMove() | (pos.CastlingRights() << 1));
-  p[33] = uint8_t(pos.EpSquare());
-  return p;
-}
+// Exact identity of a position for perft (engine/packed_position.h): pieces on squares, side to
+// move, castling rights and the en passant square; no hashing loss.
+PackedPosition Pack(const Position& pos) { return PackPosition(pos); }
 
 struct PackedHash {
   size_t operator()(const PackedPosition& p) const {

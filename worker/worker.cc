@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "base/strings.h"
+#include "engine/packed_position.h"
 #include "engine/perft.h"
 #include "engine/position.h"
 #include "grpcpp/grpcpp.h"
@@ -41,6 +42,37 @@ std::string HostName() {
   char buf[256] = {};
   gethostname(buf, sizeof buf - 1);
   return buf;
+}
+
+// The positions of a perft job: its FENs, then its packed positions (castling rooks of its root).
+absl::StatusOr<std::vector<Position>> PerftJobPositions(const v1::PerftJob& work) {
+  std::vector<Position> out;
+  for (const std::string& fen : work.fens()) {
+    absl::StatusOr<Position> p = Position::FromFen(fen);
+    if (!p.ok())
+      return absl::InvalidArgumentError(
+          Cat("bad position '", fen, "': ", std::string(p.status().message())));
+    p->SetChess960(work.chess960());
+    out.push_back(*p);
+  }
+  const std::string& packed = work.packed_positions();
+  if (packed.empty()) return out;
+  if (packed.size() % kPackedPositionSize != 0)
+    return absl::InvalidArgumentError(Cat("packed positions are ", packed.size(),
+                                          " bytes, not a multiple of ", kPackedPositionSize));
+  absl::StatusOr<Position> root = Position::FromFen(work.root_fen());
+  if (!root.ok())
+    return absl::InvalidArgumentError(
+        Cat("bad root position '", work.root_fen(), "': ", std::string(root.status().message())));
+  root->SetChess960(work.chess960());
+  out.reserve(out.size() + packed.size() / kPackedPositionSize);
+  for (size_t i = 0; i < packed.size(); i += kPackedPositionSize) {
+    absl::StatusOr<Position> p =
+        UnpackPosition(std::string_view(packed).substr(i, kPackedPositionSize), *root);
+    if (!p.ok()) return p.status();
+    out.push_back(*p);
+  }
+  return out;
 }
 
 }  // namespace
@@ -155,17 +187,12 @@ struct Worker::Impl {
   // Runs one leased perft job to the end: completed, released (draining) or dropped.
   void Execute(const v1::Job& job, Worker& owner) {
     const v1::PerftJob& work = job.perft();
-    std::vector<Position> positions;
-    for (const std::string& fen : work.fens()) {
-      absl::StatusOr<Position> p = Position::FromFen(fen);
-      if (!p.ok()) {
-        spdlog::error("job {}: bad position '{}': {}; releasing", job.job_id(), fen,
-                      std::string(p.status().message()));
-        Release(job, "bad position in job");
-        return;
-      }
-      p->SetChess960(work.chess960());
-      positions.push_back(*p);
+    absl::StatusOr<std::vector<Position>> positions = std::vector<Position>();
+    if (job.has_perft()) positions = PerftJobPositions(work);
+    if (!positions.ok()) {
+      spdlog::error("job {}: {}; releasing", job.job_id(), positions.status().ToString());
+      Release(job, "bad position in job");
+      return;
     }
     std::atomic<bool> stop{false};
     std::atomic<uint64_t> nodes{0};
@@ -226,7 +253,7 @@ struct Worker::Impl {
       games = RunMatchJob(job.match(), *cache, options.threads, &stop);
       if (!games.ok()) counts = games.status();
     } else {
-      counts = PerftBatch(positions, opts);
+      counts = PerftBatch(*positions, opts);
     }
     {
       absl::MutexLock lock(&hb_mu);
@@ -283,7 +310,7 @@ struct Worker::Impl {
           metrics->Job("completed");
           metrics->nodes_.Increment(double(total));
         }
-        spdlog::debug("job {}: {} positions, {} nodes in {:.3f} s", job.job_id(), positions.size(),
+        spdlog::debug("job {}: {} positions, {} nodes in {:.3f} s", job.job_id(), positions->size(),
                       total, seconds);
         return;
       }

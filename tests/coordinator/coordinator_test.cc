@@ -7,6 +7,7 @@
 #include <set>
 #include <thread>
 
+#include "engine/packed_position.h"
 #include "engine/perft.h"
 #include "gtest/gtest.h"
 
@@ -61,6 +62,11 @@ class CoordinatorTest : public ::testing::Test {
   static std::vector<uint64_t> Count(const v1::Job& job) {
     std::vector<Position> positions;
     for (const std::string& fen : job.perft().fens()) positions.push_back(*Position::FromFen(fen));
+    const std::string& packed = job.perft().packed_positions();
+    const Position root = *Position::FromFen(job.perft().root_fen());
+    for (size_t i = 0; i < packed.size(); i += kPackedPositionSize)
+      positions.push_back(
+          *UnpackPosition(std::string_view(packed).substr(i, kPackedPositionSize), root));
     return *PerftBatch(positions, {.depth = int(job.perft().depth())});
   }
   absl::StatusOr<v1::CompleteJobResponse> Complete(const std::string& worker, const v1::Job& job,

@@ -2,6 +2,7 @@
 
 #include "engine/movegen.h"
 #include "engine/notation.h"
+#include "engine/packed_position.h"
 #include "gtest/gtest.h"
 #include "tests/engine/suite_util.h"
 
@@ -95,6 +96,69 @@ TEST(Fen, RoundTripsEverySuitePosition) {
       EXPECT_EQ(again->Key(), pos->Key());
     }
   }
+}
+
+// Every suite position and every position one and two plies below it (castling rights lost,
+// en passant squares, promotions, Chess960 rooks) packs to 34 bytes and unpacks to the same
+// position: same 128-bit key, same legal moves, same castling rooks.
+TEST(PackedPosition, RoundTripsSuitePositionsAndTheirChildren) {
+  size_t checked = 0;
+  for (const char* suite : {"standard.epd", "fischer960.epd"}) {
+    const auto lines = testing::LoadSuite(suite);
+    for (size_t i = 0; i < lines.size(); i += 7) {
+      auto root = Position::FromFen(lines[i].fen);
+      ASSERT_TRUE(root.ok()) << lines[i].fen;
+      auto check = [&](const Position& pos) {
+        absl::StatusOr<Position> back = UnpackPosition(AsBytes(PackPosition(pos)), *root);
+        ASSERT_TRUE(back.ok()) << back.status() << " for " << pos.Fen();
+        EXPECT_EQ(back->Key().lo, pos.Key().lo) << pos.Fen() << " vs " << back->Fen();
+        EXPECT_EQ(back->Key().hi, pos.Key().hi) << pos.Fen();
+        EXPECT_EQ(back->IsChess960(), pos.IsChess960()) << pos.Fen();
+        EXPECT_EQ(CountLegal(*back), CountLegal(pos)) << pos.Fen();
+        for (int idx = 0; idx < 4; ++idx) {
+          if (pos.CanCastle(idx)) {
+            EXPECT_EQ(back->CastlingRook(idx), pos.CastlingRook(idx)) << pos.Fen();
+          }
+        }
+        ++checked;
+      };
+      Position pos = *root;
+      check(pos);
+      MoveList list;
+      GenerateLegal(pos, list);
+      for (Move m : list) {
+        UndoInfo undo;
+        pos.DoMove(m, undo);
+        check(pos);
+        MoveList replies;
+        GenerateLegal(pos, replies);
+        for (Move r : replies) {
+          UndoInfo u2;
+          pos.DoMove(r, u2);
+          check(pos);
+          pos.UndoMove(r, u2);
+        }
+        pos.UndoMove(m, undo);
+      }
+    }
+  }
+  EXPECT_GT(checked, 100'000u);
+}
+
+TEST(PackedPosition, RejectsBadBytes) {
+  const Position start = Position::StartPosition();
+  PackedPosition p = PackPosition(start);
+  EXPECT_FALSE(UnpackPosition(AsBytes(p).substr(0, 33), start).ok());
+  PackedPosition bad_piece = p;
+  bad_piece[12] = 0x66;  // piece code 6 is no piece
+  EXPECT_EQ(UnpackPosition(AsBytes(bad_piece), start).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  PackedPosition bad_ep = p;
+  bad_ep[33] = 99;
+  EXPECT_FALSE(UnpackPosition(AsBytes(bad_ep), start).ok());
+  PackedPosition no_king = p;
+  no_king[2] = 0x77;  // e1 (and f1) emptied: no white king
+  EXPECT_FALSE(UnpackPosition(AsBytes(no_king), start).ok());
 }
 
 TEST(Fen, AcceptsXFenAndShredderForms) {
