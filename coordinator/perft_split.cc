@@ -89,77 +89,87 @@ struct UniqueChild {
 // stay in the processor's cache while the shard is merged.
 constexpr size_t kChildrenPerShard = 16'384;
 
+// Children generated before they are merged: bounds the first pass's buffers (~40 bytes each).
+constexpr size_t kChildrenPerChunk = 4'000'000;
+
 // One ply deeper, merging equal positions. Gives up (returns false) as soon as the next ply has
-// more than `limit` unique positions. Two passes on `threads` threads: each thread generates the
-// children of a slice of the level into one buffer per shard (by hash of the packed position);
-// then the threads take shards one at a time and merge each (a child and all its transpositions
-// are in the same shard) with a small hash map. Shards are concatenated in order and each shard
-// reads its buffers in thread order, so the result depends only on the number of threads.
+// more than `limit` unique positions. The level is taken in chunks of about kChildrenPerChunk
+// children, each in two passes on `threads` threads: each thread generates the children of a
+// slice of the chunk into one buffer per shard (by hash of the packed position); then the
+// threads take shards one at a time and merge each into that shard's hash map (a child and all
+// its transpositions are in the same shard; a shard's map stays in the processor's cache).
+// Shards are concatenated in order and read in chunk and thread order, so the result depends
+// only on the number of threads.
 bool ExpandLevel(const std::vector<SplitPosition>& level, size_t limit, int threads,
                  std::vector<SplitPosition>& next, uint64_t& with_duplicates) {
   next.clear();
-  const int parts = std::max(1, threads);
-  size_t paths = 0;
-  for (const SplitPosition& node : level) paths += size_t(CountLegal(node.pos));
-  const size_t shards = std::clamp<size_t>(paths / kChildrenPerShard, 1, 65'536);
-  std::vector<std::vector<std::vector<ChildRecord>>> buffers(
-      parts, std::vector<std::vector<ChildRecord>>(shards));
-  std::vector<uint64_t> with_dup(parts, 0);
-  ParallelFor(level.size(), parts, [&](size_t begin, size_t end, int t) {
-    for (auto& b : buffers[t]) b.reserve(paths / parts / shards + 16);
-    for (size_t i = begin; i < end; ++i) {
-      const SplitPosition& node = level[i];
-      MoveList list;
-      GenerateLegal(node.pos, list);
-      Position pos = node.pos;
-      uint64_t mult = 0;
-      for (const auto& w : node.weights) mult += w.second;
-      for (Move m : list) {
-        UndoInfo undo;
-        pos.DoMove<false>(m, undo);  // keys are not needed here; scratch copy only
-        ChildRecord r{Pack(pos), m.Raw(), uint32_t(i)};
-        buffers[t][(PackedHash()(r.packed) >> 40) % shards].push_back(r);
-        with_dup[t] += mult;
-        pos.UndoMove<false>(m, undo);
-      }
-    }
-  });
   with_duplicates = 0;
-  for (uint64_t p : with_dup) with_duplicates += p;
+  const int parts = std::max(1, threads);
+  std::vector<uint32_t> children(level.size());
+  size_t paths = 0;
+  for (size_t i = 0; i < level.size(); ++i) paths += children[i] = CountLegal(level[i].pos);
+  const size_t shards =
+      std::clamp<size_t>(std::min(paths, kChildrenPerChunk) / kChildrenPerShard, 1, 4096);
   // The parents' multiplicities in a small array of their own (the positions are large).
   std::vector<Weights> parent_weights(level.size());
   for (size_t i = 0; i < level.size(); ++i) parent_weights[i] = level[i].weights;
+  std::vector<absl::flat_hash_map<PackedPosition, uint32_t, PackedHash, PackedEq>> index(shards);
   std::vector<std::vector<UniqueChild>> found(shards);
-  std::atomic<size_t> next_shard{0}, unique{0};
+  std::vector<std::vector<std::vector<ChildRecord>>> buffers(
+      parts, std::vector<std::vector<ChildRecord>>(shards));
+  std::atomic<size_t> unique{0};
   std::atomic<bool> over{false};
-  ParallelFor(size_t(parts), parts, [&](size_t, size_t, int) {
-    absl::flat_hash_map<PackedPosition, uint32_t, PackedHash, PackedEq> index;
-    for (size_t s; !over && (s = next_shard.fetch_add(1)) < shards;) {
-      size_t records = 0;
-      for (int t = 0; t < parts; ++t) records += buffers[t][s].size();
-      index.clear();
-      index.reserve(records);
-      std::vector<UniqueChild>& out = found[s];
-      for (int t = 0; t < parts && !over; ++t) {
-        for (const ChildRecord& r : buffers[t][s]) {
-          auto [it, inserted] = index.try_emplace(r.packed, uint32_t(out.size()));
-          const Weights& w = parent_weights[r.parent];
-          if (inserted) {
-            if (unique.fetch_add(1) >= limit) {
-              over = true;
-              break;
-            }
-            out.push_back({r.parent, r.move, w});
-          } else {
-            for (const auto& [root, m] : w) AddWeight(out[it->second].weights, root, m);
-          }
+  for (size_t first = 0; first < level.size() && !over;) {
+    size_t last = first, in_chunk = 0;
+    while (last < level.size() && (in_chunk == 0 || in_chunk + children[last] <= kChildrenPerChunk))
+      in_chunk += children[last++];
+    std::vector<uint64_t> with_dup(parts, 0);
+    ParallelFor(last - first, parts, [&](size_t begin, size_t end, int t) {
+      for (size_t i = first + begin; i < first + end; ++i) {
+        const SplitPosition& node = level[i];
+        MoveList list;
+        GenerateLegal(node.pos, list);
+        Position pos = node.pos;
+        uint64_t mult = 0;
+        for (const auto& w : node.weights) mult += w.second;
+        for (Move m : list) {
+          UndoInfo undo;
+          pos.DoMove<false>(m, undo);  // keys are not needed here; scratch copy only
+          ChildRecord r{Pack(pos), m.Raw(), uint32_t(i)};
+          buffers[t][(PackedHash()(r.packed) >> 40) % shards].push_back(r);
+          with_dup[t] += mult;
+          pos.UndoMove<false>(m, undo);
         }
-        std::vector<ChildRecord>().swap(buffers[t][s]);
       }
-    }
-  });
+    });
+    for (uint64_t p : with_dup) with_duplicates += p;
+    std::atomic<size_t> next_shard{0};
+    ParallelFor(size_t(parts), parts, [&](size_t, size_t, int) {
+      for (size_t s; !over && (s = next_shard.fetch_add(1)) < shards;) {
+        std::vector<UniqueChild>& out = found[s];
+        for (int t = 0; t < parts && !over; ++t) {
+          for (const ChildRecord& r : buffers[t][s]) {
+            auto [it, inserted] = index[s].try_emplace(r.packed, uint32_t(out.size()));
+            const Weights& w = parent_weights[r.parent];
+            if (inserted) {
+              if (unique.fetch_add(1) >= limit) {
+                over = true;
+                break;
+              }
+              out.push_back({r.parent, r.move, w});
+            } else {
+              for (const auto& [root, m] : w) AddWeight(out[it->second].weights, root, m);
+            }
+          }
+          buffers[t][s].clear();
+        }
+      }
+    });
+    first = last;
+  }
   if (over) return false;
   buffers.clear();
+  index.clear();
   next.reserve(unique);
   for (std::vector<UniqueChild>& shard : found) {
     for (UniqueChild& c : shard) {
