@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
-# Configures and builds arbiter (Release). Usage: scripts/build.sh [--native] [--debug] [BUILD_DIR]
-#   --native  tune for this CPU (-march=native; PEXT sliders on BMI2). Default: portable x86-64.
+# Configures and builds arbiter (Release).
+# Usage: scripts/build.sh [--native | --march=LEVEL] [--debug] [BUILD_DIR]
+#   --native        tune for this CPU (-march=native; PEXT sliders on BMI2, the AVX-512 perft
+#                   counter where the CPU has it). Default: portable x86-64 (magic bitboards).
+#   --march=LEVEL   a named level for a cluster image, e.g. x86-64-v3 (PEXT) or icelake-server
+#                   (PEXT + AVX-512 counter); the binary then runs only on such CPUs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 native=OFF
+march=""
 type=Release
 dir=""
 for arg in "$@"; do
   case "$arg" in
     --native) native=ON ;;
+    --march=*) march="${arg#--march=}" ;;
     --debug) type=Debug ;;
     *) dir="$arg" ;;
   esac
@@ -16,5 +22,6 @@ done
 [[ -z "$dir" ]] && { [[ $native == ON ]] && dir=build-native || dir=build; }
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
-cmake -S . -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE="$type" -DARBITER_NATIVE="$native" >/dev/null
+cmake -S . -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE="$type" -DARBITER_NATIVE="$native" \
+  -DARBITER_MARCH="$march" >/dev/null
 cmake --build "$dir" -j "$(nproc)"
