@@ -11,6 +11,7 @@
 #include "engine/packed_position.h"
 #include "engine/perft.h"
 #include "engine/position.h"
+#include "net/metrics.h"
 #include "net/sha256.h"
 #include "prometheus/counter.h"
 #include "prometheus/gauge.h"
@@ -42,6 +43,41 @@ bool PlaysGames(v1::RunKind kind) {
 // Most results a verified job may collect without a majority before the run fails.
 constexpr int kMaxVerifyResults = 5;
 
+absl::Status ShuttingDownError() { return absl::UnavailableError("coordinator is shutting down"); }
+absl::Status NoRunError(uint64_t run_id) {
+  return absl::NotFoundError(Cat("run ", run_id, " does not exist"));
+}
+absl::Status NoJobError(uint64_t job_id) {
+  return absl::NotFoundError(Cat("job ", job_id, " does not exist"));
+}
+absl::Status UnknownWorkerError(const std::string& worker_id) {
+  return absl::NotFoundError(Cat("unknown worker id '", worker_id, "': register first"));
+}
+
+// `seconds` as a steady-clock duration.
+Coordinator::Clock::duration Seconds(double seconds) {
+  return std::chrono::duration_cast<Coordinator::Clock::duration>(
+      std::chrono::duration<double>(seconds));
+}
+
+v1::Engine EngineOf(const StoredEngine& e) {
+  v1::Engine out;
+  out.set_sha256(e.sha256);
+  out.set_name(e.name);
+  out.set_size_bytes(e.size_bytes);
+  out.set_uploaded_unix(e.uploaded_unix);
+  return out;
+}
+
+// A copy of a match or tournament request with the batch size filled in when it is left open.
+template <typename Request>
+Request WithPairsPerJob(Request request, Coordinator& coordinator) {
+  if (request.pairs_per_job() == 0)
+    request.set_pairs_per_job(
+        DefaultPairsPerJob(coordinator.MaxWorkerThreads(), request.concurrency()));
+  return request;
+}
+
 }  // namespace
 
 std::string Uint128ToString(unsigned __int128 v) {
@@ -59,76 +95,49 @@ std::string Uint128ToString(unsigned __int128 v) {
 class CoordinatorMetrics {
  public:
   explicit CoordinatorMetrics(prometheus::Registry& r)
-      : runs_(prometheus::BuildGauge()
-                  .Name("arbiter_runs")
-                  .Help("Runs known to the coordinator, by state.")
-                  .Register(r)),
-        jobs_(prometheus::BuildGauge()
-                  .Name("arbiter_jobs")
-                  .Help("Jobs of unfinished runs, by state.")
-                  .Register(r)),
-        completions_(prometheus::BuildCounter()
-                         .Name("arbiter_job_completions_total")
-                         .Help("CompleteJob calls by outcome (committed, duplicate, rejected).")
-                         .Register(r)),
-        duration_(prometheus::BuildHistogram()
-                      .Name("arbiter_job_duration_seconds")
-                      .Help("Wall time workers report for the jobs they complete.")
-                      .Register(r)
-                      .Add({}, prometheus::Histogram::BucketBoundaries{0.001, 0.01, 0.1, 0.5, 1, 2,
-                                                                       5, 10, 30, 60, 300, 1800})),
-        commit_(prometheus::BuildHistogram()
-                    .Name("arbiter_commit_duration_seconds")
-                    .Help("Time to commit a group of results to the store.")
-                    .Register(r)
-                    .Add({}, prometheus::Histogram::BucketBoundaries{0.0005, 0.001, 0.002, 0.005,
-                                                                     0.01, 0.02, 0.05, 0.1, 0.5})),
-        expiries_(prometheus::BuildCounter()
-                      .Name("arbiter_lease_expiries_total")
-                      .Help("Leases that expired without a result; their jobs were re-queued.")
-                      .Register(r)
+      : runs_(net::RegisterGauges(r, "arbiter_runs", "Runs known to the coordinator, by state.")),
+        jobs_(net::RegisterGauges(r, "arbiter_jobs", "Jobs of unfinished runs, by state.")),
+        completions_(net::RegisterCounters(
+            r, "arbiter_job_completions_total",
+            "CompleteJob calls by outcome (committed, duplicate, rejected).")),
+        duration_(net::RegisterHistogram(r, "arbiter_job_duration_seconds",
+                                         "Wall time workers report for the jobs they complete.",
+                                         net::kJobSecondsBuckets)),
+        commit_(net::RegisterHistogram(r, "arbiter_commit_duration_seconds",
+                                       "Time to commit a group of results to the store.",
+                                       {0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5})),
+        expiries_(net::RegisterCounters(
+                      r, "arbiter_lease_expiries_total",
+                      "Leases that expired without a result; their jobs were re-queued.")
                       .Add({})),
-        workers_(prometheus::BuildGauge()
-                     .Name("arbiter_workers_connected")
-                     .Help("Workers seen within the last lease period or waiting for a job.")
-                     .Register(r)
-                     .Add({})),
-        perft_nodes_(prometheus::BuildCounter()
-                         .Name("arbiter_perft_nodes_total")
-                         .Help("Perft leaf nodes counted by accepted jobs (weighted by "
-                               "multiplicity, so a finished run adds exactly its total).")
-                         .Register(r)
-                         .Add({})),
-        progress_family_(prometheus::BuildGauge()
-                             .Name("arbiter_run_progress_ratio")
-                             .Help("Fraction of the estimated work done, per active run.")
-                             .Register(r)),
-        run_nodes_family_(prometheus::BuildGauge()
-                              .Name("arbiter_run_perft_nodes")
-                              .Help("Perft leaf nodes counted so far, per active run.")
-                              .Register(r)),
-        games_(prometheus::BuildCounter()
-                   .Name("arbiter_games_total")
-                   .Help("Counted match games by result (1-0, 0-1, 1/2-1/2).")
-                   .Register(r)),
-        endings_(prometheus::BuildCounter()
-                     .Name("arbiter_game_endings_total")
-                     .Help("Counted match games by how they ended (normal, time forfeit, illegal "
-                           "move, disconnect = engine crash, stall, adjudication).")
-                     .Register(r)),
-        llr_family_(prometheus::BuildGauge()
-                        .Name("arbiter_run_sprt_llr")
-                        .Help("SPRT log-likelihood ratio, per active match run.")
-                        .Register(r)),
-        elo_family_(prometheus::BuildGauge()
-                        .Name("arbiter_run_elo")
-                        .Help("Elo estimate of the first engine, per active match run.")
-                        .Register(r)),
-        disagreements_(prometheus::BuildCounter()
-                           .Name("arbiter_verify_disagreements_total")
-                           .Help("Verified job results that differed from the majority.")
-                           .Register(r)
-                           .Add({})) {}
+        workers_(
+            net::RegisterGauges(r, "arbiter_workers_connected",
+                                "Workers seen within the last lease period or waiting for a job.")
+                .Add({})),
+        perft_nodes_(
+            net::RegisterCounters(r, "arbiter_perft_nodes_total",
+                                  "Perft leaf nodes counted by accepted jobs (weighted by "
+                                  "multiplicity, so a finished run adds exactly its total).")
+                .Add({})),
+        progress_family_(
+            net::RegisterGauges(r, "arbiter_run_progress_ratio",
+                                "Fraction of the estimated work done, per active run.")),
+        run_nodes_family_(net::RegisterGauges(r, "arbiter_run_perft_nodes",
+                                              "Perft leaf nodes counted so far, per active run.")),
+        games_(net::RegisterCounters(r, "arbiter_games_total",
+                                     "Counted match games by result (1-0, 0-1, 1/2-1/2).")),
+        endings_(net::RegisterCounters(
+            r, "arbiter_game_endings_total",
+            "Counted match games by how they ended (normal, time forfeit, illegal "
+            "move, disconnect = engine crash, stall, adjudication).")),
+        llr_family_(net::RegisterGauges(r, "arbiter_run_sprt_llr",
+                                        "SPRT log-likelihood ratio, per active match run.")),
+        elo_family_(net::RegisterGauges(r, "arbiter_run_elo",
+                                        "Elo estimate of the first engine, per active match run.")),
+        disagreements_(
+            net::RegisterCounters(r, "arbiter_verify_disagreements_total",
+                                  "Verified job results that differed from the majority.")
+                .Add({})) {}
 
   void Completion(const char* outcome) { completions_.Add({{"outcome", outcome}}).Increment(); }
   void SetRuns(const std::map<std::string, double>& by_state) {
@@ -152,14 +161,10 @@ class CoordinatorMetrics {
     elo_family_.Add({{"run", std::to_string(run)}}).Set(elo);
   }
   void RemoveRun(uint64_t run) {
-    for (auto* family : {&llr_family_, &elo_family_}) {
+    for (auto* family : {&llr_family_, &elo_family_, &progress_family_, &run_nodes_family_}) {
       prometheus::Gauge& g = family->Add({{"run", std::to_string(run)}});
       family->Remove(&g);
     }
-    prometheus::Gauge& g = progress_family_.Add({{"run", std::to_string(run)}});
-    progress_family_.Remove(&g);
-    prometheus::Gauge& n = run_nodes_family_.Add({{"run", std::to_string(run)}});
-    run_nodes_family_.Remove(&n);
   }
 
   prometheus::Family<prometheus::Gauge>& runs_;
@@ -218,13 +223,7 @@ absl::Status Coordinator::Load() {
   ASSIGN_OR_RETURN(std::vector<StoredRun> runs, store_->LoadRuns());
   std::vector<RunUpdate> updates;
   absl::MutexLock lock(&mu_);
-  for (const StoredEngine& e : engines) {
-    v1::Engine& out = engines_[e.sha256];
-    out.set_sha256(e.sha256);
-    out.set_name(e.name);
-    out.set_size_bytes(e.size_bytes);
-    out.set_uploaded_unix(e.uploaded_unix);
-  }
+  for (const StoredEngine& e : engines) engines_[e.sha256] = EngineOf(e);
   int resumed = 0;
   for (StoredRun& stored : runs) {
     auto run = std::make_unique<Run>();
@@ -356,10 +355,7 @@ absl::StatusOr<v1::Run> Coordinator::SubmitPerft(const v1::SubmitPerftRequest& r
   if (request.target_jobs() > 1'000'000)
     return absl::InvalidArgumentError(
         Cat("target_jobs must be at most 1000000, got ", request.target_jobs()));
-  {
-    absl::MutexLock lock(&mu_);
-    if (shutting_down_) return absl::UnavailableError("coordinator is shutting down");
-  }
+  RETURN_IF_ERROR(CheckAcceptingRuns());
   SplitOptions so{.depth = int(p.depth()),
                   .split_depth = int(request.split_depth()),
                   .workers = int(std::max<size_t>(1, ConnectedWorkers())),
@@ -369,10 +365,7 @@ absl::StatusOr<v1::Run> Coordinator::SubmitPerft(const v1::SubmitPerftRequest& r
   std::vector<std::vector<uint32_t>> groups = PackJobs(split, TargetJobs(so));
   const auto split_end = Clock::now();
 
-  auto run = std::make_unique<Run>();
-  run->kind = v1::RUN_KIND_PERFT;
-  run->state = v1::RUN_STATE_QUEUED;
-  run->created_unix = UnixNow();
+  std::unique_ptr<Run> run = NewRun(v1::RUN_KIND_PERFT);
   *run->perft.mutable_request() = request;
   run->perft.set_split_depth(split.split_depth);
   run->perft.set_split_positions(split.split_positions);
@@ -472,35 +465,50 @@ absl::StatusOr<v1::Run> Coordinator::AddNewRun(std::unique_ptr<Run> run,
   return out;
 }
 
-absl::StatusOr<v1::Run> Coordinator::SubmitMatch(const v1::SubmitMatchRequest& submitted) {
-  v1::SubmitMatchRequest request = submitted;
-  if (request.pairs_per_job() == 0)
-    request.set_pairs_per_job(DefaultPairsPerJob(MaxWorkerThreads(), request.concurrency()));
-  RETURN_IF_ERROR(ValidateMatchRequest(request, [this](const std::string& sha) {
-    absl::MutexLock lock(&mu_);
-    return engines_.contains(sha);
-  }));
-  {
-    absl::MutexLock lock(&mu_);
-    if (shutting_down_) return absl::UnavailableError("coordinator is shutting down");
-  }
+absl::Status Coordinator::CheckAcceptingRuns() {
+  absl::MutexLock lock(&mu_);
+  if (shutting_down_) return ShuttingDownError();
+  return absl::OkStatus();
+}
+
+bool Coordinator::EngineKnown(const std::string& sha256) {
+  absl::MutexLock lock(&mu_);
+  return engines_.contains(sha256);
+}
+
+std::unique_ptr<Coordinator::Run> Coordinator::NewRun(v1::RunKind kind) {
   auto run = std::make_unique<Run>();
-  run->kind = v1::RUN_KIND_MATCH;
+  run->kind = kind;
   run->state = v1::RUN_STATE_QUEUED;
   run->created_unix = UnixNow();
-  *run->match.mutable_request() = request;
-  run->sprt = SprtOf(request);
+  return run;
+}
+
+absl::StatusOr<v1::Run> Coordinator::AddGamesRun(std::unique_ptr<Run> run,
+                                                 std::vector<v1::MatchJob> plan,
+                                                 const std::string& spec) {
   std::vector<StoredJob> stored_jobs;
   std::vector<std::unique_ptr<Job>> jobs;
-  for (v1::MatchJob& work : PlanMatchJobs(request)) {
+  for (v1::MatchJob& work : plan) {
     auto job = std::make_unique<Job>();
+    job->pairing = work.pairing();
     *job->match_spec.mutable_work() = std::move(work);
     stored_jobs.push_back({0, 0, job->match_spec.SerializeAsString()});
     jobs.push_back(std::move(job));
   }
+  return AddNewRun(std::move(run), std::move(stored_jobs), std::move(jobs), spec);
+}
+
+absl::StatusOr<v1::Run> Coordinator::SubmitMatch(const v1::SubmitMatchRequest& submitted) {
+  const v1::SubmitMatchRequest request = WithPairsPerJob(submitted, *this);
+  RETURN_IF_ERROR(
+      ValidateMatchRequest(request, [this](const std::string& sha) { return EngineKnown(sha); }));
+  RETURN_IF_ERROR(CheckAcceptingRuns());
+  std::unique_ptr<Run> run = NewRun(v1::RUN_KIND_MATCH);
+  *run->match.mutable_request() = request;
+  run->sprt = SprtOf(request);
   const std::string spec = run->match.SerializeAsString();
-  absl::StatusOr<v1::Run> out =
-      AddNewRun(std::move(run), std::move(stored_jobs), std::move(jobs), spec);
+  absl::StatusOr<v1::Run> out = AddGamesRun(std::move(run), PlanMatchJobs(request), spec);
   if (out.ok())
     spdlog::info("run {}: match {} vs {} at {}, {} jobs{}", out->id(), request.engines(0).name(),
                  request.engines(1).name(), request.tc(), out->jobs().total(),
@@ -510,36 +518,16 @@ absl::StatusOr<v1::Run> Coordinator::SubmitMatch(const v1::SubmitMatchRequest& s
 
 absl::StatusOr<v1::Run> Coordinator::SubmitTournament(
     const v1::SubmitTournamentRequest& submitted) {
-  v1::SubmitTournamentRequest request = submitted;
-  if (request.pairs_per_job() == 0)
-    request.set_pairs_per_job(DefaultPairsPerJob(MaxWorkerThreads(), request.concurrency()));
-  RETURN_IF_ERROR(ValidateTournamentRequest(request, [this](const std::string& sha) {
-    absl::MutexLock lock(&mu_);
-    return engines_.contains(sha);
-  }));
-  {
-    absl::MutexLock lock(&mu_);
-    if (shutting_down_) return absl::UnavailableError("coordinator is shutting down");
-  }
-  auto run = std::make_unique<Run>();
-  run->kind = v1::RUN_KIND_TOURNAMENT;
-  run->state = v1::RUN_STATE_QUEUED;
-  run->created_unix = UnixNow();
+  const v1::SubmitTournamentRequest request = WithPairsPerJob(submitted, *this);
+  RETURN_IF_ERROR(ValidateTournamentRequest(
+      request, [this](const std::string& sha) { return EngineKnown(sha); }));
+  RETURN_IF_ERROR(CheckAcceptingRuns());
+  std::unique_ptr<Run> run = NewRun(v1::RUN_KIND_TOURNAMENT);
   *run->tournament.mutable_request() = request;
   const size_t pairings = TournamentPairings(request).size();
   run->pairing_tallies.resize(pairings);
-  std::vector<StoredJob> stored_jobs;
-  std::vector<std::unique_ptr<Job>> jobs;
-  for (v1::MatchJob& work : PlanTournamentJobs(request)) {
-    auto job = std::make_unique<Job>();
-    job->pairing = work.pairing();
-    *job->match_spec.mutable_work() = std::move(work);
-    stored_jobs.push_back({0, 0, job->match_spec.SerializeAsString()});
-    jobs.push_back(std::move(job));
-  }
   const std::string spec = run->tournament.SerializeAsString();
-  absl::StatusOr<v1::Run> out =
-      AddNewRun(std::move(run), std::move(stored_jobs), std::move(jobs), spec);
+  absl::StatusOr<v1::Run> out = AddGamesRun(std::move(run), PlanTournamentJobs(request), spec);
   if (out.ok())
     spdlog::info("run {}: {} of {} engines at {}, {} pairings of {} games, {} jobs", out->id(),
                  request.gauntlet() ? "gauntlet" : "round robin", request.engines_size(),
@@ -560,7 +548,7 @@ absl::StatusOr<v1::GetPgnResponse> Coordinator::GetPgn(uint64_t run_id) {
   {
     absl::MutexLock lock(&mu_);
     auto it = runs_.find(run_id);
-    if (it == runs_.end()) return absl::NotFoundError(Cat("run ", run_id, " does not exist"));
+    if (it == runs_.end()) return NoRunError(run_id);
     const Run& run = *it->second;
     if (!PlaysGames(run.kind))
       return absl::FailedPreconditionError(
@@ -629,7 +617,7 @@ absl::StatusOr<v1::GetPgnResponse> Coordinator::GetPgn(uint64_t run_id) {
 absl::StatusOr<v1::Run> Coordinator::GetRun(uint64_t run_id) {
   absl::MutexLock lock(&mu_);
   auto it = runs_.find(run_id);
-  if (it == runs_.end()) return absl::NotFoundError(Cat("run ", run_id, " does not exist"));
+  if (it == runs_.end()) return NoRunError(run_id);
   return BuildRunLocked(*it->second);
 }
 
@@ -655,7 +643,7 @@ absl::StatusOr<v1::Run> Coordinator::CancelRun(uint64_t run_id, const std::strin
   {
     absl::MutexLock lock(&mu_);
     auto it = runs_.find(run_id);
-    if (it == runs_.end()) return absl::NotFoundError(Cat("run ", run_id, " does not exist"));
+    if (it == runs_.end()) return NoRunError(run_id);
     Run& run = *it->second;
     if (Terminal(run.state))
       return absl::FailedPreconditionError(
@@ -676,9 +664,9 @@ uint64_t Coordinator::WatchRun(uint64_t run_id, uint64_t seen, RunCallback cb) {
     absl::MutexLock lock(&mu_);
     auto it = runs_.find(run_id);
     if (it == runs_.end()) {
-      now = absl::NotFoundError(Cat("run ", run_id, " does not exist"));
+      now = NoRunError(run_id);
     } else if (shutting_down_) {
-      now = absl::UnavailableError("coordinator is shutting down");
+      now = ShuttingDownError();
     } else if (it->second->version > seen) {
       now = BuildRunLocked(*it->second);
       version = it->second->version;
@@ -705,7 +693,7 @@ bool Coordinator::CancelWatch(uint64_t watch_id) {
 
 absl::StatusOr<v1::RegisterResponse> Coordinator::Register(const v1::RegisterRequest& request) {
   absl::MutexLock lock(&mu_);
-  if (shutting_down_) return absl::UnavailableError("coordinator is shutting down");
+  if (shutting_down_) return ShuttingDownError();
   char id[24];
   std::snprintf(id, sizeof id, "w-%016llx", static_cast<unsigned long long>(rng_()));
   Worker& w = workers_[id];
@@ -747,9 +735,7 @@ Coordinator::Job* Coordinator::TakeJobLocked(const std::string& worker_id) {
 }
 
 v1::AcquireJobResponse Coordinator::LeaseLocked(Job& job, const std::string& worker_id) {
-  Lease lease{rng_() | 1, worker_id,
-              Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                 std::chrono::duration<double>(options_.lease_seconds))};
+  Lease lease{rng_() | 1, worker_id, Clock::now() + Seconds(options_.lease_seconds)};
   Run& run = *runs_[job.run_id];
   if (job.leases.empty() && job.pending == 0) ++run.jobs_leased;
   job.leases.push_back(lease);
@@ -790,10 +776,9 @@ uint64_t Coordinator::AcquireJob(const v1::AcquireJobRequest& request, JobCallba
     absl::MutexLock lock(&mu_);
     auto w = workers_.find(request.worker_id());
     if (shutting_down_) {
-      now = absl::UnavailableError("coordinator is shutting down");
+      now = ShuttingDownError();
     } else if (w == workers_.end()) {
-      now =
-          absl::NotFoundError(Cat("unknown worker id '", request.worker_id(), "': register first"));
+      now = UnknownWorkerError(request.worker_id());
     } else if (request.wait_seconds() < 0 || request.wait_seconds() > 60) {
       now = absl::InvalidArgumentError(
           Cat("wait_seconds must be in 0..60, got ", request.wait_seconds()));
@@ -805,10 +790,7 @@ uint64_t Coordinator::AcquireJob(const v1::AcquireJobRequest& request, JobCallba
         double wait =
             request.wait_seconds() > 0 ? request.wait_seconds() : options_.default_wait_seconds;
         uint64_t id = next_id_++;
-        waiters_.push_back({id, request.worker_id(),
-                            Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                               std::chrono::duration<double>(wait)),
-                            std::move(cb)});
+        waiters_.push_back({id, request.worker_id(), Clock::now() + Seconds(wait), std::move(cb)});
         return id;
       }
     }
@@ -847,13 +829,10 @@ void Coordinator::DispatchLocked(Deferred& deferred) {
 absl::StatusOr<v1::HeartbeatResponse> Coordinator::Heartbeat(const v1::HeartbeatRequest& request) {
   absl::MutexLock lock(&mu_);
   auto w = workers_.find(request.worker_id());
-  if (w == workers_.end())
-    return absl::NotFoundError(
-        Cat("unknown worker id '", request.worker_id(), "': register first"));
+  if (w == workers_.end()) return UnknownWorkerError(request.worker_id());
   w->second.last_seen = Clock::now();
   auto j = jobs_.find(request.job_id());
-  if (j == jobs_.end())
-    return absl::NotFoundError(Cat("job ", request.job_id(), " does not exist"));
+  if (j == jobs_.end()) return NoJobError(request.job_id());
   Job& job = *j->second;
   v1::HeartbeatResponse out;
   if (job.cancelled) {
@@ -866,8 +845,7 @@ absl::StatusOr<v1::HeartbeatResponse> Coordinator::Heartbeat(const v1::Heartbeat
       if (l.worker_id != request.worker_id())
         return absl::FailedPreconditionError(
             Cat("lease ", request.lease_id(), " of job ", job.id, " belongs to another worker"));
-      l.expiry = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                    std::chrono::duration<double>(options_.lease_seconds));
+      l.expiry = Clock::now() + Seconds(options_.lease_seconds);
       out.set_lease_seconds(options_.lease_seconds);
       return out;
     }
@@ -904,11 +882,26 @@ void Coordinator::CompleteJob(const v1::CompleteJobRequest& request, CompleteCal
     absl::MutexLock lock(&mu_);
     auto j = jobs_.find(request.job_id());
     if (shutting_down_) {
-      error = absl::UnavailableError("coordinator is shutting down");
+      error = ShuttingDownError();
     } else if (j == jobs_.end()) {
-      error = absl::NotFoundError(Cat("job ", request.job_id(), " does not exist"));
+      error = NoJobError(request.job_id());
     } else {
       Job& job = *j->second;
+      // Queues an accepted result (its counts or games already set) for the committer, which
+      // answers `cb`.
+      auto enqueue = [&](size_t index, Result result) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        auto w = workers_.find(request.worker_id());
+        Pending p{job.id, job.run_id, std::move(result), {}};
+        p.result.worker_id = request.worker_id();
+        p.result.worker_name = w == workers_.end() ? request.worker_id() : w->second.name;
+        p.result.lease_id = request.lease_id();
+        p.result.seconds = request.seconds();
+        p.callbacks.push_back(std::move(cb));
+        ++job.pending;
+        RemoveLeaseLocked(job, index);
+        pending_.push_back(std::move(p));
+        return w;
+      };
       for (const Result& r : job.results)
         if (r.lease_id == request.lease_id()) duplicate = true;
       if (!duplicate) {
@@ -961,18 +954,10 @@ void Coordinator::CompleteJob(const v1::CompleteJobRequest& request, CompleteCal
             spdlog::warn("job {}: result of worker {} refused: {}", job.id, request.worker_id(),
                          std::string(check.message()));
           } else {
-            auto w = workers_.find(request.worker_id());
-            Pending p{job.id, job.run_id, Result{}, {}};
-            p.result.worker_id = request.worker_id();
-            p.result.worker_name = w == workers_.end() ? request.worker_id() : w->second.name;
-            p.result.lease_id = request.lease_id();
-            p.result.seconds = request.seconds();
-            p.result.match = std::make_shared<v1::MatchJobResult>(request.match());
-            p.callbacks.push_back(std::move(cb));
-            ++job.pending;
-            RemoveLeaseLocked(job, index);
-            pending_.push_back(std::move(p));
-            return;
+            Result result;
+            result.match = std::make_shared<v1::MatchJobResult>(request.match());
+            enqueue(index, std::move(result));
+            return;  // the committer answers
           }
         } else if (!request.has_perft() ||
                    size_t(request.perft().counts_size()) != PositionsOf(job.spec.work())) {
@@ -981,18 +966,10 @@ void Coordinator::CompleteJob(const v1::CompleteJobRequest& request, CompleteCal
                   " positions; the result must carry as many perft counts, got ",
                   request.has_perft() ? request.perft().counts_size() : 0));
         } else {
-          auto w = workers_.find(request.worker_id());
-          Pending p{job.id, job.run_id, Result{}, {}};
-          p.result.worker_id = request.worker_id();
-          p.result.worker_name = w == workers_.end() ? request.worker_id() : w->second.name;
-          p.result.lease_id = request.lease_id();
-          p.result.seconds = request.seconds();
-          p.result.counts.assign(request.perft().counts().begin(), request.perft().counts().end());
-          p.callbacks.push_back(std::move(cb));
-          ++job.pending;
-          RemoveLeaseLocked(job, index);
+          Result result;
+          result.counts.assign(request.perft().counts().begin(), request.perft().counts().end());
+          auto w = enqueue(index, std::move(result));
           if (w != workers_.end()) w->second.last_seen = Clock::now();
-          pending_.push_back(std::move(p));
           return;  // the committer answers
         }
       }
@@ -1013,8 +990,7 @@ absl::Status Coordinator::ReleaseJob(const v1::ReleaseJobRequest& request) {
   {
     absl::MutexLock lock(&mu_);
     auto j = jobs_.find(request.job_id());
-    if (j == jobs_.end())
-      return absl::NotFoundError(Cat("job ", request.job_id(), " does not exist"));
+    if (j == jobs_.end()) return NoJobError(request.job_id());
     Job& job = *j->second;
     size_t index = job.leases.size();
     for (size_t i = 0; i < job.leases.size(); ++i)
@@ -1333,8 +1309,7 @@ void Coordinator::UpdateGaugesLocked() {
   metrics_->SetRuns(by_state);
   metrics_->SetJobs(queued, leased, done, cancelled);
   const auto now = Clock::now();
-  const auto recent = std::chrono::duration_cast<Clock::duration>(
-      std::chrono::duration<double>(options_.lease_seconds + options_.default_wait_seconds));
+  const Clock::duration recent = Seconds(options_.lease_seconds + options_.default_wait_seconds);
   absl::flat_hash_set<std::string> waiting;
   for (const Waiter& w : waiters_) waiting.insert(w.worker_id);
   double connected = 0;
@@ -1346,8 +1321,7 @@ void Coordinator::UpdateGaugesLocked() {
 size_t Coordinator::ConnectedWorkers() {
   absl::MutexLock lock(&mu_);
   const auto now = Clock::now();
-  const auto recent = std::chrono::duration_cast<Clock::duration>(
-      std::chrono::duration<double>(options_.lease_seconds + options_.default_wait_seconds));
+  const Clock::duration recent = Seconds(options_.lease_seconds + options_.default_wait_seconds);
   size_t n = 0;
   for (const auto& [id, w] : workers_) n += now - w.last_seen < recent;
   return n;
@@ -1356,8 +1330,7 @@ size_t Coordinator::ConnectedWorkers() {
 uint32_t Coordinator::MaxWorkerThreads() {
   absl::MutexLock lock(&mu_);
   const auto now = Clock::now();
-  const auto recent = std::chrono::duration_cast<Clock::duration>(
-      std::chrono::duration<double>(options_.lease_seconds + options_.default_wait_seconds));
+  const Clock::duration recent = Seconds(options_.lease_seconds + options_.default_wait_seconds);
   uint32_t most = 0;
   for (const auto& [id, w] : workers_)
     if (now - w.last_seen < recent) most = std::max(most, w.threads);
@@ -1458,13 +1431,10 @@ void Coordinator::Shutdown() {
     if (shutting_down_) return;
     shutting_down_ = true;
     for (Waiter& w : waiters_)
-      deferred.push_back(
-          [cb = std::move(w.cb)] { cb(absl::UnavailableError("coordinator is shutting down")); });
+      deferred.push_back([cb = std::move(w.cb)] { cb(ShuttingDownError()); });
     waiters_.clear();
     for (Watch& w : watches_)
-      deferred.push_back([cb = std::move(w.cb)] {
-        cb(absl::UnavailableError("coordinator is shutting down"), 0);
-      });
+      deferred.push_back([cb = std::move(w.cb)] { cb(ShuttingDownError(), 0); });
     watches_.clear();
   }
   for (auto& f : deferred) f();
@@ -1492,11 +1462,7 @@ absl::StatusOr<v1::Engine> Coordinator::AddEngine(const std::string& name,
   StoredEngine e{sha, name, size, UnixNow()};
   RETURN_IF_ERROR(store_->PutEngine(e));
   absl::MutexLock lock(&mu_);
-  v1::Engine& out = engines_[sha];
-  out.set_sha256(sha);
-  out.set_name(name);
-  out.set_size_bytes(size);
-  out.set_uploaded_unix(e.uploaded_unix);
+  const v1::Engine& out = engines_[sha] = EngineOf(e);
   spdlog::info("engine '{}' stored as {} ({} bytes)", name, sha, size);
   return out;
 }

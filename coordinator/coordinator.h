@@ -201,6 +201,14 @@ class Coordinator {
   absl::StatusOr<v1::Run> AddNewRun(std::unique_ptr<Run> run, std::vector<StoredJob> stored,
                                     std::vector<std::unique_ptr<Job>> jobs,
                                     const std::string& spec);
+  // Stores and starts a match or tournament run whose jobs are `plan`.
+  absl::StatusOr<v1::Run> AddGamesRun(std::unique_ptr<Run> run, std::vector<v1::MatchJob> plan,
+                                      const std::string& spec);
+  // A queued run of `kind`, created now.
+  static std::unique_ptr<Run> NewRun(v1::RunKind kind);
+  // UNAVAILABLE once shutting down.
+  absl::Status CheckAcceptingRuns();
+  bool EngineKnown(const std::string& sha256);
 
   const CoordinatorOptions options_;
   std::unique_ptr<Store> store_;

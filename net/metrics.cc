@@ -140,11 +140,26 @@ absl::StatusOr<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::Start(
   return m;
 }
 
+prometheus::Family<prometheus::Counter>& RegisterCounters(prometheus::Registry& registry,
+                                                          const char* name, const char* help) {
+  return prometheus::BuildCounter().Name(name).Help(help).Register(registry);
+}
+
+prometheus::Family<prometheus::Gauge>& RegisterGauges(prometheus::Registry& registry,
+                                                      const char* name, const char* help) {
+  return prometheus::BuildGauge().Name(name).Help(help).Register(registry);
+}
+
+prometheus::Histogram& RegisterHistogram(prometheus::Registry& registry, const char* name,
+                                         const char* help,
+                                         prometheus::Histogram::BucketBoundaries buckets) {
+  return prometheus::BuildHistogram().Name(name).Help(help).Register(registry).Add(
+      {}, std::move(buckets));
+}
+
 GrpcRequestMetrics::GrpcRequestMetrics(prometheus::Registry& registry)
-    : family_(prometheus::BuildCounter()
-                  .Name("arbiter_grpc_server_requests_total")
-                  .Help("gRPC requests served, by full method name and status code.")
-                  .Register(registry)) {}
+    : family_(RegisterCounters(registry, "arbiter_grpc_server_requests_total",
+                               "gRPC requests served, by full method name and status code.")) {}
 
 void GrpcRequestMetrics::Record(const std::string& method, int code) {
   family_.Add({{"method", method}, {"code", StatusCodeName(code)}}).Increment();

@@ -11,6 +11,8 @@
 #include "prometheus/counter.h"
 #include "prometheus/exposer.h"
 #include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
 #include "prometheus/registry.h"
 
 namespace arbiter::net {
@@ -42,6 +44,20 @@ class GrpcRequestMetrics {
  private:
   prometheus::Family<prometheus::Counter>& family_;
 };
+
+// Families of series registered in `registry` under `name` with `help`; add labelled series to
+// them (or `.Add({})` for one unlabelled series).
+prometheus::Family<prometheus::Counter>& RegisterCounters(prometheus::Registry& registry,
+                                                          const char* name, const char* help);
+prometheus::Family<prometheus::Gauge>& RegisterGauges(prometheus::Registry& registry,
+                                                      const char* name, const char* help);
+// One unlabelled histogram.
+prometheus::Histogram& RegisterHistogram(prometheus::Registry& registry, const char* name,
+                                         const char* help,
+                                         prometheus::Histogram::BucketBoundaries buckets);
+// Buckets for the wall time of jobs (perft or games): 1 ms to 30 min.
+inline const prometheus::Histogram::BucketBoundaries kJobSecondsBuckets{
+    0.001, 0.01, 0.1, 0.5, 1, 2, 5, 10, 30, 60, 300, 1800};
 
 // "OK", "INVALID_ARGUMENT", ... for a grpc::StatusCode value.
 std::string StatusCodeName(int code);

@@ -80,35 +80,20 @@ absl::StatusOr<std::vector<Position>> PerftJobPositions(const v1::PerftJob& work
 class WorkerMetrics {
  public:
   explicit WorkerMetrics(prometheus::Registry& r)
-      : jobs_(prometheus::BuildCounter()
-                  .Name("arbiter_worker_jobs_total")
-                  .Help("Jobs this worker finished, by outcome (completed, released, stopped, "
-                        "rejected).")
-                  .Register(r)),
-        rpcs_(prometheus::BuildCounter()
-                  .Name("arbiter_worker_rpcs_total")
-                  .Help("Calls to the coordinator by method and status code.")
-                  .Register(r)),
-        duration_(prometheus::BuildHistogram()
-                      .Name("arbiter_worker_job_duration_seconds")
-                      .Help("Wall time of the jobs this worker ran.")
-                      .Register(r)
-                      .Add({}, prometheus::Histogram::BucketBoundaries{0.001, 0.01, 0.1, 0.5, 1, 2,
-                                                                       5, 10, 30, 60, 300, 1800})),
-        nodes_(prometheus::BuildCounter()
-                   .Name("arbiter_worker_perft_nodes_total")
-                   .Help("Perft leaf nodes this worker counted (completed jobs).")
-                   .Register(r)
+      : jobs_(net::RegisterCounters(r, "arbiter_worker_jobs_total",
+                                    "Jobs this worker finished, by outcome (completed, released, "
+                                    "stopped, rejected).")),
+        rpcs_(net::RegisterCounters(r, "arbiter_worker_rpcs_total",
+                                    "Calls to the coordinator by method and status code.")),
+        duration_(net::RegisterHistogram(r, "arbiter_worker_job_duration_seconds",
+                                         "Wall time of the jobs this worker ran.",
+                                         net::kJobSecondsBuckets)),
+        nodes_(net::RegisterCounters(r, "arbiter_worker_perft_nodes_total",
+                                     "Perft leaf nodes this worker counted (completed jobs).")
                    .Add({})),
-        busy_(prometheus::BuildGauge()
-                  .Name("arbiter_worker_busy")
-                  .Help("1 while a job runs.")
-                  .Register(r)
-                  .Add({})),
-        registered_(prometheus::BuildGauge()
-                        .Name("arbiter_worker_registered")
-                        .Help("1 while registered with a reachable coordinator.")
-                        .Register(r)
+        busy_(net::RegisterGauges(r, "arbiter_worker_busy", "1 while a job runs.").Add({})),
+        registered_(net::RegisterGauges(r, "arbiter_worker_registered",
+                                        "1 while registered with a reachable coordinator.")
                         .Add({})) {}
   void Job(const char* outcome) { jobs_.Add({{"outcome", outcome}}).Increment(); }
   void Rpc(const char* method, const grpc::Status& s) {
