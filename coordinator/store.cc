@@ -29,35 +29,71 @@ CREATE TABLE IF NOT EXISTS engines (
   uploaded_unix REAL NOT NULL);
 )sql";
 
+// Text to bind as TEXT rather than as a BLOB.
+struct Text {
+  const std::string& value;
+};
+
 // A prepared statement that finalizes itself.
+//
+//   Stmt s(db, "INSERT INTO t (a, b) VALUES (?, ?)");
+//   if (!s.ok() || !s.Execute(int64_t(1), Text{name})) return SqlError(db, "insert t");
+//   Stmt q(db, "SELECT a, b FROM t");
+//   while (q.Step() == SQLITE_ROW) q.Columns(row.a, row.b);
 class Stmt {
  public:
   Stmt(sqlite3* db, const char* sql) { rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr); }
   ~Stmt() { sqlite3_finalize(stmt_); }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
   bool ok() const { return rc_ == SQLITE_OK; }
-  sqlite3_stmt* get() { return stmt_; }
+
   void Bind(int i, int64_t v) { sqlite3_bind_int64(stmt_, i, v); }
+  void Bind(int i, uint64_t v) { Bind(i, int64_t(v)); }
+  void Bind(int i, int v) { Bind(i, int64_t(v)); }
   void Bind(int i, double v) { sqlite3_bind_double(stmt_, i, v); }
   void Bind(int i, const std::string& v) {
     sqlite3_bind_blob(stmt_, i, v.data(), int(v.size()), SQLITE_TRANSIENT);
   }
-  void BindText(int i, const std::string& v) {
-    sqlite3_bind_text(stmt_, i, v.data(), int(v.size()), SQLITE_TRANSIENT);
+  void Bind(int i, Text v) {
+    sqlite3_bind_text(stmt_, i, v.value.data(), int(v.value.size()), SQLITE_TRANSIENT);
   }
-  int Step() { return sqlite3_step(stmt_); }
-  void Reset() {
+  // Binds `values` to parameters 1, 2, ...
+  template <typename... T>
+  void BindAll(const T&... values) {
+    int i = 0;
+    (Bind(++i, values), ...);
+  }
+  // Binds `values`, runs the statement to completion and resets it for the next values; false
+  // when it did not complete.
+  template <typename... T>
+  bool Execute(const T&... values) {
+    BindAll(values...);
+    const bool done = Step() == SQLITE_DONE;
     sqlite3_reset(stmt_);
     sqlite3_clear_bindings(stmt_);
+    return done;
   }
-  int64_t Int(int c) { return sqlite3_column_int64(stmt_, c); }
-  double Real(int c) { return sqlite3_column_double(stmt_, c); }
-  std::string Blob(int c) {
-    const void* p = sqlite3_column_blob(stmt_, c);
-    return p ? std::string(static_cast<const char*>(p), sqlite3_column_bytes(stmt_, c))
-             : std::string();
+  int Step() { return sqlite3_step(stmt_); }
+
+  // Reads the current row's columns 0, 1, ... into `out`.
+  template <typename... T>
+  void Columns(T&... out) {
+    int c = 0;
+    (Column(c++, out), ...);
   }
 
  private:
+  void Column(int c, int64_t& v) { v = sqlite3_column_int64(stmt_, c); }
+  void Column(int c, uint64_t& v) { v = uint64_t(sqlite3_column_int64(stmt_, c)); }
+  void Column(int c, int& v) { v = int(sqlite3_column_int64(stmt_, c)); }
+  void Column(int c, double& v) { v = sqlite3_column_double(stmt_, c); }
+  void Column(int c, std::string& v) {
+    const void* p = sqlite3_column_blob(stmt_, c);
+    v = p ? std::string(static_cast<const char*>(p), sqlite3_column_bytes(stmt_, c))
+          : std::string();
+  }
+
   sqlite3_stmt* stmt_ = nullptr;
   int rc_;
 };
@@ -100,89 +136,70 @@ absl::Status Store::Exec(const char* sql) {
   return absl::OkStatus();
 }
 
-absl::Status Store::CreateRun(StoredRun& run, std::vector<StoredJob>& jobs) {
-  absl::MutexLock lock(&mu_);
+absl::Status Store::InTransaction(const std::function<absl::Status()>& body) {
   RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
-  auto fail = [&](std::string_view what) {
-    absl::Status st = SqlError(db_, what);
+  absl::Status st = body();
+  if (!st.ok()) {
     (void)Exec("ROLLBACK");
     return st;
-  };
-  {
-    Stmt s(db_,
-           "INSERT INTO runs (kind, state, created_unix, message, spec) VALUES (?, ?, ?, ?, ?)");
-    if (!s.ok()) return fail("prepare run insert");
-    s.Bind(1, int64_t(run.kind));
-    s.Bind(2, int64_t(run.state));
-    s.Bind(3, run.created_unix);
-    s.BindText(4, run.message);
-    s.Bind(5, run.spec);
-    if (s.Step() != SQLITE_DONE) return fail("insert run");
-    run.id = uint64_t(sqlite3_last_insert_rowid(db_));
-  }
-  uint64_t next_job = 1;
-  {
-    Stmt s(db_, "SELECT COALESCE(MAX(id), 0) FROM jobs");
-    if (!s.ok() || s.Step() != SQLITE_ROW) return fail("max job id");
-    next_job = uint64_t(s.Int(0)) + 1;
-  }
-  Stmt s(db_, "INSERT INTO jobs (id, run_id, spec) VALUES (?, ?, ?)");
-  if (!s.ok()) return fail("prepare job insert");
-  for (StoredJob& job : jobs) {
-    job.id = next_job++;
-    job.run_id = run.id;
-    s.Bind(1, int64_t(job.id));
-    s.Bind(2, int64_t(job.run_id));
-    s.Bind(3, job.spec);
-    if (s.Step() != SQLITE_DONE) return fail("insert job");
-    s.Reset();
   }
   return Exec("COMMIT");
+}
+
+absl::Status Store::CreateRun(StoredRun& run, std::vector<StoredJob>& jobs) {
+  absl::MutexLock lock(&mu_);
+  return InTransaction([&]() -> absl::Status {
+    {
+      Stmt s(db_,
+             "INSERT INTO runs (kind, state, created_unix, message, spec) VALUES (?, ?, ?, ?, ?)");
+      if (!s.ok()) return SqlError(db_, "prepare run insert");
+      if (!s.Execute(run.kind, run.state, run.created_unix, Text{run.message}, run.spec))
+        return SqlError(db_, "insert run");
+      run.id = uint64_t(sqlite3_last_insert_rowid(db_));
+    }
+    uint64_t next_job = 1;
+    {
+      Stmt s(db_, "SELECT COALESCE(MAX(id), 0) FROM jobs");
+      if (!s.ok() || s.Step() != SQLITE_ROW) return SqlError(db_, "max job id");
+      s.Columns(next_job);
+      ++next_job;
+    }
+    Stmt s(db_, "INSERT INTO jobs (id, run_id, spec) VALUES (?, ?, ?)");
+    if (!s.ok()) return SqlError(db_, "prepare job insert");
+    for (StoredJob& job : jobs) {
+      job.id = next_job++;
+      job.run_id = run.id;
+      if (!s.Execute(job.id, job.run_id, job.spec)) return SqlError(db_, "insert job");
+    }
+    return absl::OkStatus();
+  });
 }
 
 absl::Status Store::Commit(const std::vector<StoredResult>& results,
                            const std::vector<RunUpdate>& runs) {
   absl::MutexLock lock(&mu_);
-  RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
-  auto fail = [&](std::string_view what) {
-    absl::Status st = SqlError(db_, what);
-    (void)Exec("ROLLBACK");
-    return st;
-  };
-  if (!results.empty()) {
-    Stmt s(db_,
-           "INSERT OR IGNORE INTO results (job_id, run_id, worker_id, worker_name, lease_id, "
-           "seconds, result) VALUES (?, ?, ?, ?, ?, ?, ?)");
-    if (!s.ok()) return fail("prepare result insert");
-    for (const StoredResult& r : results) {
-      s.Bind(1, int64_t(r.job_id));
-      s.Bind(2, int64_t(r.run_id));
-      s.BindText(3, r.worker_id);
-      s.BindText(4, r.worker_name);
-      s.Bind(5, int64_t(r.lease_id));
-      s.Bind(6, r.seconds);
-      s.Bind(7, r.result);
-      if (s.Step() != SQLITE_DONE) return fail("insert result");
-      s.Reset();
+  return InTransaction([&]() -> absl::Status {
+    if (!results.empty()) {
+      Stmt s(db_,
+             "INSERT OR IGNORE INTO results (job_id, run_id, worker_id, worker_name, lease_id, "
+             "seconds, result) VALUES (?, ?, ?, ?, ?, ?, ?)");
+      if (!s.ok()) return SqlError(db_, "prepare result insert");
+      for (const StoredResult& r : results)
+        if (!s.Execute(r.job_id, r.run_id, Text{r.worker_id}, Text{r.worker_name}, r.lease_id,
+                       r.seconds, r.result))
+          return SqlError(db_, "insert result");
     }
-  }
-  if (!runs.empty()) {
-    Stmt s(db_,
-           "UPDATE runs SET state = ?, started_unix = MAX(started_unix, ?), "
-           "finished_unix = ?, message = ?, result = ? WHERE id = ?");
-    if (!s.ok()) return fail("prepare run update");
-    for (const RunUpdate& u : runs) {
-      s.Bind(1, int64_t(u.state));
-      s.Bind(2, u.started_unix);
-      s.Bind(3, u.finished_unix);
-      s.BindText(4, u.message);
-      s.Bind(5, u.result);
-      s.Bind(6, int64_t(u.id));
-      if (s.Step() != SQLITE_DONE) return fail("update run");
-      s.Reset();
+    if (!runs.empty()) {
+      Stmt s(db_,
+             "UPDATE runs SET state = ?, started_unix = MAX(started_unix, ?), "
+             "finished_unix = ?, message = ?, result = ? WHERE id = ?");
+      if (!s.ok()) return SqlError(db_, "prepare run update");
+      for (const RunUpdate& u : runs)
+        if (!s.Execute(u.state, u.started_unix, u.finished_unix, Text{u.message}, u.result, u.id))
+          return SqlError(db_, "update run");
     }
-  }
-  return Exec("COMMIT");
+    return absl::OkStatus();
+  });
 }
 
 absl::StatusOr<std::vector<StoredRun>> Store::LoadRuns() {
@@ -193,17 +210,9 @@ absl::StatusOr<std::vector<StoredRun>> Store::LoadRuns() {
   if (!s.ok()) return SqlError(db_, "prepare load runs");
   std::vector<StoredRun> out;
   while (s.Step() == SQLITE_ROW) {
-    StoredRun r;
-    r.id = s.Int(0);
-    r.kind = int(s.Int(1));
-    r.state = int(s.Int(2));
-    r.created_unix = s.Real(3);
-    r.started_unix = s.Real(4);
-    r.finished_unix = s.Real(5);
-    r.message = s.Blob(6);
-    r.spec = s.Blob(7);
-    r.result = s.Blob(8);
-    out.push_back(std::move(r));
+    StoredRun& r = out.emplace_back();
+    s.Columns(r.id, r.kind, r.state, r.created_unix, r.started_unix, r.finished_unix, r.message,
+              r.spec, r.result);
   }
   return out;
 }
@@ -212,9 +221,13 @@ absl::StatusOr<std::vector<StoredJob>> Store::LoadJobs(uint64_t run_id) {
   absl::MutexLock lock(&mu_);
   Stmt s(db_, "SELECT id, spec FROM jobs WHERE run_id = ? ORDER BY id");
   if (!s.ok()) return SqlError(db_, "prepare load jobs");
-  s.Bind(1, int64_t(run_id));
+  s.BindAll(run_id);
   std::vector<StoredJob> out;
-  while (s.Step() == SQLITE_ROW) out.push_back({uint64_t(s.Int(0)), run_id, s.Blob(1)});
+  while (s.Step() == SQLITE_ROW) {
+    StoredJob& j = out.emplace_back();
+    j.run_id = run_id;
+    s.Columns(j.id, j.spec);
+  }
   return out;
 }
 
@@ -224,18 +237,12 @@ absl::StatusOr<std::vector<StoredResult>> Store::LoadResults(uint64_t run_id) {
          "SELECT job_id, worker_id, worker_name, lease_id, seconds, result FROM results "
          "WHERE run_id = ? ORDER BY rowid");
   if (!s.ok()) return SqlError(db_, "prepare load results");
-  s.Bind(1, int64_t(run_id));
+  s.BindAll(run_id);
   std::vector<StoredResult> out;
   while (s.Step() == SQLITE_ROW) {
-    StoredResult r;
-    r.job_id = s.Int(0);
+    StoredResult& r = out.emplace_back();
     r.run_id = run_id;
-    r.worker_id = s.Blob(1);
-    r.worker_name = s.Blob(2);
-    r.lease_id = s.Int(3);
-    r.seconds = s.Real(4);
-    r.result = s.Blob(5);
-    out.push_back(std::move(r));
+    s.Columns(r.job_id, r.worker_id, r.worker_name, r.lease_id, r.seconds, r.result);
   }
   return out;
 }
@@ -244,7 +251,9 @@ absl::StatusOr<uint64_t> Store::MaxJobId() {
   absl::MutexLock lock(&mu_);
   Stmt s(db_, "SELECT COALESCE(MAX(id), 0) FROM jobs");
   if (!s.ok() || s.Step() != SQLITE_ROW) return SqlError(db_, "max job id");
-  return uint64_t(s.Int(0));
+  uint64_t id = 0;
+  s.Columns(id);
+  return id;
 }
 
 absl::Status Store::PutEngine(const StoredEngine& e) {
@@ -253,11 +262,8 @@ absl::Status Store::PutEngine(const StoredEngine& e) {
          "INSERT OR IGNORE INTO engines (sha256, name, size_bytes, uploaded_unix) "
          "VALUES (?, ?, ?, ?)");
   if (!s.ok()) return SqlError(db_, "prepare engine insert");
-  s.BindText(1, e.sha256);
-  s.BindText(2, e.name);
-  s.Bind(3, int64_t(e.size_bytes));
-  s.Bind(4, e.uploaded_unix);
-  if (s.Step() != SQLITE_DONE) return SqlError(db_, "insert engine");
+  if (!s.Execute(Text{e.sha256}, Text{e.name}, e.size_bytes, e.uploaded_unix))
+    return SqlError(db_, "insert engine");
   return absl::OkStatus();
 }
 
@@ -266,8 +272,10 @@ absl::StatusOr<std::vector<StoredEngine>> Store::LoadEngines() {
   Stmt s(db_, "SELECT sha256, name, size_bytes, uploaded_unix FROM engines ORDER BY uploaded_unix");
   if (!s.ok()) return SqlError(db_, "prepare load engines");
   std::vector<StoredEngine> out;
-  while (s.Step() == SQLITE_ROW)
-    out.push_back({s.Blob(0), s.Blob(1), uint64_t(s.Int(2)), s.Real(3)});
+  while (s.Step() == SQLITE_ROW) {
+    StoredEngine& e = out.emplace_back();
+    s.Columns(e.sha256, e.name, e.size_bytes, e.uploaded_unix);
+  }
   return out;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -81,6 +82,8 @@ class Store {
  private:
   explicit Store(sqlite3* db) : db_(db) {}
   absl::Status Exec(const char* sql);
+  // BEGIN IMMEDIATE, `body`, then COMMIT, or ROLLBACK when `body` fails (its error is returned).
+  absl::Status InTransaction(const std::function<absl::Status()>& body);
   absl::Mutex mu_;
   sqlite3* db_;
 };
