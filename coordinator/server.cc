@@ -22,6 +22,23 @@ grpc::Status ToGrpc(const absl::Status& s) {
   return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
 }
 
+// Moves a call's value into its response, if it has one; returns the call's status.
+template <typename T>
+absl::Status Answer(absl::StatusOr<T> result, T* response) {
+  if (result.ok()) *response = std::move(*result);
+  return result.status();
+}
+absl::Status AnswerRun(absl::StatusOr<v1::Run> run, v1::SubmitRunResponse* response) {
+  return Answer(std::move(run), response->mutable_run());
+}
+
+// A unary call answered at once.
+grpc::ServerUnaryReactor* Finish(grpc::CallbackServerContext* ctx, const absl::Status& status) {
+  auto* reactor = ctx->DefaultReactor();
+  reactor->Finish(ToGrpc(status));
+  return reactor;
+}
+
 // A few threads for calls that do real work (splitting a perft, disk writes), so that no
 // gRPC reaction runs long.
 class TaskPool {
@@ -62,6 +79,15 @@ class TaskPool {
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;
 };
+
+// A unary call answered from `pool` with the status that `call` returns.
+template <typename Call>
+grpc::ServerUnaryReactor* FinishOnPool(grpc::CallbackServerContext* ctx, TaskPool* pool,
+                                       Call call) {
+  auto* reactor = ctx->DefaultReactor();
+  pool->Post([reactor, call = std::move(call)] { reactor->Finish(ToGrpc(call())); });
+  return reactor;
+}
 
 // Long poll: finished by the coordinator's callback, or by a client cancel.
 class AcquireReactor : public grpc::ServerUnaryReactor {
@@ -292,53 +318,29 @@ class RunServiceImpl final : public v1::RunService::CallbackService {
   grpc::ServerUnaryReactor* SubmitPerft(grpc::CallbackServerContext* ctx,
                                         const v1::SubmitPerftRequest* req,
                                         v1::SubmitRunResponse* resp) override {
-    auto* reactor = ctx->DefaultReactor();
-    pool_->Post([this, reactor, req, resp] {
-      absl::StatusOr<v1::Run> run = c_->SubmitPerft(*req);
-      if (run.ok()) *resp->mutable_run() = std::move(*run);
-      reactor->Finish(ToGrpc(run.status()));
-    });
-    return reactor;
+    return FinishOnPool(ctx, pool_,
+                        [this, req, resp] { return AnswerRun(c_->SubmitPerft(*req), resp); });
   }
   grpc::ServerUnaryReactor* SubmitMatch(grpc::CallbackServerContext* ctx,
                                         const v1::SubmitMatchRequest* req,
                                         v1::SubmitRunResponse* resp) override {
-    auto* reactor = ctx->DefaultReactor();
-    pool_->Post([this, reactor, req, resp] {
-      absl::StatusOr<v1::Run> run = c_->SubmitMatch(*req);
-      if (run.ok()) *resp->mutable_run() = std::move(*run);
-      reactor->Finish(ToGrpc(run.status()));
-    });
-    return reactor;
+    return FinishOnPool(ctx, pool_,
+                        [this, req, resp] { return AnswerRun(c_->SubmitMatch(*req), resp); });
   }
   grpc::ServerUnaryReactor* GetPgn(grpc::CallbackServerContext* ctx, const v1::GetPgnRequest* req,
                                    v1::GetPgnResponse* resp) override {
-    auto* reactor = ctx->DefaultReactor();
-    pool_->Post([this, reactor, req, resp] {
-      absl::StatusOr<v1::GetPgnResponse> pgn = c_->GetPgn(req->run_id());
-      if (pgn.ok()) *resp = std::move(*pgn);
-      reactor->Finish(ToGrpc(pgn.status()));
-    });
-    return reactor;
+    return FinishOnPool(ctx, pool_,
+                        [this, req, resp] { return Answer(c_->GetPgn(req->run_id()), resp); });
   }
   grpc::ServerUnaryReactor* SubmitTournament(grpc::CallbackServerContext* ctx,
                                              const v1::SubmitTournamentRequest* req,
                                              v1::SubmitRunResponse* resp) override {
-    auto* reactor = ctx->DefaultReactor();
-    pool_->Post([this, reactor, req, resp] {
-      absl::StatusOr<v1::Run> run = c_->SubmitTournament(*req);
-      if (run.ok()) *resp->mutable_run() = std::move(*run);
-      reactor->Finish(ToGrpc(run.status()));
-    });
-    return reactor;
+    return FinishOnPool(ctx, pool_,
+                        [this, req, resp] { return AnswerRun(c_->SubmitTournament(*req), resp); });
   }
   grpc::ServerUnaryReactor* GetRun(grpc::CallbackServerContext* ctx, const v1::GetRunRequest* req,
                                    v1::Run* resp) override {
-    auto* reactor = ctx->DefaultReactor();
-    absl::StatusOr<v1::Run> run = c_->GetRun(req->run_id());
-    if (run.ok()) *resp = std::move(*run);
-    reactor->Finish(ToGrpc(run.status()));
-    return reactor;
+    return Finish(ctx, Answer(c_->GetRun(req->run_id()), resp));
   }
   grpc::ServerWriteReactor<v1::Run>* WatchRun(grpc::CallbackServerContext*,
                                               const v1::WatchRunRequest* req) override {
@@ -347,20 +349,14 @@ class RunServiceImpl final : public v1::RunService::CallbackService {
   grpc::ServerUnaryReactor* ListRuns(grpc::CallbackServerContext* ctx,
                                      const v1::ListRunsRequest* req,
                                      v1::ListRunsResponse* resp) override {
-    auto* reactor = ctx->DefaultReactor();
     *resp = c_->ListRuns(*req);
-    reactor->Finish(grpc::Status::OK);
-    return reactor;
+    return Finish(ctx, absl::OkStatus());
   }
   grpc::ServerUnaryReactor* CancelRun(grpc::CallbackServerContext* ctx,
                                       const v1::CancelRunRequest* req, v1::Run* resp) override {
-    auto* reactor = ctx->DefaultReactor();
-    pool_->Post([this, reactor, req, resp] {
-      absl::StatusOr<v1::Run> run = c_->CancelRun(req->run_id(), req->reason());
-      if (run.ok()) *resp = std::move(*run);
-      reactor->Finish(ToGrpc(run.status()));
+    return FinishOnPool(ctx, pool_, [this, req, resp] {
+      return Answer(c_->CancelRun(req->run_id(), req->reason()), resp);
     });
-    return reactor;
   }
   grpc::ServerReadReactor<v1::UploadEngineRequest>* UploadEngine(
       grpc::CallbackServerContext*, v1::UploadEngineResponse* resp) override {
@@ -369,10 +365,8 @@ class RunServiceImpl final : public v1::RunService::CallbackService {
   grpc::ServerUnaryReactor* ListEngines(grpc::CallbackServerContext* ctx,
                                         const v1::ListEnginesRequest*,
                                         v1::ListEnginesResponse* resp) override {
-    auto* reactor = ctx->DefaultReactor();
     *resp = c_->ListEngines();
-    reactor->Finish(grpc::Status::OK);
-    return reactor;
+    return Finish(ctx, absl::OkStatus());
   }
 
  private:
@@ -387,11 +381,7 @@ class WorkServiceImpl final : public v1::WorkService::CallbackService {
   grpc::ServerUnaryReactor* Register(grpc::CallbackServerContext* ctx,
                                      const v1::RegisterRequest* req,
                                      v1::RegisterResponse* resp) override {
-    auto* reactor = ctx->DefaultReactor();
-    absl::StatusOr<v1::RegisterResponse> r = c_->Register(*req);
-    if (r.ok()) *resp = std::move(*r);
-    reactor->Finish(ToGrpc(r.status()));
-    return reactor;
+    return Finish(ctx, Answer(c_->Register(*req), resp));
   }
   grpc::ServerUnaryReactor* AcquireJob(grpc::CallbackServerContext*,
                                        const v1::AcquireJobRequest* req,
@@ -401,11 +391,7 @@ class WorkServiceImpl final : public v1::WorkService::CallbackService {
   grpc::ServerUnaryReactor* Heartbeat(grpc::CallbackServerContext* ctx,
                                       const v1::HeartbeatRequest* req,
                                       v1::HeartbeatResponse* resp) override {
-    auto* reactor = ctx->DefaultReactor();
-    absl::StatusOr<v1::HeartbeatResponse> r = c_->Heartbeat(*req);
-    if (r.ok()) *resp = std::move(*r);
-    reactor->Finish(ToGrpc(r.status()));
-    return reactor;
+    return Finish(ctx, Answer(c_->Heartbeat(*req), resp));
   }
   grpc::ServerUnaryReactor* CompleteJob(grpc::CallbackServerContext* ctx,
                                         const v1::CompleteJobRequest* req,
@@ -413,8 +399,7 @@ class WorkServiceImpl final : public v1::WorkService::CallbackService {
     auto* reactor = ctx->DefaultReactor();
     auto complete = [this, reactor, req, resp] {
       c_->CompleteJob(*req, [reactor, resp](absl::StatusOr<v1::CompleteJobResponse> r) {
-        if (r.ok()) *resp = std::move(*r);
-        reactor->Finish(ToGrpc(r.status()));
+        reactor->Finish(ToGrpc(Answer(std::move(r), resp)));
       });
     };
     // Match results are replayed game by game (about a millisecond a job): not in the reaction.
@@ -427,9 +412,7 @@ class WorkServiceImpl final : public v1::WorkService::CallbackService {
   grpc::ServerUnaryReactor* ReleaseJob(grpc::CallbackServerContext* ctx,
                                        const v1::ReleaseJobRequest* req,
                                        v1::ReleaseJobResponse*) override {
-    auto* reactor = ctx->DefaultReactor();
-    reactor->Finish(ToGrpc(c_->ReleaseJob(*req)));
-    return reactor;
+    return Finish(ctx, c_->ReleaseJob(*req));
   }
   grpc::ServerWriteReactor<v1::EngineChunk>* FetchEngine(
       grpc::CallbackServerContext*, const v1::FetchEngineRequest* req) override {
