@@ -20,6 +20,7 @@
 #include "cli/commands.h"
 #include "cli/json.h"
 #include "cli/stats_report.h"
+#include "coordinator/match_run.h"
 #include "engine/position.h"
 #include "match/runner.h"
 #include "proto/arbiter/v1/match.pb.h"
@@ -610,23 +611,10 @@ int RunTournamentCommand(const MatchFlags& f) {
   }
   std::vector<std::string> names;
   for (const auto& s : specs) names.push_back(s.name);
-  absl::StatusOr<stats::RatingTable> table =
-      stats::ComputeRatings(names, results, stats::RatingOptions{.anchor = 0, .prior_draws = 1});
-  if (!table.ok()) {
-    std::cerr << "error: ratings: " << table.status().message() << "\n";
+  if (absl::Status st = coordinator::AddStandings(names, results, *out.mutable_standings());
+      !st.ok()) {
+    std::cerr << "error: ratings: " << st.message() << "\n";
     return 2;
-  }
-  std::vector<stats::EngineRating> ratings = table->ratings;
-  std::stable_sort(ratings.begin(), ratings.end(),
-                   [](const auto& a, const auto& b) { return a.elo > b.elo; });
-  for (const stats::EngineRating& e : ratings) {
-    v1::TournamentStanding* st = out.add_standings();
-    st->set_name(e.name);
-    st->set_elo(e.elo);
-    st->set_elo_error95(e.error95);
-    st->set_games(e.games);
-    st->set_points(e.points);
-    st->set_score(e.score);
   }
   out.set_seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   if (f.json) {

@@ -396,14 +396,20 @@ void FillTournamentStatus(const v1::SubmitTournamentRequest& request,
   out.set_games(games);
   std::vector<std::string> names;
   for (const v1::EngineSpec& e : request.engines()) names.push_back(e.name());
-  absl::StatusOr<stats::RatingTable> table =
-      stats::ComputeRatings(names, results, stats::RatingOptions{.anchor = 0, .prior_draws = 1});
-  if (!table.ok()) return;  // the games do not connect every engine yet
-  std::vector<stats::EngineRating> ratings = table->ratings;
+  (void)AddStandings(names, results, *out.mutable_standings());  // fails until games connect all
+}
+
+absl::Status AddStandings(const std::vector<std::string>& names,
+                          const std::vector<stats::PairingResult>& results,
+                          google::protobuf::RepeatedPtrField<v1::TournamentStanding>& out) {
+  ASSIGN_OR_RETURN(
+      stats::RatingTable table,
+      stats::ComputeRatings(names, results, stats::RatingOptions{.anchor = 0, .prior_draws = 1}));
+  std::vector<stats::EngineRating> ratings = table.ratings;
   std::stable_sort(ratings.begin(), ratings.end(),
                    [](const auto& a, const auto& b) { return a.elo > b.elo; });
   for (const stats::EngineRating& e : ratings) {
-    v1::TournamentStanding* st = out.add_standings();
+    v1::TournamentStanding* st = out.Add();
     st->set_name(e.name);
     st->set_elo(e.elo);
     st->set_elo_error95(e.error95);
@@ -411,6 +417,7 @@ void FillTournamentStatus(const v1::SubmitTournamentRequest& request,
     st->set_points(e.points);
     st->set_score(e.score);
   }
+  return absl::OkStatus();
 }
 
 }  // namespace arbiter::coordinator

@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "proto/arbiter/v1/cluster.pb.h"
 #include "stats/counts.h"
+#include "stats/ratings.h"
 #include "stats/sprt.h"
 
 namespace arbiter::coordinator {
@@ -82,5 +83,12 @@ struct MatchTally {
 // and the ratings of all engines once their games connect them.
 void FillTournamentStatus(const v1::SubmitTournamentRequest& request,
                           const std::vector<MatchTally>& tallies, v1::TournamentRunStatus& out);
+
+// Rates `names` (engine indices in `results`) by maximum likelihood, anchored at 0 with one
+// prior draw, and appends their standings to `out`, best first. Fails (adding nothing) when the
+// games do not connect every engine. Shared by cluster runs and `arbiter tournament`.
+absl::Status AddStandings(const std::vector<std::string>& names,
+                          const std::vector<stats::PairingResult>& results,
+                          google::protobuf::RepeatedPtrField<v1::TournamentStanding>& out);
 
 }  // namespace arbiter::coordinator
