@@ -1,9 +1,24 @@
 """Shared settings for arbiter's BUILD files (the CMake build's flags, in Bazel form)."""
 
-load("@rules_cc//cc:defs.bzl", "cc_test")
+load("@rules_cc//cc:defs.bzl", "cc_library", "cc_test")
 
 # What CMakeLists.txt adds to every target of ours (generated protobuf code gets none).
 ARBITER_COPTS = ["-Wall", "-Wextra", "-Werror"]
+
+def arbiter_library(name, srcs, deps, copts = [], **kwargs):
+    """A folder's library, like `add_library(arbiter_<folder> ...)` in its CMakeLists.txt.
+
+    Its headers are the folder's *.h; it is visible everywhere and built with ARBITER_COPTS.
+    """
+    cc_library(
+        name = name,
+        srcs = srcs,
+        hdrs = native.glob(["*.h"]),
+        copts = ARBITER_COPTS + copts,
+        deps = deps,
+        visibility = ["//visibility:public"],
+        **kwargs
+    )
 
 def arbiter_test(name, srcs, deps = [], data = [], copts = [], local_defines = [], slow = False, **kwargs):
     """A GoogleTest binary, one Bazel test, like tests/CMakeLists.txt's arbiter_test().
@@ -32,3 +47,13 @@ def arbiter_test(name, srcs, deps = [], data = [], copts = [], local_defines = [
         tags = tags,
         **kwargs
     )
+
+def arbiter_tests(srcs, **kwargs):
+    """One arbiter_test per source file, named after it ("elo_test.cc" -> elo_test).
+
+    The other arguments (deps, data, copts, slow, ...) are shared by all of them.
+    """
+    for src in srcs:
+        if not src.endswith(".cc"):
+            fail("arbiter_tests: %s is not a .cc file" % src)
+        arbiter_test(name = src[:-len(".cc")], srcs = [src], **kwargs)

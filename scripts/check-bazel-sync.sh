@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks that the Bazel BUILD files follow the CMake ones: every folder with a CMakeLists.txt
 # has a BUILD.bazel, and every .cc file and test name a CMakeLists.txt mentions appears in that
-# folder's BUILD.bazel. Needs no Bazel; prints what is missing and exits 1 if anything is.
+# folder's BUILD.bazel (a test NAME also as "NAME.cc": bazel/arbiter.bzl's arbiter_tests names
+# each test after its source). Needs no Bazel; prints what is missing and exits 1 if anything is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 missing=0
@@ -20,7 +21,7 @@ while IFS= read -r cmake; do
     continue
   fi
   for w in $words; do
-    if ! grep -qF "\"$w\"" "$build"; then
+    if ! grep -qF "\"$w\"" "$build" && { [[ "$w" == *.cc ]] || ! grep -qF "\"$w.cc\"" "$build"; }; then
       echo "$build: no \"$w\" (named in $cmake)"
       missing=1
     fi
