@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages arbiter needs to build, test and benchmark.
-# Idempotent: packages already present are left alone.
+# Idempotent: packages already present are left alone. Extra package names given as arguments
+# are installed too (scripts/install-bazel.sh adds Bazel that way).
 set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git
@@ -8,6 +9,7 @@ PACKAGES=(
   libabsl-dev prometheus-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
   libsqlite3-dev libspdlog-dev libcli11-dev
   stockfish pgn-extract python3 curl
+  "$@"
 )
 missing=()
 for p in "${PACKAGES[@]}"; do
