@@ -94,8 +94,14 @@ inline int Generate(const Board& pos, Move* out) {
   const Bitboard occ = pos.Pieces();
   const Bitboard us = pos.Pieces(Us), them = pos.Pieces(Them);
   const Square ksq = pos.KingSquare(Us);
-  const Bitboard checkers = pos.AttackersTo(ksq, Them, occ);
   const Bitboard capture_mask = kMode == kTactical ? them : ~us;
+  const Bitboard bq = pos.Pieces(Them, kBishop, kQueen), rq = pos.Pieces(Them, kRook, kQueen);
+  // Enemy sliders on the king's lines (ignoring blockers): without them there are no slider
+  // checks and no pins, and the slider lookups are skipped.
+  const Bitboard snipers = (PseudoRookAttacks(ksq) & rq) | (PseudoBishopAttacks(ksq) & bq);
+  Bitboard checkers = (PawnAttacks(Us, ksq) & pos.Pieces(Them, kPawn)) |
+                      (KnightAttacks(ksq) & pos.Pieces(Them, kKnight));
+  if (snipers) checkers |= (BishopAttacks(ksq, occ) & bq) | (RookAttacks(ksq, occ) & rq);
 
   // Castling candidates by the cheap tests (right held, path empty but for king and rook),
   // combined without branches: they change from position to position.
@@ -107,10 +113,9 @@ inline int Generate(const Board& pos, Move* out) {
   }
   // Squares enemy pawns, knights and king attack: no king move may go there, nor may castling
   // cross them. Sliders are tested square by square, with the king lifted off the board.
-  const Bitboard bq = pos.Pieces(Them, kBishop, kQueen), rq = pos.Pieces(Them, kRook, kQueen);
   Bitboard danger = 0;
   Bitboard king_targets = KingAttacks(ksq) & capture_mask;
-  if (ARBITER_SIMD_SLIDERS || (king_targets | (king_side | queen_side))) {
+  if (king_targets | (king_side | queen_side)) {
     danger = PawnAttacksBb<Them>(pos.Pieces(Them, kPawn)) | KingAttacks(pos.KingSquare(Them));
     const Bitboard occ_no_king = occ ^ SquareBb(ksq);
 #if ARBITER_SIMD_SLIDERS
@@ -136,7 +141,7 @@ inline int Generate(const Board& pos, Move* out) {
   // Squares a non-king move must reach: block or capture a single checker.
   const Bitboard check_mask = checkers ? Between(ksq, Lsb(checkers)) | checkers : ~Bitboard{0};
   const Bitboard target = capture_mask & check_mask;
-  const Bitboard pinned = PinnedPieces<Us>(pos, ksq, occ);
+  const Bitboard pinned = snipers ? PinnedPieces<Us>(pos, ksq, occ) : 0;
 
   // Pawns: unpinned ones in bulk; pinned ones may move only along the line through the king.
   {
