@@ -708,6 +708,17 @@ absl::StatusOr<v1::RegisterResponse> Coordinator::Register(const v1::RegisterReq
   return out;
 }
 
+size_t Coordinator::LeaseIndex(const Job& job, uint64_t lease_id) {
+  for (size_t i = 0; i < job.leases.size(); ++i)
+    if (job.leases[i].id == lease_id) return i;
+  return job.leases.size();
+}
+
+bool Coordinator::WasIssued(const Job& job, uint64_t lease_id) {
+  return std::find(job.past_leases.begin(), job.past_leases.end(), lease_id) !=
+         job.past_leases.end();
+}
+
 bool Coordinator::JobHeldBy(const Job& job, const std::string& worker_id) const {
   for (const Lease& l : job.leases)
     if (l.worker_id == worker_id) return true;
@@ -850,8 +861,7 @@ absl::StatusOr<v1::HeartbeatResponse> Coordinator::Heartbeat(const v1::Heartbeat
       return out;
     }
   }
-  if (std::find(job.past_leases.begin(), job.past_leases.end(), request.lease_id()) !=
-      job.past_leases.end()) {
+  if (WasIssued(job, request.lease_id())) {
     out.set_stop(true);
     out.set_reason(job.done ? Cat("job ", job.id, " is already done")
                             : Cat("lease ", request.lease_id(), " of job ", job.id,
@@ -912,11 +922,8 @@ void Coordinator::CompleteJob(const v1::CompleteJobRequest& request, CompleteCal
             return;
           }
         }
-        size_t index = job.leases.size();
-        for (size_t i = 0; i < job.leases.size(); ++i)
-          if (job.leases[i].id == request.lease_id()) index = i;
-        const bool issued = std::find(job.past_leases.begin(), job.past_leases.end(),
-                                      request.lease_id()) != job.past_leases.end();
+        const size_t index = LeaseIndex(job, request.lease_id());
+        const bool issued = WasIssued(job, request.lease_id());
         if (index == job.leases.size()) {
           if (job.cancelled)
             error = absl::FailedPreconditionError(
@@ -992,11 +999,8 @@ absl::Status Coordinator::ReleaseJob(const v1::ReleaseJobRequest& request) {
     auto j = jobs_.find(request.job_id());
     if (j == jobs_.end()) return NoJobError(request.job_id());
     Job& job = *j->second;
-    size_t index = job.leases.size();
-    for (size_t i = 0; i < job.leases.size(); ++i)
-      if (job.leases[i].id == request.lease_id() && job.leases[i].worker_id == request.worker_id())
-        index = i;
-    if (index == job.leases.size())
+    const size_t index = LeaseIndex(job, request.lease_id());
+    if (index == job.leases.size() || job.leases[index].worker_id != request.worker_id())
       return absl::FailedPreconditionError(Cat("lease ", request.lease_id(), " of job ", job.id,
                                                " is not held by worker ", request.worker_id()));
     RemoveLeaseLocked(job, index);
@@ -1176,9 +1180,7 @@ v1::Run Coordinator::BuildRunLocked(const Run& run) {
   jc->set_done(run.jobs_done);
   jc->set_cancelled(run.jobs_cancelled);
   jc->set_leased(run.jobs_leased);
-  jc->set_queued(
-      run.jobs.size() -
-      std::min<uint64_t>(run.jobs.size(), run.jobs_done + run.jobs_cancelled + run.jobs_leased));
+  jc->set_queued(QueuedJobs(run));
   const double progress =
       run.state == v1::RUN_STATE_SUCCEEDED
           ? 1.0
@@ -1294,9 +1296,7 @@ void Coordinator::UpdateGaugesLocked() {
     leased += run->jobs_leased;
     done += run->jobs_done;
     cancelled += run->jobs_cancelled;
-    queued += run->jobs.size() -
-              std::min<uint64_t>(run->jobs.size(),
-                                 run->jobs_done + run->jobs_cancelled + run->jobs_leased);
+    queued += QueuedJobs(*run);
     metrics_->SetRunProgress(id,
                              run->estimate_total > 0 ? run->estimate_done / run->estimate_total : 0,
                              double(run->total));
@@ -1309,31 +1309,37 @@ void Coordinator::UpdateGaugesLocked() {
   metrics_->SetRuns(by_state);
   metrics_->SetJobs(queued, leased, done, cancelled);
   const auto now = Clock::now();
-  const Clock::duration recent = Seconds(options_.lease_seconds + options_.default_wait_seconds);
   absl::flat_hash_set<std::string> waiting;
   for (const Waiter& w : waiters_) waiting.insert(w.worker_id);
   double connected = 0;
   for (const auto& [id, w] : workers_)
-    if (waiting.contains(id) || now - w.last_seen < recent) connected += 1;
+    if (waiting.contains(id) || SeenRecently(w, now)) connected += 1;
   metrics_->workers_.Set(connected);
+}
+
+uint64_t Coordinator::QueuedJobs(const Run& run) {
+  return run.jobs.size() -
+         std::min<uint64_t>(run.jobs.size(), run.jobs_done + run.jobs_cancelled + run.jobs_leased);
+}
+
+bool Coordinator::SeenRecently(const Worker& worker, Clock::time_point now) const {
+  return now - worker.last_seen < Seconds(options_.lease_seconds + options_.default_wait_seconds);
 }
 
 size_t Coordinator::ConnectedWorkers() {
   absl::MutexLock lock(&mu_);
   const auto now = Clock::now();
-  const Clock::duration recent = Seconds(options_.lease_seconds + options_.default_wait_seconds);
   size_t n = 0;
-  for (const auto& [id, w] : workers_) n += now - w.last_seen < recent;
+  for (const auto& [id, w] : workers_) n += SeenRecently(w, now);
   return n;
 }
 
 uint32_t Coordinator::MaxWorkerThreads() {
   absl::MutexLock lock(&mu_);
   const auto now = Clock::now();
-  const Clock::duration recent = Seconds(options_.lease_seconds + options_.default_wait_seconds);
   uint32_t most = 0;
   for (const auto& [id, w] : workers_)
-    if (now - w.last_seen < recent) most = std::max(most, w.threads);
+    if (SeenRecently(w, now)) most = std::max(most, w.threads);
   return most;
 }
 

@@ -198,6 +198,14 @@ class Coordinator {
   void ReaperLoop();
   void CommitLoop();
   bool JobHeldBy(const Job& job, const std::string& worker_id) const;
+  // Index of the job's live lease `lease_id`, or job.leases.size() when it has none such.
+  static size_t LeaseIndex(const Job& job, uint64_t lease_id);
+  // Whether `lease_id` was ever granted for the job (live or not).
+  static bool WasIssued(const Job& job, uint64_t lease_id);
+  // Jobs of the run neither done, cancelled nor leased.
+  static uint64_t QueuedJobs(const Run& run);
+  // Seen within a lease period plus a long poll: counts as connected.
+  bool SeenRecently(const Worker& worker, Clock::time_point now) const;
   absl::StatusOr<v1::Run> AddNewRun(std::unique_ptr<Run> run, std::vector<StoredJob> stored,
                                     std::vector<std::unique_ptr<Job>> jobs,
                                     const std::string& spec);
