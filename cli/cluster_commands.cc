@@ -202,6 +202,17 @@ std::chrono::system_clock::time_point In(int seconds) {
   return std::chrono::system_clock::now() + std::chrono::seconds(seconds);
 }
 
+// Calls a RunService method on `address` with a deadline `seconds` from now.
+template <typename Request, typename Response>
+grpc::Status CallRunService(const std::string& address,
+                            grpc::Status (v1::RunService::Stub::*method)(grpc::ClientContext*,
+                                                                         const Request&, Response*),
+                            const Request& request, Response* response, int seconds = 30) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(In(seconds));
+  return (RunStub(address).get()->*method)(&ctx, request, response);
+}
+
 }  // namespace
 
 void AddClusterCommands(CLI::App& app, int& exit_code) {
@@ -264,13 +275,17 @@ void AddClusterCommands(CLI::App& app, int& exit_code) {
     runs->fallthrough();
     runs->add_option("--coordinator", *address, "Coordinator address HOST:PORT");
     runs->add_flag("--json", *json, "Print runs as JSON");
+    // The answer of show and cancel: the run (or JSON), or the error.
+    auto print_run = [=, &exit_code](const grpc::Status& s, const v1::Run& run) {
+      if (!s.ok()) return void(exit_code = Failed(s));
+      if (*json) return void(std::cout << ToJson(run) << "\n");
+      PrintRun(run, std::cout);
+    };
     CLI::App* list = runs->add_subcommand("list", "Runs, newest first");
     list->callback([=, &exit_code] {
-      v1::ListRunsRequest req;
       v1::ListRunsResponse resp;
-      grpc::ClientContext ctx;
-      ctx.set_deadline(In(30));
-      grpc::Status s = RunStub(*address)->ListRuns(&ctx, req, &resp);
+      grpc::Status s =
+          CallRunService(*address, &v1::RunService::Stub::ListRuns, v1::ListRunsRequest(), &resp);
       if (!s.ok()) return void(exit_code = Failed(s));
       if (*json) return void(std::cout << ToJson(resp) << "\n");
       for (const v1::Run& r : resp.runs()) PrintRunLine(r, std::cout);
@@ -281,12 +296,7 @@ void AddClusterCommands(CLI::App& app, int& exit_code) {
       v1::GetRunRequest req;
       req.set_run_id(*id);
       v1::Run run;
-      grpc::ClientContext ctx;
-      ctx.set_deadline(In(30));
-      grpc::Status s = RunStub(*address)->GetRun(&ctx, req, &run);
-      if (!s.ok()) return void(exit_code = Failed(s));
-      if (*json) return void(std::cout << ToJson(run) << "\n");
-      PrintRun(run, std::cout);
+      print_run(CallRunService(*address, &v1::RunService::Stub::GetRun, req, &run), run);
     });
     CLI::App* watch = runs->add_subcommand("watch", "Follow a run until it finishes");
     watch->add_option("id", *id, "Run id")->required();
@@ -297,9 +307,7 @@ void AddClusterCommands(CLI::App& app, int& exit_code) {
       v1::GetPgnRequest req;
       req.set_run_id(*id);
       v1::GetPgnResponse resp;
-      grpc::ClientContext ctx;
-      ctx.set_deadline(In(60));
-      grpc::Status s = RunStub(*address)->GetPgn(&ctx, req, &resp);
+      grpc::Status s = CallRunService(*address, &v1::RunService::Stub::GetPgn, req, &resp, 60);
       if (!s.ok()) return void(exit_code = Failed(s));
       std::cout << resp.pgn();
     });
@@ -311,12 +319,7 @@ void AddClusterCommands(CLI::App& app, int& exit_code) {
       req.set_run_id(*id);
       req.set_reason(*reason);
       v1::Run run;
-      grpc::ClientContext ctx;
-      ctx.set_deadline(In(30));
-      grpc::Status s = RunStub(*address)->CancelRun(&ctx, req, &run);
-      if (!s.ok()) return void(exit_code = Failed(s));
-      if (*json) return void(std::cout << ToJson(run) << "\n");
-      PrintRun(run, std::cout);
+      print_run(CallRunService(*address, &v1::RunService::Stub::CancelRun, req, &run), run);
     });
   }
 }
