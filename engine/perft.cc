@@ -9,6 +9,7 @@
 #include <cstring>
 #include <thread>
 
+#include "base/status_macros.h"
 #include "base/strings.h"
 #include "engine/movegen.h"
 
@@ -260,6 +261,19 @@ void Expand(Position& pos, int root_index, int depth, int split_plies, std::vect
   }
 }
 
+// Checks the options Perft and PerftBatch share; returns the thread count to use (0 = all).
+absl::StatusOr<int> CheckOptions(int depth, int hash_mb, int threads) {
+  if (depth < 0 || depth > kMaxPerftDepth)
+    return absl::InvalidArgumentError(
+        Cat("perft depth ", depth, " is out of range 0..", kMaxPerftDepth));
+  if (hash_mb < 0 || hash_mb > (1 << 20))
+    return absl::InvalidArgumentError(
+        Cat("hash size ", hash_mb, " MB is out of range 0..1048576"));
+  if (threads < 0 || threads > 1024)
+    return absl::InvalidArgumentError(Cat("threads ", threads, " is out of range 0..1024"));
+  return threads == 0 ? int(std::max(1u, std::thread::hardware_concurrency())) : threads;
+}
+
 }  // namespace
 
 uint64_t PerftReference(Position& pos, int depth) {
@@ -277,18 +291,9 @@ uint64_t PerftReference(Position& pos, int depth) {
 }
 
 absl::StatusOr<PerftResult> Perft(const Position& root, const PerftOptions& opts) {
-  if (opts.depth < 0 || opts.depth > kMaxPerftDepth)
-    return absl::InvalidArgumentError(
-        Cat("perft depth ", opts.depth, " is out of range 0..", kMaxPerftDepth));
-  if (opts.hash_mb < 0 || opts.hash_mb > (1 << 20))
-    return absl::InvalidArgumentError(
-        Cat("hash size ", opts.hash_mb, " MB is out of range 0..1048576"));
-  if (opts.threads < 0 || opts.threads > 1024)
-    return absl::InvalidArgumentError(Cat("threads ", opts.threads, " is out of range 0..1024"));
+  ASSIGN_OR_RETURN(const int threads, CheckOptions(opts.depth, opts.hash_mb, opts.threads));
   const auto start = std::chrono::steady_clock::now();
   PerftResult result;
-  int threads =
-      opts.threads == 0 ? int(std::max(1u, std::thread::hardware_concurrency())) : opts.threads;
   result.threads = threads;
   std::unique_ptr<PerftTable> table;
   if (opts.hash_mb > 0 && opts.depth >= 3) table = std::make_unique<PerftTable>(opts.hash_mb);
@@ -342,16 +347,7 @@ std::shared_ptr<PerftTable> MakePerftTable(int hash_mb) {
 
 absl::StatusOr<std::vector<uint64_t>> PerftBatch(std::span<const Position> positions,
                                                  const PerftBatchOptions& opts) {
-  if (opts.depth < 0 || opts.depth > kMaxPerftDepth)
-    return absl::InvalidArgumentError(
-        Cat("perft depth ", opts.depth, " is out of range 0..", kMaxPerftDepth));
-  if (opts.hash_mb < 0 || opts.hash_mb > (1 << 20))
-    return absl::InvalidArgumentError(
-        Cat("hash size ", opts.hash_mb, " MB is out of range 0..1048576"));
-  if (opts.threads < 0 || opts.threads > 1024)
-    return absl::InvalidArgumentError(Cat("threads ", opts.threads, " is out of range 0..1024"));
-  const int threads =
-      opts.threads == 0 ? int(std::max(1u, std::thread::hardware_concurrency())) : opts.threads;
+  ASSIGN_OR_RETURN(const int threads, CheckOptions(opts.depth, opts.hash_mb, opts.threads));
   std::unique_ptr<PerftTable> own;
   PerftTable* table = opts.table;
   if (!table && opts.hash_mb > 0 && opts.depth >= 3) {
