@@ -267,8 +267,7 @@ absl::StatusOr<int> CheckOptions(int depth, int hash_mb, int threads) {
     return absl::InvalidArgumentError(
         Cat("perft depth ", depth, " is out of range 0..", kMaxPerftDepth));
   if (hash_mb < 0 || hash_mb > (1 << 20))
-    return absl::InvalidArgumentError(
-        Cat("hash size ", hash_mb, " MB is out of range 0..1048576"));
+    return absl::InvalidArgumentError(Cat("hash size ", hash_mb, " MB is out of range 0..1048576"));
   if (threads < 0 || threads > 1024)
     return absl::InvalidArgumentError(Cat("threads ", threads, " is out of range 0..1024"));
   return threads == 0 ? int(std::max(1u, std::thread::hardware_concurrency())) : threads;
