@@ -17,59 +17,25 @@ absl::StatusOr<Position> UnpackPosition(std::string_view bytes, const Position& 
   if (bytes.size() != kPackedPositionSize)
     return absl::InvalidArgumentError(
         Cat("a packed position has ", kPackedPositionSize, " bytes, got ", bytes.size()));
-  static constexpr char kChars[] = "PNBRQK";
-  std::string fen;
-  fen.reserve(90);
-  for (int rank = 7; rank >= 0; --rank) {
-    int empty = 0;
-    for (int file = 0; file < 8; ++file) {
-      const int s = rank * 8 + file;
-      const int code = (uint8_t(bytes[s / 2]) >> (4 * (s & 1))) & 15;
-      if (code == kNoPiece) {
-        ++empty;
-        continue;
-      }
-      if (TypeOf(Piece(code)) > kKing)
-        return absl::InvalidArgumentError(
-            Cat("packed position: bad piece code ", code, " on square ", s));
-      if (empty) fen += char('0' + empty), empty = 0;
-      const char ch = kChars[TypeOf(Piece(code))];
-      fen += ColorOf(Piece(code)) == kWhite ? ch : char(ch - 'A' + 'a');
-    }
-    if (empty) fen += char('0' + empty);
-    if (rank) fen += '/';
-  }
+  Position::Parts parts;
+  for (int s = 0; s < 64; ++s)
+    parts.board[s] = Piece((uint8_t(bytes[s / 2]) >> (4 * (s & 1))) & 15);
   const uint8_t state = uint8_t(bytes[32]);
   if (state >> 5)
     return absl::InvalidArgumentError(Cat("packed position: bad state byte ", int(state)));
-  fen += (state & 1) ? " b " : " w ";
-  const int rights = state >> 1;
-  if (!rights) fen += '-';
+  parts.side = Color(state & 1);
   for (int idx = 0; idx < 4; ++idx) {
-    if (!(rights & (1 << idx))) continue;
-    char ch;
-    if (game.IsChess960())
-      ch = char('A' + FileOf(game.CastlingRook(idx)));  // Shredder-FEN: the rook's file
-    else
-      ch = idx % 2 == 0 ? 'K' : 'Q';
-    fen += idx < 2 ? ch : char(ch - 'A' + 'a');
+    if (!(state & (2 << idx))) continue;
+    if (!game.CanCastle(idx))
+      return absl::InvalidArgumentError(
+          Cat("packed position: castling right ", idx, " that the game's root does not have"));
+    parts.castling_rooks[idx] = game.CastlingRook(idx);
   }
-  const int ep = uint8_t(bytes[33]);
-  if (ep > kNoSquare)
-    return absl::InvalidArgumentError(Cat("packed position: bad en passant square ", ep));
-  fen += ' ';
-  if (ep == kNoSquare) {
-    fen += '-';
-  } else {
-    fen += char('a' + (ep & 7));
-    fen += char('1' + (ep >> 3));
-  }
-  fen += " 0 1";
-  absl::StatusOr<Position> pos = Position::FromFen(fen);
+  parts.ep = Square(uint8_t(bytes[33]));
+  parts.chess960 = game.IsChess960();
+  absl::StatusOr<Position> pos = Position::FromParts(parts);
   if (!pos.ok())
-    return absl::InvalidArgumentError(
-        Cat("packed position '", fen, "': ", std::string(pos.status().message())));
-  pos->SetChess960(game.IsChess960());
+    return absl::InvalidArgumentError(Cat("packed ", std::string(pos.status().message())));
   return pos;
 }
 

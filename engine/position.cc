@@ -55,6 +55,53 @@ bool ParseNumber(std::string_view text, int& out) {
 
 constexpr std::string_view kPieceChars = "PNBRQK";
 
+// What is wrong with the pieces alone (one king a side, at most 16 pieces and 8 pawns, no pawn on
+// rank 1 or 8); empty if nothing.
+std::string MaterialProblem(const Position& pos) {
+  for (Color c : {kWhite, kBlack}) {
+    const char* name = c == kWhite ? "white" : "black";
+    int kings = PopCount(pos.Pieces(c, kKing));
+    if (kings != 1) return Cat(kings == 0 ? "missing " : "more than one ", name, " king");
+    if (PopCount(pos.Pieces(c)) > 16)
+      return Cat(name, " has ", PopCount(pos.Pieces(c)), " pieces; at most 16 are possible");
+    if (PopCount(pos.Pieces(c, kPawn)) > 8) return Cat(name, " has more than 8 pawns");
+  }
+  if (pos.Pieces(kPawn) & (kRank1 | kRank8))
+    return Cat("pawn on ", SquareName(Lsb(pos.Pieces(kPawn) & (kRank1 | kRank8))),
+               " (no pawn can stand on rank 1 or 8)");
+  return {};
+}
+
+// What is wrong with `s` as the en passant target square of `pos` (its side to move and pieces
+// already set); empty if nothing.
+std::string EpProblem(const Position& pos, Square s) {
+  const int needed_rank = pos.SideToMove() == kWhite ? 5 : 2;
+  if (RankOf(s) != needed_rank)
+    return Cat("en passant square ", SquareName(s), " is not on rank ", needed_rank + 1, " (",
+               pos.SideToMove() == kWhite ? "white" : "black", " to move)");
+  const Color mover = ~pos.SideToMove();
+  const Square pawn = Square(s + kPawnPush[mover]), origin = Square(s - kPawnPush[mover]);
+  if (pos.PieceOn(pawn) != MakePiece(mover, kPawn) || pos.PieceOn(s) != kNoPiece ||
+      pos.PieceOn(origin) != kNoPiece)
+    return Cat("en passant square ", SquareName(s),
+               " but no pawn has just moved two squares past it");
+  return {};
+}
+
+// What is wrong with the position as a whole (checks); empty if nothing. The field of a FEN it
+// concerns goes to `field`.
+std::string CheckProblem(const Position& pos, int& field) {
+  // The side not to move must not be in check (it would mean its king could be captured).
+  const Color side = pos.SideToMove();
+  if (pos.AttackersTo(pos.KingSquare(~side), side, pos.Pieces())) {
+    field = 2;
+    return Cat("the side not to move (", side == kWhite ? "black" : "white", ") is in check");
+  }
+  field = 1;
+  if (PopCount(pos.Checkers()) > 2) return "the side to move is in check from more than two pieces";
+  return {};
+}
+
 }  // namespace
 
 Position Position::StartPosition() { return *FromFen(kStartFen); }
@@ -116,19 +163,7 @@ absl::StatusOr<Position> Position::FromFen(std::string_view fen) {
       return FenError(
           1, Cat("rank ", rank + 1, " has ", file > 8 ? "more" : "fewer", " than 8 squares"));
   }
-  for (Color c : {kWhite, kBlack}) {
-    const char* name = c == kWhite ? "white" : "black";
-    int kings = PopCount(pos.Pieces(c, kKing));
-    if (kings != 1)
-      return FenError(1, Cat(kings == 0 ? "missing " : "more than one ", name, " king"));
-    if (PopCount(pos.Pieces(c)) > 16)
-      return FenError(
-          1, Cat(name, " has ", PopCount(pos.Pieces(c)), " pieces; at most 16 are possible"));
-    if (PopCount(pos.Pieces(c, kPawn)) > 8) return FenError(1, Cat(name, " has more than 8 pawns"));
-  }
-  if (pos.Pieces(kPawn) & (kRank1 | kRank8))
-    return FenError(1, Cat("pawn on ", SquareName(Lsb(pos.Pieces(kPawn) & (kRank1 | kRank8))),
-                           " (no pawn can stand on rank 1 or 8)"));
+  if (std::string problem = MaterialProblem(pos); !problem.empty()) return FenError(1, problem);
 
   // Field 2: side to move.
   if (fields[1] == "w")
@@ -201,16 +236,7 @@ absl::StatusOr<Position> Position::FromFen(std::string_view fen) {
     if (ep.size() != 2 || ep[0] < 'a' || ep[0] > 'h' || ep[1] < '1' || ep[1] > '8')
       return FenError(4, Cat("en passant square '", ep, "' is not a square"));
     Square s = MakeSquare(ep[0] - 'a', ep[1] - '1');
-    int needed_rank = pos.side_ == kWhite ? 5 : 2;
-    if (RankOf(s) != needed_rank)
-      return FenError(4, Cat("en passant square ", ep, " is not on rank ", needed_rank + 1, " (",
-                             pos.side_ == kWhite ? "white" : "black", " to move)"));
-    Color mover = ~pos.side_;
-    Square pawn = Square(s + kPawnPush[mover]), origin = Square(s - kPawnPush[mover]);
-    if (pos.PieceOn(pawn) != MakePiece(mover, kPawn) || pos.PieceOn(s) != kNoPiece ||
-        pos.PieceOn(origin) != kNoPiece)
-      return FenError(
-          4, Cat("en passant square ", ep, " but no pawn has just moved two squares past it"));
+    if (std::string problem = EpProblem(pos, s); !problem.empty()) return FenError(4, problem);
     pos.ep_ = s;
   }
 
@@ -225,12 +251,57 @@ absl::StatusOr<Position> Position::FromFen(std::string_view fen) {
     pos.fullmove_ = fullmove;
   }
 
-  // The side not to move must not be in check (it would mean its king could be captured).
-  if (pos.AttackersTo(pos.KingSquare(~pos.side_), pos.side_, pos.Pieces()))
-    return FenError(
-        2, Cat("the side not to move (", pos.side_ == kWhite ? "black" : "white", ") is in check"));
-  if (PopCount(pos.Checkers()) > 2)
-    return FenError(1, "the side to move is in check from more than two pieces");
+  int field = 0;
+  if (std::string problem = CheckProblem(pos, field); !problem.empty())
+    return FenError(field, problem);
+  pos.key_ = pos.ComputeKey();
+  return pos;
+}
+
+absl::StatusOr<Position> Position::FromParts(const Parts& parts) {
+  auto error = [](std::string_view what) {
+    return absl::InvalidArgumentError(Cat("position: ", what));
+  };
+  Position pos;
+  for (int s = 0; s < 64; ++s) {
+    pos.board_[s] = kNoPiece;
+    const Piece p = parts.board[s];
+    if (p == kNoPiece) continue;
+    if (TypeOf(p) > kKing || ColorOf(p) > kBlack)
+      return error(Cat("bad piece code ", int(p), " on ", SquareName(Square(s))));
+    pos.PutPiece(p, Square(s));
+  }
+  if (std::string problem = MaterialProblem(pos); !problem.empty()) return error(problem);
+  if (parts.side != kWhite && parts.side != kBlack)
+    return error(Cat("bad side to move ", int(parts.side)));
+  pos.side_ = parts.side;
+  for (int idx = 0; idx < 4; ++idx) {
+    const Square rook = parts.castling_rooks[idx];
+    if (rook == kNoSquare) continue;
+    const Color c = Color(idx / 2);
+    const char* name = c == kWhite ? "white" : "black";
+    const Square king = pos.KingSquare(c);
+    if (rook > kNoSquare || RankOf(rook) != (c == kWhite ? 0 : 7))
+      return error(
+          Cat(name, " castling right with a rook square (", int(rook), ") off the back rank"));
+    if (RankOf(king) != RankOf(rook))
+      return error(Cat(name, " castling right but the ", name, " king is not on its back rank"));
+    if (pos.PieceOn(rook) != MakePiece(c, kRook))
+      return error(Cat(name, " castling right but no ", name, " rook on ", SquareName(rook)));
+    if ((rook > king) != (idx % 2 == kKingSide))
+      return error(Cat(name, " castling right ", idx, ": the rook on ", SquareName(rook),
+                       " is on the wrong side of the king"));
+    pos.AddCastlingRight(c, rook);
+  }
+  pos.shredder_castling_ = parts.chess960 && pos.castling_ != 0;
+  pos.chess960_ = parts.chess960;
+  if (parts.ep != kNoSquare) {
+    if (parts.ep > kNoSquare) return error(Cat("bad en passant square ", int(parts.ep)));
+    if (std::string problem = EpProblem(pos, parts.ep); !problem.empty()) return error(problem);
+    pos.ep_ = parts.ep;
+  }
+  int field = 0;
+  if (std::string problem = CheckProblem(pos, field); !problem.empty()) return error(problem);
   pos.key_ = pos.ComputeKey();
   return pos;
 }

@@ -1,6 +1,7 @@
 // A chess position (standard and Chess960): board, FEN I/O, Zobrist keys, make/unmake.
 #pragma once
 
+#include <array>
 #include <string>
 #include <string_view>
 
@@ -48,6 +49,18 @@ class Position {
   // Parses FEN, X-FEN or Shredder-FEN (4 fields as in EPD, or 6); rejects impossible positions
   // with a message naming the field and the problem.
   static absl::StatusOr<Position> FromFen(std::string_view fen);
+
+  // A position from its parts, checked by the rules FromFen applies to a FEN (the message names
+  // what is wrong). Move clocks are 0 and 1.
+  struct Parts {
+    std::array<Piece, 64> board;  // a1 first; kNoPiece where empty
+    Color side = kWhite;
+    // The rook of each castling right (CastlingIndex order), kNoSquare where there is none.
+    std::array<Square, 4> castling_rooks = {kNoSquare, kNoSquare, kNoSquare, kNoSquare};
+    Square ep = kNoSquare;  // en passant target square
+    bool chess960 = false;
+  };
+  static absl::StatusOr<Position> FromParts(const Parts& parts);
   static Position StartPosition();
 
   // FEN with castling written the way it was read (KQkq / X-FEN letters, or Shredder files).

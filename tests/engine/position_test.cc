@@ -159,6 +159,27 @@ TEST(PackedPosition, RejectsBadBytes) {
   PackedPosition no_king = p;
   no_king[2] = 0x77;  // e1 (and f1) emptied: no white king
   EXPECT_FALSE(UnpackPosition(AsBytes(no_king), start).ok());
+  auto message = [&](const PackedPosition& bytes, const Position& game) {
+    absl::StatusOr<Position> back = UnpackPosition(AsBytes(bytes), game);
+    EXPECT_EQ(back.status().code(), absl::StatusCode::kInvalidArgument);
+    return std::string(back.status().message());
+  };
+  PackedPosition no_rook = p;
+  no_rook[3] = uint8_t((no_rook[3] & 0x0f) | (kNoPiece << 4));  // h1 emptied, K right kept
+  EXPECT_NE(message(no_rook, start).find("no white rook on h1"), std::string::npos);
+  // A castling right the root never had cannot appear below it.
+  const Position no_rights =
+      *Position::FromFen("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w - - 0 1");
+  EXPECT_NE(message(p, no_rights).find("does not have"), std::string::npos);
+  // En passant square with no pawn that just moved past it.
+  PackedPosition ep_no_pawn =
+      PackPosition(*Position::FromFen("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR b KQkq - 0 1"));
+  ep_no_pawn[33] = 20;  // e3
+  EXPECT_NE(message(ep_no_pawn, start).find("no pawn has just moved"), std::string::npos);
+  // The side not to move in check: white to move while the black king is attacked.
+  PackedPosition check = PackPosition(*Position::FromFen("4k3/8/8/8/8/8/8/4RK2 b - - 0 1"));
+  check[32] &= 0xfe;  // white to move
+  EXPECT_NE(message(check, start).find("side not to move"), std::string::npos);
 }
 
 TEST(Fen, AcceptsXFenAndShredderForms) {
