@@ -389,7 +389,7 @@ absl::StatusOr<v1::Run> Coordinator::SubmitPerft(const v1::SubmitPerftRequest& r
     double estimate = 0;
     for (uint32_t i : groups[g]) {
       const SplitPosition& sp = split.unique[i];
-      packed->append(AsBytes(PackPosition(sp.pos)));
+      packed->append(AsBytes(sp.packed));
       spec.add_weight_counts(uint32_t(sp.weights.size()));
       for (auto [root_index, mult] : sp.weights) {
         spec.add_weight_roots(root_index);

@@ -19,13 +19,21 @@
 namespace arbiter::coordinator {
 namespace {
 
-// Exact identity of a position for perft (engine/packed_position.h): pieces on squares, side to
-// move, castling rights and the en passant square; no hashing loss.
-PackedPosition Pack(const Position& pos) { return PackPosition(pos); }
-
+// Hash of a packed position (the exact identity of a position for perft,
+// engine/packed_position.h): two 64x64->128-bit multiplies folded, then one more to mix.
+inline uint64_t Fold(uint64_t a, uint64_t b) {
+  const unsigned __int128 p = (unsigned __int128)a * b;
+  return uint64_t(p) ^ uint64_t(p >> 64);
+}
 struct PackedHash {
   size_t operator()(const PackedPosition& p) const {
-    return absl::HashOf(absl::string_view(reinterpret_cast<const char*>(p.data()), p.size()));
+    uint64_t w[4];
+    uint16_t tail;
+    std::memcpy(w, p.data(), 32);
+    std::memcpy(&tail, p.data() + 32, 2);
+    const uint64_t h = Fold(w[0] ^ 0x243f6a8885a308d3, w[1] ^ 0x13198a2e03707344) ^
+                       Fold(w[2] ^ 0xa4093822299f31d0, w[3] ^ 0x082efa98ec4e6c89 ^ tail);
+    return Fold(h ^ 0x452821e638d01377, 0xbe5466cf34e90c6d);
   }
 };
 // Word-wise comparison (inlined; std::array's == calls memcmp).
@@ -71,17 +79,20 @@ int SplitThreads(size_t n, int asked) {
   return int(std::clamp(std::thread::hardware_concurrency(), 1u, 16u));
 }
 
-// A child found by the first pass of ExpandLevel: its packed form and how to make it.
+// Our own packed positions: unpacking cannot fail.
+Position Unpack(const PackedPosition& packed, const Position& root) {
+  return *UnpackPosition(AsBytes(packed), root);
+}
+
+// A child found by the first pass of ExpandLevel and the index of its parent.
 struct ChildRecord {
   PackedPosition packed;
-  uint16_t move;
   uint32_t parent;
 };
 
-// A unique child found by the second pass: its first parent and move, and its multiplicities.
+// A unique child found by the second pass and its multiplicities.
 struct UniqueChild {
-  uint32_t parent;
-  uint16_t move;
+  PackedPosition packed;
   Weights weights;
 };
 
@@ -89,57 +100,52 @@ struct UniqueChild {
 // stay in the processor's cache while the shard is merged.
 constexpr size_t kChildrenPerShard = 16'384;
 
-// Children generated before they are merged: bounds the first pass's buffers (~40 bytes each).
-constexpr size_t kChildrenPerChunk = 4'000'000;
+// Parents expanded before their children are merged: bounds the first pass's buffers (~40 bytes
+// a child, about 32 children a parent).
+constexpr size_t kChildrenPerParent = 32;
+constexpr size_t kParentsPerChunk = 4'000'000 / kChildrenPerParent;
 
 // One ply deeper, merging equal positions. Gives up (returns false) as soon as the next ply has
-// more than `limit` unique positions. The level is taken in chunks of about kChildrenPerChunk
-// children, each in two passes on `threads` threads: each thread generates the children of a
-// slice of the chunk into one buffer per shard (by hash of the packed position); then the
-// threads take shards one at a time and merge each into that shard's hash map (a child and all
-// its transpositions are in the same shard; a shard's map stays in the processor's cache).
-// Shards are concatenated in order and read in chunk and thread order, so the result depends
-// only on the number of threads.
-bool ExpandLevel(const std::vector<SplitPosition>& level, size_t limit, int threads,
-                 std::vector<SplitPosition>& next, uint64_t& with_duplicates) {
+// more than `limit` unique positions. The level is taken in chunks of kParentsPerChunk parents,
+// each in two passes on `threads` threads: each thread unpacks the parents of a slice of the
+// chunk and generates their children into one buffer per shard (by hash of the packed
+// position); then the threads take shards one at a time and merge each into that shard's hash
+// map (a child and all its transpositions are in the same shard; a shard's map stays in the
+// processor's cache). Shards are concatenated in order and read in chunk and thread order, so
+// the result depends only on the number of threads.
+bool ExpandLevel(const std::vector<SplitPosition>& level, const Position& root, size_t limit,
+                 int threads, std::vector<SplitPosition>& next, uint64_t& with_duplicates) {
   next.clear();
   with_duplicates = 0;
   const int parts = std::max(1, threads);
-  std::vector<uint32_t> children(level.size());
-  size_t paths = 0;
-  for (size_t i = 0; i < level.size(); ++i) paths += children[i] = CountLegal(level[i].pos);
-  const size_t shards =
-      std::clamp<size_t>(std::min(paths, kChildrenPerChunk) / kChildrenPerShard, 1, 4096);
-  // The parents' multiplicities in a small array of their own (the positions are large).
-  std::vector<Weights> parent_weights(level.size());
-  for (size_t i = 0; i < level.size(); ++i) parent_weights[i] = level[i].weights;
+  const size_t chunk_children = std::min(level.size(), kParentsPerChunk) * kChildrenPerParent;
+  const size_t shards = std::clamp<size_t>(chunk_children / kChildrenPerShard, 1, 4096);
+  const size_t per_buffer = chunk_children / (size_t(parts) * shards) * 5 / 4 + 16;
   std::vector<absl::flat_hash_map<PackedPosition, uint32_t, PackedHash, PackedEq>> index(shards);
   std::vector<std::vector<UniqueChild>> found(shards);
   std::vector<std::vector<std::vector<ChildRecord>>> buffers(
       parts, std::vector<std::vector<ChildRecord>>(shards));
   std::atomic<size_t> unique{0};
   std::atomic<bool> over{false};
-  for (size_t first = 0; first < level.size() && !over;) {
-    size_t last = first, in_chunk = 0;
-    while (last < level.size() && (in_chunk == 0 || in_chunk + children[last] <= kChildrenPerChunk))
-      in_chunk += children[last++];
+  for (size_t first = 0; first < level.size() && !over; first += kParentsPerChunk) {
+    const size_t last = std::min(level.size(), first + kParentsPerChunk);
     std::vector<uint64_t> with_dup(parts, 0);
     ParallelFor(last - first, parts, [&](size_t begin, size_t end, int t) {
+      for (auto& buffer : buffers[t]) buffer.reserve(per_buffer);
       for (size_t i = first + begin; i < first + end; ++i) {
-        const SplitPosition& node = level[i];
+        Position pos = Unpack(level[i].packed, root);
         MoveList list;
-        GenerateLegal(node.pos, list);
-        Position pos = node.pos;
+        GenerateLegal(pos, list);
         uint64_t mult = 0;
-        for (const auto& w : node.weights) mult += w.second;
+        for (const auto& w : level[i].weights) mult += w.second;
         for (Move m : list) {
           UndoInfo undo;
-          pos.DoMove<false>(m, undo);  // keys are not needed here; scratch copy only
-          ChildRecord r{Pack(pos), m.Raw(), uint32_t(i)};
+          pos.DoMove<false>(m, undo);  // keys are not needed here
+          ChildRecord r{PackPosition(pos), uint32_t(i)};
           buffers[t][(PackedHash()(r.packed) >> 40) % shards].push_back(r);
-          with_dup[t] += mult;
           pos.UndoMove<false>(m, undo);
         }
+        with_dup[t] += mult * list.size;
       }
     });
     for (uint64_t p : with_dup) with_duplicates += p;
@@ -150,53 +156,62 @@ bool ExpandLevel(const std::vector<SplitPosition>& level, size_t limit, int thre
         for (int t = 0; t < parts && !over; ++t) {
           for (const ChildRecord& r : buffers[t][s]) {
             auto [it, inserted] = index[s].try_emplace(r.packed, uint32_t(out.size()));
-            const Weights& w = parent_weights[r.parent];
+            const Weights& w = level[r.parent].weights;
             if (inserted) {
               if (unique.fetch_add(1) >= limit) {
                 over = true;
                 break;
               }
-              out.push_back({r.parent, r.move, w});
+              out.push_back({r.packed, w});
             } else {
-              for (const auto& [root, m] : w) AddWeight(out[it->second].weights, root, m);
+              for (const auto& [root_move, m] : w) AddWeight(out[it->second].weights, root_move, m);
             }
           }
           buffers[t][s].clear();
         }
       }
     });
-    first = last;
   }
   if (over) return false;
   buffers.clear();
   index.clear();
-  next.reserve(unique);
-  for (std::vector<UniqueChild>& shard : found) {
-    for (UniqueChild& c : shard) {
-      Position pos = level[c.parent].pos;
-      UndoInfo undo;
-      pos.DoMove(Move(c.move), undo);
-      next.push_back({pos, std::move(c.weights), 1});
+  // Shards in order, copied on every core.
+  std::vector<size_t> offset(shards + 1, 0);
+  for (size_t s = 0; s < shards; ++s) offset[s + 1] = offset[s] + found[s].size();
+  next.resize(offset[shards]);
+  std::atomic<size_t> next_shard{0};
+  ParallelFor(size_t(parts), parts, [&](size_t, size_t, int) {
+    for (size_t s; (s = next_shard.fetch_add(1)) < shards;) {
+      for (size_t j = 0; j < found[s].size(); ++j) {
+        UniqueChild& c = found[s][j];
+        next[offset[s] + j] = {c.packed, std::move(c.weights), 1};
+      }
+      std::vector<UniqueChild>().swap(found[s]);
     }
-    std::vector<UniqueChild>().swap(shard);
-  }
+  });
   return true;
 }
 
-// Puts v[order[i]] at v[i] for every i, in place (following the permutation's cycles).
-void Permute(std::vector<SplitPosition>& v, std::vector<uint32_t> order) {
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (order[i] == i) continue;
-    SplitPosition held = std::move(v[i]);
-    size_t j = i;
-    while (order[j] != i) {
-      v[j] = std::move(v[order[j]]);
-      size_t next = order[j];
-      order[j] = uint32_t(j);
-      j = next;
-    }
-    v[j] = std::move(held);
-    order[j] = uint32_t(j);
+// Sorts on `parts` threads: slices sorted in parallel, then merged pairwise in parallel.
+template <class T>
+void ParallelSort(std::vector<T>& v, int parts) {
+  parts = std::max(1, parts);
+  std::vector<size_t> bounds;
+  for (int t = 0; t <= parts; ++t) bounds.push_back(v.size() * size_t(t) / size_t(parts));
+  ParallelFor(size_t(parts), parts, [&](size_t, size_t, int t) {
+    std::sort(v.begin() + bounds[t], v.begin() + bounds[t + 1]);
+  });
+  while (bounds.size() > 2) {
+    std::vector<size_t> merged;
+    const size_t pairs = (bounds.size() - 1) / 2;
+    ParallelFor(pairs, int(pairs), [&](size_t begin, size_t end, int) {
+      for (size_t k = begin; k < end; ++k)
+        std::inplace_merge(v.begin() + bounds[2 * k], v.begin() + bounds[2 * k + 1],
+                           v.begin() + bounds[2 * k + 2]);
+    });
+    for (size_t k = 0; k < bounds.size(); k += 2) merged.push_back(bounds[k]);
+    if (merged.back() != bounds.back()) merged.push_back(bounds.back());
+    bounds.swap(merged);
   }
 }
 
@@ -241,6 +256,7 @@ absl::StatusOr<PerftSplit> SplitPerft(const Position& root, const SplitOptions& 
         Cat("split depth must be in 0..depth (", opts.depth, "), got ", opts.split_depth));
   PerftSplit split;
   split.depth = opts.depth;
+  split.root = root;
   MoveList roots;
   GenerateLegal(root, roots);
   std::vector<SplitPosition> level;
@@ -249,7 +265,7 @@ absl::StatusOr<PerftSplit> SplitPerft(const Position& root, const SplitOptions& 
     Position pos = root;
     UndoInfo undo;
     pos.DoMove(roots.moves[i], undo);
-    level.push_back({pos, {{uint32_t(i), 1}}, 1});
+    level.push_back({PackPosition(pos), {{uint32_t(i), 1}}, 1});
   }
   const size_t wanted = kPositionsPerJob * TargetJobs(opts);
   const int deepest = std::max(1, opts.depth - 1);
@@ -265,7 +281,8 @@ absl::StatusOr<PerftSplit> SplitPerft(const Position& root, const SplitOptions& 
     uint64_t dup = 0;
     const size_t limit =
         opts.split_depth > 0 ? std::numeric_limits<size_t>::max() : opts.max_positions;
-    if (!ExpandLevel(level, limit, SplitThreads(level.size(), opts.threads), next, dup)) break;
+    if (!ExpandLevel(level, root, limit, SplitThreads(level.size(), opts.threads), next, dup))
+      break;
     level.swap(next);
     with_duplicates = dup;
     ++plies;
@@ -274,34 +291,36 @@ absl::StatusOr<PerftSplit> SplitPerft(const Position& root, const SplitOptions& 
   split.split_positions = with_duplicates;
   const int remaining = opts.depth - plies;
   next = {};
+  // Order keys and estimates on every core, then the positions in key order.
   const int parts = SplitThreads(level.size(), opts.threads);
-  std::vector<std::pair<OrderKey, uint32_t>> keyed(level.size());
-  ParallelFor(level.size(), parts, [&](size_t begin, size_t end, int) {
-    for (size_t i = begin; i < end; ++i) keyed[i] = {KeyOf(level[i].pos), uint32_t(i)};
-  });
-  std::sort(keyed.begin(), keyed.end());
-  std::vector<uint32_t> order(level.size());
-  for (size_t i = 0; i < level.size(); ++i) order[i] = keyed[i].second;
-  keyed = {};
-  Permute(level, std::move(order));
-  ParallelFor(level.size(), parts, [&](size_t begin, size_t end, int) {
+  const size_t n = level.size();
+  std::vector<std::pair<OrderKey, uint32_t>> keyed(n);
+  ParallelFor(n, parts, [&](size_t begin, size_t end, int) {
     for (size_t i = begin; i < end; ++i) {
-      SplitPosition& sp = level[i];
+      const Position pos = Unpack(level[i].packed, root);
+      keyed[i] = {KeyOf(pos), uint32_t(i)};
       // Leaves two plies down are a fair proxy for the subtree's size; with many positions (a
       // deep split, many per job) the legal move count is enough and 30 times cheaper.
       double estimate = 1;
-      if (remaining >= 2 && level.size() <= kExactEstimatePositions) {
-        estimate = double(PerftCount(sp.pos, 2));
+      if (remaining >= 2 && n <= kExactEstimatePositions) {
+        estimate = double(PerftCount(pos, 2));
         if (remaining > 2) estimate *= std::pow(std::max(1.0, std::sqrt(estimate)), remaining - 2);
       } else if (remaining >= 1) {
-        estimate = std::pow(double(std::max(1, CountLegal(sp.pos))), remaining);
+        const double moves = std::max(1, CountLegal(pos));
+        for (int r = 0; r < remaining; ++r) estimate *= moves;
       }
-      sp.estimate = std::max(1.0, estimate);
+      level[i].estimate = std::max(1.0, estimate);
     }
   });
-  split.unique = std::move(level);
+  ParallelSort(keyed, parts);
+  split.unique.resize(n);
+  ParallelFor(n, parts, [&](size_t begin, size_t end, int) {
+    for (size_t i = begin; i < end; ++i) split.unique[i] = std::move(level[keyed[i].second]);
+  });
   return split;
 }
+
+Position PerftSplit::PositionAt(size_t i) const { return Unpack(unique[i].packed, root); }
 
 std::vector<double> JobTargets(double total, size_t jobs) {
   std::vector<double> out(jobs, jobs > 0 ? total / double(jobs) : 0);

@@ -10,6 +10,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
+#include "engine/packed_position.h"
 #include "engine/position.h"
 
 namespace arbiter::coordinator {
@@ -17,9 +18,9 @@ namespace arbiter::coordinator {
 // (root move index, multiplicity) pairs; most positions occur under one root move only.
 using Weights = absl::InlinedVector<std::pair<uint32_t, uint64_t>, 1>;
 
-// A position at the split depth and its multiplicity under each root move.
+// A position at the split depth (packed: 34 bytes) and its multiplicity under each root move.
 struct SplitPosition {
-  Position pos;
+  PackedPosition packed;
   Weights weights;
   double estimate = 1;  // relative cost of its subtree
 };
@@ -30,6 +31,10 @@ struct PerftSplit {
   std::vector<std::string> root_moves;  // UCI, generation order
   uint64_t split_positions = 0;         // positions at split_depth counting transpositions
   std::vector<SplitPosition> unique;    // after merging transpositions
+  Position root = Position::StartPosition();
+
+  // unique[i] as a position.
+  Position PositionAt(size_t i) const;
 };
 
 // The automatic split stops before a ply with more unique positions than this (a memory and

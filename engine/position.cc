@@ -1,6 +1,7 @@
 #include "engine/position.h"
 
 #include <charconv>
+#include <cstring>
 #include <vector>
 
 #include "base/strings.h"
@@ -263,13 +264,27 @@ absl::StatusOr<Position> Position::FromParts(const Parts& parts) {
     return absl::InvalidArgumentError(Cat("position: ", what));
   };
   Position pos;
+  // One bitboard per piece code, without a branch per square (codes 6, 14 and 15 are no piece).
+  Bitboard by_code[16] = {};
+  uint8_t high = 0;
   for (int s = 0; s < 64; ++s) {
-    pos.board_[s] = kNoPiece;
-    const Piece p = parts.board[s];
-    if (p == kNoPiece) continue;
-    if (TypeOf(p) > kKing || ColorOf(p) > kBlack)
-      return error(Cat("bad piece code ", int(p), " on ", SquareName(Square(s))));
-    pos.PutPiece(p, Square(s));
+    by_code[parts.board[s] & 15] |= SquareBb(Square(s));
+    high |= parts.board[s];
+  }
+  if ((by_code[6] | by_code[14] | by_code[15]) || (high & 0xf0)) {
+    for (int s = 0; s < 64; ++s) {
+      const Piece p = parts.board[s];
+      if (p > 15 || (p != kNoPiece && TypeOf(p) > kKing))
+        return error(Cat("bad piece code ", int(p), " on ", SquareName(Square(s))));
+    }
+  }
+  std::memcpy(pos.board_, parts.board.data(), 64);
+  for (int t = kPawn; t <= kKing; ++t) {
+    const Bitboard white = by_code[MakePiece(kWhite, PieceType(t))];
+    const Bitboard black = by_code[MakePiece(kBlack, PieceType(t))];
+    pos.by_type_[t] = white | black;
+    pos.by_color_[kWhite] |= white;
+    pos.by_color_[kBlack] |= black;
   }
   if (std::string problem = MaterialProblem(pos); !problem.empty()) return error(problem);
   if (parts.side != kWhite && parts.side != kBlack)

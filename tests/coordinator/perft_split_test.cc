@@ -15,8 +15,9 @@ constexpr char kKiwipete[] = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/
 // Recombines a split the way the coordinator does: sum of count x multiplicity per root move.
 std::vector<uint64_t> Recombine(const PerftSplit& split) {
   std::vector<uint64_t> divide(split.root_moves.size(), 0);
-  for (const SplitPosition& sp : split.unique) {
-    Position p = sp.pos;
+  for (size_t i = 0; i < split.unique.size(); ++i) {
+    const SplitPosition& sp = split.unique[i];
+    Position p = split.PositionAt(i);
     uint64_t count = PerftReference(p, split.depth - split.split_depth);
     for (auto [root, mult] : sp.weights) divide[root] += count * mult;
   }
@@ -75,8 +76,9 @@ TEST(SplitPerft, MergesTranspositionsByExactPosition) {
   EXPECT_LT(split->unique.size(), split->split_positions);
   std::set<std::string> fens;
   uint64_t weight = 0;
-  for (const SplitPosition& sp : split->unique) {
-    std::string fen = sp.pos.Fen();
+  for (size_t i = 0; i < split->unique.size(); ++i) {
+    const SplitPosition& sp = split->unique[i];
+    std::string fen = split->PositionAt(i).Fen();
     fens.insert(fen.substr(0, fen.rfind(' ', fen.rfind(' ') - 1)));  // without move counters
     for (auto [root, mult] : sp.weights) weight += mult;
   }
@@ -123,7 +125,7 @@ TEST(SplitPerft, PositionsWithACommonChildAreNeighbours) {
   // Child (by FEN without counters) -> the split indices it is reached from.
   std::map<std::string, std::vector<uint32_t>> parents;
   for (uint32_t i = 0; i < split->unique.size(); ++i) {
-    Position p = split->unique[i].pos;
+    Position p = split->PositionAt(i);
     MoveList list;
     GenerateLegal(p, list);
     for (Move m : list) {
@@ -138,8 +140,8 @@ TEST(SplitPerft, PositionsWithACommonChildAreNeighbours) {
   // move. Every child's parents must lie in one group.
   std::vector<uint32_t> group(split->unique.size(), 0);
   for (uint32_t i = 1; i < split->unique.size(); ++i) {
-    const Position& a = split->unique[i - 1].pos;
-    const Position& b = split->unique[i].pos;
+    const Position a = split->PositionAt(i - 1);
+    const Position b = split->PositionAt(i);
     bool same = true;
     for (int t = 0; t < 6 && same; ++t)
       same = a.Pieces(~a.SideToMove(), PieceType(t)) == b.Pieces(~b.SideToMove(), PieceType(t));
