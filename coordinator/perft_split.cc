@@ -151,16 +151,27 @@ bool ExpandLevel(const std::vector<SplitPosition>& level, const Position& root, 
     for (uint64_t p : with_dup) with_duplicates += p;
     std::atomic<size_t> next_shard{0};
     ParallelFor(size_t(parts), parts, [&](size_t, size_t, int) {
+      size_t fresh = 0;  // new positions not yet added to `unique`
       for (size_t s; !over && (s = next_shard.fetch_add(1)) < shards;) {
         std::vector<UniqueChild>& out = found[s];
+        // Room for half the records as new positions (no rehash on the way in most levels).
+        size_t records = 0;
+        for (int t = 0; t < parts; ++t) records += buffers[t][s].size();
+        index[s].reserve(index[s].size() + records / 2);
+        out.reserve(out.size() + records / 2);
         for (int t = 0; t < parts && !over; ++t) {
           for (const ChildRecord& r : buffers[t][s]) {
             auto [it, inserted] = index[s].try_emplace(r.packed, uint32_t(out.size()));
             const Weights& w = level[r.parent].weights;
             if (inserted) {
-              if (unique.fetch_add(1) >= limit) {
-                over = true;
-                break;
+              // The shared count is updated every 1,024 new positions (not a contended atomic
+              // per position); the limit is exact to within that many per thread.
+              if (++fresh == 1024) {
+                fresh = 0;
+                if (unique.fetch_add(1024) + 1024 > limit) {
+                  over = true;
+                  break;
+                }
               }
               out.push_back({r.packed, w});
             } else {
@@ -170,6 +181,7 @@ bool ExpandLevel(const std::vector<SplitPosition>& level, const Position& root, 
           buffers[t][s].clear();
         }
       }
+      if (unique.fetch_add(fresh) + fresh > limit) over = true;
     });
   }
   if (over) return false;

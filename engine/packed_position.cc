@@ -1,13 +1,28 @@
 #include "engine/packed_position.h"
 
+#include <cstring>
+
 #include "base/strings.h"
 
 namespace arbiter {
 
 PackedPosition PackPosition(const Position& pos) {
-  PackedPosition p{};
-  for (int s = 0; s < 64; s += 2)
-    p[s / 2] = uint8_t(pos.PieceOn(Square(s)) | (pos.PieceOn(Square(s + 1)) << 4));
+  // Eight squares (one piece code a byte, each < 16) at a time: the low nibbles of the odd
+  // bytes move up into the even ones, then the even bytes are gathered into four.
+  PackedPosition p;
+  const uint8_t* board = pos.Board();
+  for (int w = 0; w < 8; w += 2) {
+    uint64_t out = 0;
+    for (int half = 0; half < 2; ++half) {
+      uint64_t x;
+      std::memcpy(&x, board + 8 * (w + half), 8);
+      x = (x | (x >> 4)) & 0x00ff00ff00ff00ffULL;
+      x = (x | (x >> 8)) & 0x0000ffff0000ffffULL;
+      x = (x | (x >> 16)) & 0x00000000ffffffffULL;
+      out |= x << (32 * half);
+    }
+    std::memcpy(p.data() + 4 * w, &out, 8);
+  }
   p[32] = uint8_t(pos.SideToMove() | (pos.CastlingRights() << 1));
   p[33] = uint8_t(pos.EpSquare());
   return p;

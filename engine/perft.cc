@@ -21,16 +21,31 @@ namespace arbiter {
 // a miss. Two entries share a 64-byte bucket; the shallower one is replaced.
 class PerftTable {
  public:
-  explicit PerftTable(size_t mb) {
+  // Zeroes the table on `threads` threads: the first touch of fresh memory (the kernel clearing
+  // its pages) is the cost, ~0.3-2 s a GB depending on the machine, and it divides.
+  explicit PerftTable(size_t mb, int threads = 1) {
     size_t bytes = mb << 20, buckets = 1;
     while (buckets * 2 * sizeof(Bucket) <= bytes) buckets *= 2;
     mask_ = buckets - 1;
     size_ = buckets * sizeof(Bucket);
     mem_ = static_cast<Bucket*>(std::aligned_alloc(2 << 20, std::max<size_t>(size_, 2 << 20)));
+    if (!mem_) return;  // ok() is false
     madvise(mem_, size_, MADV_HUGEPAGE);
-    std::memset(static_cast<void*>(mem_), 0, size_);
+    char* bytes_at = reinterpret_cast<char*>(mem_);
+    const size_t parts = std::clamp<size_t>(size_t(threads), 1, size_ >> 21);
+    auto zero = [&](size_t t) {
+      // Slices on 2 MB (huge page) boundaries.
+      const size_t begin = (size_ >> 21) * t / parts << 21,
+                   end = (size_ >> 21) * (t + 1) / parts << 21;
+      std::memset(bytes_at + begin, 0, end - begin);
+    };
+    std::vector<std::thread> pool;
+    for (size_t t = 1; t < parts; ++t) pool.emplace_back(zero, t);
+    zero(0);
+    for (std::thread& th : pool) th.join();
   }
   ~PerftTable() { std::free(mem_); }
+  bool ok() const { return mem_ != nullptr; }
   PerftTable(const PerftTable&) = delete;
   PerftTable& operator=(const PerftTable&) = delete;
 
@@ -223,11 +238,12 @@ uint64_t PerftRecurse(Position& pos, int depth, PerftTable* table) {
 }
 
 // Counts the subtree below `pos` (depth >= 1), using the table when there is one.
-uint64_t CountSubtree(Position& pos, int depth, PerftTable* table) {
+// `own_entry` false: pos's own count is neither looked up nor stored (only its subtree's are).
+uint64_t CountSubtree(Position& pos, int depth, PerftTable* table, bool own_entry = true) {
   if (depth == 0) return 1;
   if (depth == 1) return CountLegal(pos);
   uint64_t cached;
-  if (table && table->Probe(pos.Key(), depth, cached)) return cached;
+  if (table && own_entry && table->Probe(pos.Key(), depth, cached)) return cached;
   uint64_t c;
   if (pos.SideToMove() == kWhite)
     c = table ? PerftRecurse<kWhite, true>(pos, depth, table)
@@ -235,7 +251,7 @@ uint64_t CountSubtree(Position& pos, int depth, PerftTable* table) {
   else
     c = table ? PerftRecurse<kBlack, true>(pos, depth, table)
               : PerftRecurse<kBlack, false>(pos, depth, table);
-  if (table) table->Store(pos.Key(), depth, c);
+  if (table && own_entry) table->Store(pos.Key(), depth, c);
   return c;
 }
 
@@ -273,6 +289,10 @@ absl::StatusOr<int> CheckOptions(int depth, int hash_mb, int threads) {
   return threads == 0 ? int(std::max(1u, std::thread::hardware_concurrency())) : threads;
 }
 
+absl::Status HashError(int hash_mb) {
+  return absl::ResourceExhaustedError(Cat("cannot allocate a perft hash of ", hash_mb, " MB"));
+}
+
 }  // namespace
 
 uint64_t PerftReference(Position& pos, int depth) {
@@ -295,7 +315,10 @@ absl::StatusOr<PerftResult> Perft(const Position& root, const PerftOptions& opts
   PerftResult result;
   result.threads = threads;
   std::unique_ptr<PerftTable> table;
-  if (opts.hash_mb > 0 && opts.depth >= 3) table = std::make_unique<PerftTable>(opts.hash_mb);
+  if (opts.hash_mb > 0 && opts.depth >= 3) {
+    table = std::make_unique<PerftTable>(opts.hash_mb, threads);
+    if (!table->ok()) return HashError(opts.hash_mb);
+  }
 
   Position pos = root;
   MoveList roots;
@@ -340,8 +363,9 @@ uint64_t PerftCount(const Position& pos, int depth) {
   return CountSubtree(p, depth, nullptr);
 }
 
-std::shared_ptr<PerftTable> MakePerftTable(int hash_mb) {
-  return std::make_shared<PerftTable>(size_t(std::max(1, hash_mb)));
+std::shared_ptr<PerftTable> MakePerftTable(int hash_mb, int threads) {
+  auto table = std::make_shared<PerftTable>(size_t(std::max(1, hash_mb)), threads);
+  return table->ok() ? table : nullptr;
 }
 
 absl::StatusOr<std::vector<uint64_t>> PerftBatch(std::span<const Position> positions,
@@ -350,7 +374,8 @@ absl::StatusOr<std::vector<uint64_t>> PerftBatch(std::span<const Position> posit
   std::unique_ptr<PerftTable> own;
   PerftTable* table = opts.table;
   if (!table && opts.hash_mb > 0 && opts.depth >= 3) {
-    own = std::make_unique<PerftTable>(opts.hash_mb);
+    own = std::make_unique<PerftTable>(opts.hash_mb, threads);
+    if (!own->ok()) return HashError(opts.hash_mb);
     table = own.get();
   }
   // Few positions for many threads: split each one a ply or two deeper.
@@ -366,7 +391,9 @@ absl::StatusOr<std::vector<uint64_t>> PerftBatch(std::span<const Position> posit
   auto worker = [&] {
     for (size_t t; (t = next.fetch_add(1, std::memory_order_relaxed)) < tasks.size();) {
       if (opts.stop && opts.stop->load(std::memory_order_relaxed)) return;
-      task_nodes[t] = CountSubtree(tasks[t].pos, tasks[t].depth, table);
+      // A task at a batch position's own depth is that position (not a descendant).
+      const bool own_entry = !opts.distinct || tasks[t].depth != opts.depth;
+      task_nodes[t] = CountSubtree(tasks[t].pos, tasks[t].depth, table, own_entry);
       if (opts.nodes_done) opts.nodes_done->fetch_add(task_nodes[t], std::memory_order_relaxed);
     }
   };

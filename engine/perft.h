@@ -39,10 +39,12 @@ inline constexpr int kMaxPerftDepth = 20;
 // Counts leaves at opts.depth (>= 1; perft(0) is 1 by definition and also accepted).
 absl::StatusOr<PerftResult> Perft(const Position& pos, const PerftOptions& opts);
 
-// A perft hash table that can outlive one count: a worker keeps one across its jobs, since an
-// entry (128-bit key and depth) is valid for any root.
+// A perft hash table that can outlive one count: a worker keeps one across its jobs. An entry
+// (128-bit key and depth) is valid for any root of standard chess; in Chess960 the key does not
+// say which rook a castling right belongs to, so a table must not be shared between roots whose
+// castling rooks differ. Zeroed on `threads` threads; null if the memory cannot be had.
 class PerftTable;
-std::shared_ptr<PerftTable> MakePerftTable(int hash_mb);
+std::shared_ptr<PerftTable> MakePerftTable(int hash_mb, int threads = 1);
 
 struct PerftBatchOptions {
   int depth = 1;
@@ -50,6 +52,10 @@ struct PerftBatchOptions {
   int hash_mb = 0;  // one table shared by every position of the batch
   // Use this table (of any size) instead of allocating hash_mb; may be null.
   PerftTable* table = nullptr;
+  // The positions are distinct (a coordinator's split merged their transpositions): their own
+  // counts are neither looked up nor stored (they would only miss, and crowd out entries that
+  // hit); their descendants' are.
+  bool distinct = false;
   // Checked between subtrees: when it becomes true the batch stops with CANCELLED.
   const std::atomic<bool>* stop = nullptr;
   // Leaves counted so far (updated as subtrees finish), for progress reports.

@@ -265,11 +265,16 @@ absl::StatusOr<Position> Position::FromParts(const Parts& parts) {
   };
   Position pos;
   // One bitboard per piece code, without a branch per square (codes 6, 14 and 15 are no piece).
-  Bitboard by_code[16] = {};
+  // Occupancy first (no memory dependency), then one bitboard per code of the occupied squares.
+  Bitboard by_code[16] = {}, occupied = 0;
   uint8_t high = 0;
   for (int s = 0; s < 64; ++s) {
-    by_code[parts.board[s] & 15] |= SquareBb(Square(s));
+    occupied |= Bitboard(parts.board[s] != kNoPiece) << s;
     high |= parts.board[s];
+  }
+  for (Bitboard b = occupied; b;) {
+    const Square s = PopLsb(b);
+    by_code[parts.board[s] & 15] |= SquareBb(s);
   }
   if ((by_code[6] | by_code[14] | by_code[15]) || (high & 0xf0)) {
     for (int s = 0; s < 64; ++s) {

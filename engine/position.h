@@ -68,6 +68,8 @@ class Position {
 
   Color SideToMove() const { return side_; }
   Piece PieceOn(Square s) const { return Piece(board_[s]); }
+  // The piece code of every square, a1 first (kNoPiece where empty).
+  const uint8_t* Board() const { return board_; }
   Bitboard Pieces() const { return by_color_[0] | by_color_[1]; }
   Bitboard Pieces(Color c) const { return by_color_[c]; }
   Bitboard Pieces(PieceType pt) const { return by_type_[pt]; }

@@ -208,6 +208,31 @@ TEST_F(ClusterTest, KiwipeteDepth5Verified) {
             2.0 * run.jobs().total());
 }
 
+// A worker keeps its perft hash across runs. Two Chess960 roots with the same pieces whose
+// king-side right belongs to different rooks (h1 in one, f1 in the other: castling is legal
+// only with f1) give positions with equal keys and different counts; the worker must not
+// answer the second run from the first run's entries. Both totals equal the local perft.
+TEST_F(ClusterTest, WorkerHashNotSharedAcrossDifferentCastlingRooks) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator());
+  StartWorker();
+  for (const char* fen : {"4k3/8/8/8/8/8/P7/3K1R1R w H - 0 1", "4k3/8/8/8/8/8/P7/3K1R1R w F - 0 1",
+                          "4k3/8/8/8/8/8/P7/3K1R1R w H - 0 1"}) {
+    absl::StatusOr<Position> root = Position::FromFen(fen);
+    ASSERT_TRUE(root.ok());
+    absl::StatusOr<PerftResult> local = Perft(*root, {.depth = 5, .threads = 1});
+    ASSERT_TRUE(local.ok());
+    // Split at ply 2: the worker counts 3 plies and keeps the counts of ply 3 in its hash.
+    auto cli = Process::Start({ARBITER_BINARY, "perft", "--fen", fen, "--depth", "5", "--hash",
+                               "16", "--split-depth", "2", "--coordinator", Address()},
+                              (dir_ / "cli.log").string());
+    std::string out = cli->ReadAll();
+    ASSERT_EQ(cli->Wait(), 0) << out;
+    EXPECT_NE(out.find("Nodes searched: " + std::to_string(local->nodes) + "\n"), std::string::npos)
+        << fen << "\n"
+        << out;
+  }
+}
+
 // A worker killed with SIGKILL in the middle of a job: its lease expires, the job is re-queued,
 // another worker computes it, and the total is exact.
 TEST_F(ClusterTest, WorkerKilledMidJobStillExact) {
