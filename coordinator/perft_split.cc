@@ -227,9 +227,6 @@ void ParallelSort(std::vector<T>& v, int parts) {
   }
 }
 
-// Up to this many split positions the estimate counts two plies; beyond, one.
-constexpr size_t kExactEstimatePositions = 100'000;
-
 // Order of the split positions handed to workers. Two positions have a common child only if the
 // pieces of the side that is not to move stand on the same squares (the mover changes only its
 // own pieces, apart from captures), so sorting by those pieces first puts every position that
@@ -241,15 +238,32 @@ constexpr size_t kExactEstimatePositions = 100'000;
 // ones only interleaves two groups (the order never changes a count).
 using OrderKey = std::array<uint64_t, 3>;
 
+// The key from the pieces of each colour and type, the side to move, castling rights and en
+// passant square.
+OrderKey KeyOf(const Bitboard (&pieces)[2][6], Color mover, int castling, int ep) {
+  const Bitboard* their = pieces[~mover];
+  const Bitboard* mine = pieces[mover];
+  return {their[kPawn],
+          absl::HashOf(their[kKnight], their[kBishop], their[kRook], their[kQueen], their[kKing]),
+          absl::HashOf(mine[kPawn], mine[kKnight], mine[kBishop], mine[kRook], mine[kQueen],
+                       mine[kKing], castling, ep)};
+}
+
 OrderKey KeyOf(const Position& pos) {
-  const Color mover = pos.SideToMove(), other = ~mover;
-  return {
-      pos.Pieces(other, kPawn),
-      absl::HashOf(pos.Pieces(other, kKnight), pos.Pieces(other, kBishop), pos.Pieces(other, kRook),
-                   pos.Pieces(other, kQueen), pos.Pieces(other, kKing)),
-      absl::HashOf(pos.Pieces(mover, kPawn), pos.Pieces(mover, kKnight), pos.Pieces(mover, kBishop),
-                   pos.Pieces(mover, kRook), pos.Pieces(mover, kQueen), pos.Pieces(mover, kKing),
-                   pos.CastlingRights(), int(pos.EpSquare()))};
+  Bitboard pieces[2][6];
+  for (Color c : {kWhite, kBlack})
+    for (int pt = kPawn; pt <= kKing; ++pt) pieces[c][pt] = pos.Pieces(c, PieceType(pt));
+  return KeyOf(pieces, pos.SideToMove(), pos.CastlingRights(), int(pos.EpSquare()));
+}
+
+// The same key read straight from the packed bytes (engine/packed_position.h).
+OrderKey KeyOf(const PackedPosition& p) {
+  Bitboard by_code[16] = {};
+  for (int s = 0; s < 64; ++s) by_code[(p[s / 2] >> (4 * (s & 1))) & 15] |= SquareBb(Square(s));
+  Bitboard pieces[2][6];
+  for (Color c : {kWhite, kBlack})
+    for (int pt = kPawn; pt <= kKing; ++pt) pieces[c][pt] = by_code[MakePiece(c, PieceType(pt))];
+  return KeyOf(pieces, Color(p[32] & 1), p[32] >> 1, p[33]);
 }
 
 }  // namespace
@@ -307,20 +321,19 @@ absl::StatusOr<PerftSplit> SplitPerft(const Position& root, const SplitOptions& 
   const int parts = SplitThreads(level.size(), opts.threads);
   const size_t n = level.size();
   std::vector<std::pair<OrderKey, uint32_t>> keyed(n);
+  const bool uniform = n > opts.estimate_positions || remaining < 2;
   ParallelFor(n, parts, [&](size_t begin, size_t end, int) {
     for (size_t i = begin; i < end; ++i) {
+      if (uniform) {
+        keyed[i] = {KeyOf(level[i].packed), uint32_t(i)};
+        level[i].estimate = 1;
+        continue;
+      }
+      // Leaves two plies down: a fair proxy for the subtree's size.
       const Position pos = Unpack(level[i].packed, root);
       keyed[i] = {KeyOf(pos), uint32_t(i)};
-      // Leaves two plies down are a fair proxy for the subtree's size; with many positions (a
-      // deep split, many per job) the legal move count is enough and 30 times cheaper.
-      double estimate = 1;
-      if (remaining >= 2 && n <= kExactEstimatePositions) {
-        estimate = double(PerftCount(pos, 2));
-        if (remaining > 2) estimate *= std::pow(std::max(1.0, std::sqrt(estimate)), remaining - 2);
-      } else if (remaining >= 1) {
-        const double moves = std::max(1, CountLegal(pos));
-        for (int r = 0; r < remaining; ++r) estimate *= moves;
-      }
+      double estimate = double(PerftCount(pos, 2));
+      if (remaining > 2) estimate *= std::pow(std::max(1.0, std::sqrt(estimate)), remaining - 2);
       level[i].estimate = std::max(1.0, estimate);
     }
   });

@@ -118,9 +118,13 @@ TEST(SplitPerft, AutomaticDepthStopsBeforeTooManyPositions) {
 
 // Two split positions with a common child must be neighbours in the split's order, so that one
 // job (one worker's hash) sees them both. Checked on every child of every position at ply 3.
-TEST(SplitPerft, PositionsWithACommonChildAreNeighbours) {
+// Both ways of computing the order (from positions with estimates, from packed bytes without).
+class NeighboursTest : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(NeighboursTest, PositionsWithACommonChildAreNeighbours) {
   absl::StatusOr<PerftSplit> split =
-      SplitPerft(Position::StartPosition(), {.depth = 5, .split_depth = 3, .workers = 1});
+      SplitPerft(Position::StartPosition(),
+                 {.depth = 5, .split_depth = 3, .workers = 1, .estimate_positions = GetParam()});
   ASSERT_TRUE(split.ok());
   // Child (by FEN without counters) -> the split indices it is reached from.
   std::map<std::string, std::vector<uint32_t>> parents;
@@ -155,6 +159,9 @@ TEST(SplitPerft, PositionsWithACommonChildAreNeighbours) {
   }
   EXPECT_GT(shared, 1000u) << "ply 4 has many transpositions between ply-3 positions";
 }
+
+INSTANTIATE_TEST_SUITE_P(EstimatedAndUniform, NeighboursTest,
+                         ::testing::Values(kExactEstimatePositions, size_t(0)));
 
 TEST(SplitPerft, RejectsBadDepths) {
   EXPECT_EQ(SplitPerft(Position::StartPosition(), {.depth = 0}).status().code(),
