@@ -3,9 +3,11 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <iostream>
+#include <thread>
 
 #include "absl/strings/str_format.h"
 #include "base/strings.h"
@@ -175,6 +177,55 @@ grpc::Status Follow(v1::RunService::Stub& stub, uint64_t run_id, v1::Run& last,
   }
 }
 
+// While alive, SIGINT or SIGTERM cancels the run this client submitted (CancelRun) and the
+// follower goes on until the coordinator reports it cancelled; a second signal exits at once,
+// leaving the run as it is. The signals must be blocked before any thread (gRPC's included) is
+// started: construct it first.
+class InterruptCanceller {
+ public:
+  InterruptCanceller() { BlockTerminationSignals(); }
+  ~InterruptCanceller() {
+    done_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  // Starts watching for the signals on behalf of `run_id`.
+  void Watch(v1::RunService::Stub& stub, uint64_t run_id) {
+    thread_ = std::thread([this, &stub, run_id] {
+      const sigset_t set = TerminationSignals();
+      const timespec tick = {0, 200'000'000};
+      while (!done_) {
+        const int sig = sigtimedwait(&set, nullptr, &tick);
+        if (sig <= 0) continue;
+        if (interrupted_) {
+          std::cerr << "\ninterrupted again: leaving run " << run_id << " as it is\n";
+          _exit(130);
+        }
+        interrupted_ = true;
+        std::cerr << "\n"
+                  << (sig == SIGINT ? "interrupted" : "terminated") << ": cancelling run " << run_id
+                  << " (again to leave it running)\n";
+        grpc::ClientContext ctx;
+        ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+        v1::CancelRunRequest req;
+        req.set_run_id(run_id);
+        req.set_reason(sig == SIGINT ? "interrupted (SIGINT) by the client that submitted it"
+                                     : "terminated (SIGTERM) with the client that submitted it");
+        v1::Run run;
+        grpc::Status s = stub.CancelRun(&ctx, req, &run);
+        if (!s.ok()) {
+          std::cerr << "cannot cancel run " << run_id << ": " << s.error_message() << "\n";
+          _exit(130);
+        }
+      }
+    });
+  }
+  bool interrupted() const { return interrupted_; }
+
+ private:
+  std::atomic<bool> done_{false}, interrupted_{false};
+  std::thread thread_;
+};
+
 void PrintPerftResult(const v1::Run& run, bool divide) {
   const v1::PerftResult& r = run.perft().result();
   if (divide) {
@@ -219,6 +270,7 @@ int WaitForTerminationSignal() {
 
 int RunRemotePerft(const std::string& coordinator, const v1::SubmitPerftRequest& request,
                    bool json) {
+  InterruptCanceller canceller;
   auto stub = Connect(coordinator);
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(10));
@@ -231,12 +283,13 @@ int RunRemotePerft(const std::string& coordinator, const v1::SubmitPerftRequest&
         submitted.run().jobs().total(), submitted.run().perft().split_depth(),
         submitted.run().perft().unique_positions());
   v1::Run last = submitted.run();
+  canceller.Watch(*stub, last.id());
   s = Follow(*stub, last.id(), last);
   if (!s.ok()) return Report(s, "watch run");
   if (last.state() != v1::RUN_STATE_SUCCEEDED) {
     std::cerr << "error: run " << last.id() << " " << StateName(last.state()) << ": "
               << last.message() << "\n";
-    return 1;
+    return canceller.interrupted() ? 130 : 1;
   }
   if (json) {
     v1::PerftResult result = last.perft().result();
@@ -255,6 +308,7 @@ absl::StatusOr<v1::Run> SubmitAndFollow(
     const std::string& coordinator, const Request& request, bool quiet,
     grpc::Status (v1::RunService::Stub::*submit)(grpc::ClientContext*, const Request&,
                                                  v1::SubmitRunResponse*)) {
+  InterruptCanceller canceller;
   auto stub = Connect(coordinator);
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(2));
@@ -265,6 +319,7 @@ absl::StatusOr<v1::Run> SubmitAndFollow(
     std::cerr << absl::StrFormat("run %d submitted to %s: %d jobs\n", submitted.run().id(),
                                  coordinator, submitted.run().jobs().total());
   v1::Run last = submitted.run();
+  canceller.Watch(*stub, last.id());
   s = Follow(*stub, last.id(), last, quiet);
   if (!s.ok()) return ToAbsl(s, absl::StrFormat("watch run %d", last.id()));
   return last;

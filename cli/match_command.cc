@@ -449,6 +449,8 @@ absl::Status RunFinished(const v1::Run& run) {
 
 int RunRemoteMatchCommand(const MatchFlags& f, const match::MatchOptions& o,
                           const std::vector<match::EngineSpec>& specs) {
+  // Before any gRPC thread exists: Ctrl-C then cancels the run (cli/cluster_client.h).
+  BlockTerminationSignals();
   if (absl::Status st = CheckRemoteFlags(f); !st.ok()) return Fail(st);
   v1::SubmitMatchRequest req;
   for (const match::EngineSpec& e : specs) {
@@ -474,7 +476,9 @@ int RunRemoteMatchCommand(const MatchFlags& f, const match::MatchOptions& o,
   *req.mutable_rules() = RulesOf(o, f);
   absl::StatusOr<v1::Run> run = RunRemoteMatch(f.coordinator, req, f.quiet);
   if (!run.ok()) return Fail(run.status());
-  if (absl::Status st = RunFinished(*run); !st.ok()) return Fail(st);
+  // A cancelled run (Ctrl-C, `runs cancel`) still reports the games it played.
+  const absl::Status finished = RunFinished(*run);
+  if (!finished.ok() && run->state() != v1::RUN_STATE_CANCELLED) return Fail(finished);
   match::MatchSummary s = SummaryOf(run->match(), o.sprt, RunSeconds(*run));
   match::MatchOptions shown = o;
   shown.concurrency = f.concurrency_given ? f.concurrency : 0;
@@ -482,11 +486,13 @@ int RunRemoteMatchCommand(const MatchFlags& f, const match::MatchOptions& o,
   absl::StatusOr<v1::GetPgnResponse> games = FetchGames(f, *run);
   if (!games.ok()) return Fail(games.status());
   if (f.json) *r.mutable_game_list() = games->game_list();
-  return PrintMatchReport(f, o, s, r);
+  const int code = PrintMatchReport(f, o, s, r);
+  return finished.ok() ? code : Fail(finished);
 }
 
 int RunRemoteTournamentCommand(const MatchFlags& f, const match::MatchOptions& base,
                                const std::vector<match::EngineSpec>& specs) {
+  BlockTerminationSignals();  // before any gRPC thread: Ctrl-C cancels the run
   if (absl::Status st = CheckRemoteFlags(f); !st.ok()) return Fail(st);
   v1::SubmitTournamentRequest req;
   for (const match::EngineSpec& e : specs) {

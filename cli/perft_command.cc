@@ -69,7 +69,7 @@ int RunSingle(const PerftFlags& f) {
     request.set_verify(f.verify);
     request.set_split_depth(f.split_depth);
     request.set_target_jobs(f.jobs);
-    return RunRemotePerft(f.coordinator, request, f.json);
+    return RunRemotePerft(f.coordinator, request, f.json);  // Ctrl-C cancels the run
   }
   PerftOptions opts{
       .depth = f.depth, .threads = f.threads, .hash_mb = f.hash_mb, .divide = f.divide};

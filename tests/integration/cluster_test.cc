@@ -233,6 +233,25 @@ TEST_F(ClusterTest, WorkerHashNotSharedAcrossDifferentCastlingRooks) {
   }
 }
 
+// Ctrl-C on `arbiter perft --coordinator` cancels the run it submitted (it does not leave it
+// running on the cluster) and exits with 130.
+TEST_F(ClusterTest, InterruptedClientCancelsItsRun) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator());
+  StartWorker();
+  auto cli = Process::Start({ARBITER_BINARY, "perft", "--startpos", "--depth", "7", "--hash", "0",
+                             "--coordinator", Address()},
+                            (dir_ / "cli.log").string());
+  v1::Run run;
+  for (int i = 0; i < 300 && !(GetRun(1, run).ok() && run.state() == v1::RUN_STATE_RUNNING); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_EQ(run.state(), v1::RUN_STATE_RUNNING);
+  cli->Signal(SIGINT);
+  EXPECT_EQ(cli->Wait(), 130);
+  ASSERT_TRUE(GetRun(1, run).ok());
+  EXPECT_EQ(run.state(), v1::RUN_STATE_CANCELLED);
+  EXPECT_NE(run.message().find("SIGINT"), std::string::npos) << run.message();
+}
+
 // A worker killed with SIGKILL in the middle of a job: its lease expires, the job is re-queued,
 // another worker computes it, and the total is exact.
 TEST_F(ClusterTest, WorkerKilledMidJobStillExact) {
