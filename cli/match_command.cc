@@ -56,8 +56,6 @@ struct MatchFlags {
   std::string coordinator;
   uint32_t pairs_per_job = 0;
   bool concurrency_given = false;
-  // Flags that only the in-process runner understands (refused with --coordinator).
-  std::vector<std::string> local_only_given;
 };
 
 absl::Status FlagError(std::string_view flag, std::string_view text, std::string_view why) {
@@ -362,17 +360,8 @@ absl::StatusOr<std::string> OpeningsText(const match::BookOptions& book) {
   return text;
 }
 
-absl::Status CheckRemoteFlags(const MatchFlags& f) {
-  if (f.local_only_given.empty()) return absl::OkStatus();
-  std::string flags;
-  for (const std::string& name : f.local_only_given) flags += Cat(flags.empty() ? "" : ", ", name);
-  return absl::InvalidArgumentError(
-      Cat(flags,
-          ": not supported with --coordinator (workers pin nothing and set UCI_Chess960 from "
-          "the book)"));
-}
-
-// The arbitration flags (margin, timeouts, adjudication, PGN event) for the workers.
+// The arbitration flags (margin, timeouts, adjudication, PGN event, Chess960, affinity) for
+// the workers.
 v1::GameRules RulesOf(const match::MatchOptions& o, const MatchFlags& f) {
   v1::GameRules r;
   r.set_margin_ms(uint32_t(o.settings.margin.count()));
@@ -387,6 +376,8 @@ v1::GameRules RulesOf(const match::MatchOptions& o, const MatchFlags& f) {
   r.set_resign_score_cp(uint32_t(std::max(0, a.resign_score)));
   r.set_max_moves(uint32_t(std::max(0, a.max_moves)));
   r.set_event(f.event);
+  r.set_chess960(o.chess960);
+  r.set_affinity(o.affinity);
   return r;
 }
 
@@ -451,7 +442,6 @@ int RunRemoteMatchCommand(const MatchFlags& f, const match::MatchOptions& o,
                           const std::vector<match::EngineSpec>& specs) {
   // Before any gRPC thread exists: Ctrl-C then cancels the run (cli/cluster_client.h).
   BlockTerminationSignals();
-  if (absl::Status st = CheckRemoteFlags(f); !st.ok()) return Fail(st);
   v1::SubmitMatchRequest req;
   for (const match::EngineSpec& e : specs) {
     absl::StatusOr<v1::EngineSpec> remote = ToRemoteEngine(e, f.coordinator);
@@ -493,7 +483,6 @@ int RunRemoteMatchCommand(const MatchFlags& f, const match::MatchOptions& o,
 int RunRemoteTournamentCommand(const MatchFlags& f, const match::MatchOptions& base,
                                const std::vector<match::EngineSpec>& specs) {
   BlockTerminationSignals();  // before any gRPC thread: Ctrl-C cancels the run
-  if (absl::Status st = CheckRemoteFlags(f); !st.ok()) return Fail(st);
   v1::SubmitTournamentRequest req;
   for (const match::EngineSpec& e : specs) {
     absl::StatusOr<v1::EngineSpec> remote = ToRemoteEngine(e, f.coordinator);
@@ -670,12 +659,9 @@ void AddCommonFlags(CLI::App* cmd, MatchFlags& f) {
       ->check(CLI::Range(1, 1000));
 }
 
-// Notes which flags were given that a cluster run cannot honour, and whether --concurrency was.
+// Notes whether --concurrency was given (a cluster run then caps each job's concurrency).
 void NoteGivenFlags(CLI::App* cmd, MatchFlags& f) {
   f.concurrency_given = cmd->count("--concurrency") > 0;
-  f.local_only_given.clear();
-  for (const char* name : {"--affinity", "--chess960"})
-    if (cmd->count(name) > 0) f.local_only_given.push_back(name);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "coordinator/match_run.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "base/status_macros.h"
 #include "base/strings.h"
@@ -277,10 +278,12 @@ absl::Status CheckMatchResult(const v1::MatchJob& job, const v1::MatchJobResult&
           Cat(where, ": expected pair ", job.first_pair() + uint64_t(i / 2), ", game ", i % 2));
     if (g.result() != "1-0" && g.result() != "0-1" && g.result() != "1/2-1/2")
       return absl::InvalidArgumentError(Cat(where, ": result '", g.result(), "' is not a result"));
-    absl::StatusOr<Game> game = Game::FromFen(g.start_fen());
-    if (!game.ok())
+    absl::StatusOr<Position> start = Position::FromFen(g.start_fen());
+    if (!start.ok())
       return absl::InvalidArgumentError(
-          Cat(where, ": start position: ", std::string(game.status().message())));
+          Cat(where, ": start position: ", std::string(start.status().message())));
+    if (g.chess960()) start->SetChess960(true);
+    std::optional<Game> game(std::in_place, *start);
     for (int m = 0; m < g.moves_size(); ++m) {
       absl::Status st = game->PlayUci(g.moves(m));
       if (!st.ok())

@@ -72,6 +72,7 @@ v1::ReportedGame Report(const match::GameRecord& r, uint64_t pair, int g, const 
   out.set_pair(pair);
   out.set_game(uint32_t(g));
   out.set_start_fen(r.start.Fen());
+  out.set_chess960(r.start.IsChess960());
   Position pos = r.start;
   for (const match::MoveRecord& m : r.moves) {
     out.add_moves(MoveToUci(pos, m.move));
@@ -114,7 +115,7 @@ absl::StatusOr<v1::MatchJobResult> RunMatchJob(const v1::MatchJob& job, EngineCa
     }
   }
   ASSIGN_OR_RETURN(std::vector<match::Opening> openings, ParseOpenings(job.openings()));
-  bool chess960 = false;
+  bool chess960 = job.rules().chess960();
   for (const match::Opening& o : openings) chess960 |= o.start.IsChess960();
   const uint32_t pairs = job.pairs();
   std::vector<match::GameRecord> records(2 * size_t(pairs));
@@ -133,8 +134,11 @@ absl::StatusOr<v1::MatchJobResult> RunMatchJob(const v1::MatchJob& job, EngineCa
   match::EngineTimeouts timeouts;
   if (rules.has_handshake_timeout_ms())
     timeouts.handshake = timeouts.ready = match::Millis(rules.handshake_timeout_ms());
-  auto slot = [&] {
-    match::UciEngine first(specs[0], timeouts), second(specs[1], timeouts);
+  const int ncpu = int(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  auto slot = [&](int index) {
+    std::vector<int> cpus;  // --affinity: this slot's CPU
+    if (job.rules().affinity()) cpus.push_back(index % ncpu);
+    match::UciEngine first(specs[0], timeouts, {}, cpus), second(specs[1], timeouts, {}, cpus);
     for (uint32_t p; (p = next.fetch_add(1)) < pairs;) {
       const match::Opening& opening =
           openings[(job.openings_per_pair() ? p : job.first_pair() + p) % openings.size()];
@@ -153,8 +157,8 @@ absl::StatusOr<v1::MatchJobResult> RunMatchJob(const v1::MatchJob& job, EngineCa
   if (job.concurrency() > 0) concurrency = std::min<int>(concurrency, int(job.concurrency()));
   const int slots = std::max(1, std::min<int>(concurrency, int(pairs)));
   std::vector<std::thread> threads;
-  for (int i = 1; i < slots; ++i) threads.emplace_back(slot);
-  slot();
+  for (int i = 1; i < slots; ++i) threads.emplace_back(slot, i);
+  slot(0);
   for (auto& t : threads) t.join();
   v1::MatchJobResult out;
   for (uint32_t p = 0; p < pairs; ++p) {

@@ -168,13 +168,17 @@ TEST_F(ClusterMatchTest, MatchOnLocalClusterCountsEveryGame) {
   EXPECT_NE(report.find("base: time losses 0"), std::string::npos) << report;
   EXPECT_NE(report.find("Terminations: adjudication 4;"), std::string::npos) << report;
 
-  // Flags a cluster run cannot honour, and engines a worker cannot start, are refused.
+  // --chess960 and --affinity reach the workers: from the standard start position every game
+  // is played (and replayed by the coordinator) as Chess960.
+  const std::string frc = (dir_ / "frc.pgn").string();
   auto pinned = Cli({"match", "--engine", "name=a,cmd=builtin", "--engine", "name=b,cmd=builtin",
-                     "--tc", "depth=3", "--games", "2", "--affinity", "--coordinator", Address()});
-  pinned->ReadAll();
-  EXPECT_EQ(pinned->Wait(), 2);
-  EXPECT_NE(ReadFile(dir_ / "cli.log").find("--affinity: not supported with --coordinator"),
-            std::string::npos);
+                     "--tc", "depth=3", "--games", "2", "--max-moves", "30", "--chess960",
+                     "--affinity", "--pgn", frc, "--coordinator", Address(), "--quiet"});
+  const std::string frc_report = pinned->ReadAll();
+  ASSERT_EQ(pinned->Wait(), 0) << frc_report << ReadFile(dir_ / "cli.log");
+  EXPECT_EQ(Count(ReadFile(frc), "[Variant \"Chess960\"]"), 2u) << ReadFile(frc);
+
+  // Engines a worker cannot start are refused.
   auto bad = Cli({"match", "--engine", "name=a,cmd=builtin", "--engine", "name=b,cmd=./engine",
                   "--tc", "depth=3", "--games", "2", "--coordinator", Address()});
   bad->ReadAll();
