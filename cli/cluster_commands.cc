@@ -19,6 +19,7 @@
 #include "net/server.h"
 #include "proto/arbiter/v1/cluster.grpc.pb.h"
 #include "spdlog/spdlog.h"
+#include "worker/perft_hash.h"
 #include "worker/worker.h"
 
 namespace arbiter::cli {
@@ -158,6 +159,13 @@ int RunLocal(const CoordinatorFlags& cf, int workers, int threads, int hash_mb) 
     return 2;
   }
   const std::string address = absl::StrFormat("127.0.0.1:%d", (*server)->port());
+  // The workers share one perft hash of their combined size, as the threads of one process do
+  // (a position one of them counted is found by the others).
+  auto hash = std::make_shared<worker::PerftHash>(hash_mb * workers, threads * workers, workers);
+  if (!hash->ok()) {
+    std::cerr << "error: cannot allocate the perft hash of " << hash_mb * workers << " MB\n";
+    return 2;
+  }
   std::vector<std::unique_ptr<worker::Worker>> pool;
   std::vector<std::thread> threads_of;
   for (int i = 0; i < workers; ++i) {
@@ -165,6 +173,8 @@ int RunLocal(const CoordinatorFlags& cf, int workers, int threads, int hash_mb) 
     wo.coordinator = address;
     wo.threads = threads;
     wo.hash_mb = hash_mb;
+    wo.shared_hash = hash;
+    wo.hash_group = absl::StrFormat("local-%d", getpid());
     wo.name = absl::StrFormat("local-%d", i + 1);
     pool.push_back(std::make_unique<worker::Worker>(wo, nullptr));
     threads_of.emplace_back([w = pool.back().get()] { (void)w->Run(); });

@@ -359,7 +359,8 @@ absl::StatusOr<v1::Run> Coordinator::SubmitPerft(const v1::SubmitPerftRequest& r
   SplitOptions so{.depth = int(p.depth()),
                   .split_depth = int(request.split_depth()),
                   .workers = int(std::max<size_t>(1, ConnectedWorkers())),
-                  .target_jobs = request.target_jobs()};
+                  .target_jobs = request.target_jobs(),
+                  .merge = ConnectedHashTables() > 1};
   const auto split_start = Clock::now();
   ASSIGN_OR_RETURN(PerftSplit split, SplitPerft(*root, so));
   std::vector<std::vector<uint32_t>> groups = PackJobs(split, TargetJobs(so));
@@ -699,6 +700,7 @@ absl::StatusOr<v1::RegisterResponse> Coordinator::Register(const v1::RegisterReq
   Worker& w = workers_[id];
   w.name = request.name().empty() ? std::string(id) : request.name();
   w.threads = request.threads();
+  w.hash_group = request.hash_group().substr(0, 256);
   w.last_seen = Clock::now();
   spdlog::info("worker {} registered: name '{}', {} threads, {} cores, version '{}'", id, w.name,
                request.threads(), request.cores(), request.version());
@@ -1332,6 +1334,21 @@ size_t Coordinator::ConnectedWorkers() {
   size_t n = 0;
   for (const auto& [id, w] : workers_) n += SeenRecently(w, now);
   return n;
+}
+
+size_t Coordinator::ConnectedHashTables() {
+  absl::MutexLock lock(&mu_);
+  const auto now = Clock::now();
+  size_t own = 0;
+  absl::flat_hash_set<std::string> groups;
+  for (const auto& [id, w] : workers_) {
+    if (!SeenRecently(w, now)) continue;
+    if (w.hash_group.empty())
+      ++own;
+    else
+      groups.insert(w.hash_group);
+  }
+  return own + groups.size();
 }
 
 uint32_t Coordinator::MaxWorkerThreads() {

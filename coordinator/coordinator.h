@@ -104,6 +104,8 @@ class Coordinator {
   void Shutdown();
 
   size_t ConnectedWorkers();
+  // Perft hash tables among the connected workers (workers of one hash group share one).
+  size_t ConnectedHashTables();
   // The largest --threads among connected workers (0 when none is connected).
   uint32_t MaxWorkerThreads();
 
@@ -158,6 +160,7 @@ class Coordinator {
   struct Worker {
     std::string name;
     uint32_t threads = 0;
+    std::string hash_group;  // empty: its own hash
     Clock::time_point last_seen;
   };
   struct Waiter {

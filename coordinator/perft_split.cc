@@ -293,9 +293,9 @@ absl::StatusOr<PerftSplit> SplitPerft(const Position& root, const SplitOptions& 
     pos.DoMove(roots.moves[i], undo);
     level.push_back({PackPosition(pos), {{uint32_t(i), 1}}, 1});
   }
-  const size_t wanted = kPositionsPerJob * TargetJobs(opts);
+  const size_t wanted = (opts.merge ? kPositionsPerJob : kSharedPositionsPerJob) * TargetJobs(opts);
   const int deepest = std::max(1, opts.depth - 1);
-  const int merge_to = opts.depth - kWorkerPlies;
+  const int merge_to = opts.merge ? opts.depth - kWorkerPlies : 0;
   int plies = 1;
   uint64_t with_duplicates = level.size();
   std::vector<SplitPosition> next;

@@ -46,6 +46,9 @@ inline constexpr size_t kMaxSplitPositions = 1'000'000;
 inline constexpr int kWorkerPlies = 3;
 // Positions per job the automatic split asks for at least (so packing can balance jobs).
 inline constexpr size_t kPositionsPerJob = 8;
+// The same when the split merges nothing (SplitOptions::merge false): positions high in the tree
+// differ more in size, so more of them make a job.
+inline constexpr size_t kSharedPositionsPerJob = 64;
 
 // Up to this many split positions the estimate of each counts two plies below it. Beyond, every
 // position counts the same: a job then holds thousands of them and its sum averages out (a
@@ -62,6 +65,11 @@ struct SplitOptions {
   size_t max_positions = kMaxSplitPositions;
   // Threads for the expansion: 0 = every core for levels of 20,000 positions or more, else one.
   int threads = 0;
+  // Merge transpositions down to kWorkerPlies above the leaves: workers with hash tables of
+  // their own would each count them again. False when every worker shares one hash (the workers
+  // of one process): the split then goes only as deep as the jobs need, and the shared hash
+  // merges the rest as it does for the threads of one process.
+  bool merge = true;
   // Estimates from two plies below each position up to this many positions, else uniform.
   size_t estimate_positions = kExactEstimatePositions;
 };

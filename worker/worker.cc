@@ -20,6 +20,7 @@
 #include "spdlog/spdlog.h"
 #include "worker/engine_cache.h"
 #include "worker/match_job.h"
+#include "worker/perft_hash.h"
 
 namespace arbiter::worker {
 namespace {
@@ -114,44 +115,8 @@ struct Worker::Impl {
   std::unique_ptr<v1::WorkService::Stub> stub;
   std::string worker_id;
   double heartbeat_seconds = 3;
-  // Kept across jobs and runs: entries are exact positions. Allocated at startup when --hash is
-  // given (so the first job does not wait for the memory), else at the first perft job.
-  std::shared_ptr<PerftTable> table;
-  uint32_t table_mb = 0;
-  // The rook of each castling right in the positions whose entries the table holds (kNoSquare:
-  // none seen yet). A Chess960 key does not name the rook (see PerftTable): positions where a
-  // right belongs to another rook need a fresh table.
-  std::array<Square, 4> table_rooks = {kNoSquare, kNoSquare, kNoSquare, kNoSquare};
-
-  // The table for a perft job of `positions` with `hash_mb` MB: the kept one, or a new one when
-  // the size changed or the castling rooks conflict with the kept entries; none when the job's
-  // own positions disagree on a castling rook (positions given as FENs of different games) or
-  // the memory cannot be had.
-  PerftTable* TableFor(const std::vector<Position>& positions, uint32_t hash_mb) {
-    std::array<Square, 4> rooks = {kNoSquare, kNoSquare, kNoSquare, kNoSquare};
-    for (const Position& p : positions) {
-      for (int idx = 0; idx < 4; ++idx) {
-        if (!p.CanCastle(idx)) continue;
-        if (rooks[idx] == kNoSquare) rooks[idx] = p.CastlingRook(idx);
-        if (rooks[idx] != p.CastlingRook(idx)) return nullptr;
-      }
-    }
-    bool conflict = false;
-    for (int idx = 0; idx < 4; ++idx)
-      if (rooks[idx] != kNoSquare && table_rooks[idx] != kNoSquare &&
-          table_rooks[idx] != rooks[idx])
-        conflict = true;
-    if (!table || table_mb != hash_mb || conflict) {
-      table.reset();
-      table = MakePerftTable(int(hash_mb), std::max(1, options.threads));
-      if (!table) return nullptr;
-      table_mb = hash_mb;
-      table_rooks = {kNoSquare, kNoSquare, kNoSquare, kNoSquare};
-    }
-    for (int idx = 0; idx < 4; ++idx)
-      if (rooks[idx] != kNoSquare) table_rooks[idx] = rooks[idx];
-    return table.get();
-  }
+  // The perft hash: the process's shared one (options.shared_hash) or this worker's own.
+  std::shared_ptr<PerftHash> hash;
   std::unique_ptr<EngineCache> cache;
 
   absl::Mutex mu;
@@ -183,6 +148,7 @@ struct Worker::Impl {
       if (__builtin_cpu_supports("avx2")) req.add_cpu_flags("avx2");
       req.set_version("arbiter 0.1.0");
       req.set_threads(options.threads);
+      if (options.shared_hash) req.set_hash_group(options.hash_group);
       v1::RegisterResponse resp;
       grpc::ClientContext ctx;
       ctx.set_deadline(Deadline(5));
@@ -255,14 +221,13 @@ struct Worker::Impl {
         }
       }
     });
-    const uint32_t hash_mb = options.hash_mb > 0 ? uint32_t(options.hash_mb) : work.hash_mb();
-    PerftTable* job_table = nullptr;
+    std::shared_ptr<PerftTable> job_table;  // held until the job ends
     if (job.has_perft() && work.hash_mb() > 0 && work.depth() >= 3 && positions.ok())
-      job_table = TableFor(*positions, hash_mb);
+      job_table = hash->For(*positions, int(work.hash_mb()));
     PerftBatchOptions opts{.depth = int(work.depth()),
                            .threads = options.threads,
                            .hash_mb = 0,  // job_table or none
-                           .table = job_table,
+                           .table = job_table.get(),
                            .distinct = !work.packed_positions().empty(),
                            .stop = &stop,
                            .nodes_done = &nodes};
@@ -387,13 +352,13 @@ absl::Status Worker::Run() {
   if (w.options.hash_mb < 0 || w.options.hash_mb > (1 << 20))
     return absl::InvalidArgumentError(
         Cat("hash must be in 0..1048576 MB, got ", w.options.hash_mb));
-  if (w.options.hash_mb > 0) {
-    w.table = MakePerftTable(w.options.hash_mb, w.options.threads);
-    if (!w.table)
-      return absl::ResourceExhaustedError(
-          Cat("cannot allocate the perft hash of ", w.options.hash_mb, " MB (--hash)"));
-    w.table_mb = uint32_t(w.options.hash_mb);
-  }
+  // With --hash the table is allocated now, so that the first job does not wait for it.
+  w.hash = w.options.shared_hash
+               ? w.options.shared_hash
+               : std::make_shared<PerftHash>(w.options.hash_mb, w.options.threads);
+  if (!w.hash->ok())
+    return absl::ResourceExhaustedError(
+        Cat("cannot allocate the perft hash of ", w.options.hash_mb, " MB (--hash)"));
   if (!w.Register()) return absl::OkStatus();
   double backoff = 0.1;
   while (!w.Draining()) {

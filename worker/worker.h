@@ -22,12 +22,18 @@ class Registry;
 
 namespace arbiter::worker {
 
+class PerftHash;  // worker/perft_hash.h
+
 struct WorkerOptions {
   std::string coordinator = "127.0.0.1:50051";
   int threads = 1;
-  // Perft hash in MB, allocated once and kept across jobs; 0 = the size each job asks for.
-  // A job that asks for no hash (hash_mb 0) runs without one either way.
+  // Perft hash in MB, allocated at startup and kept across jobs; 0 = the size each job asks
+  // for. A job that asks for no hash (hash_mb 0) runs without one either way.
   int hash_mb = 0;
+  // A hash shared with the other workers of this process (arbiter local) instead of its own,
+  // and the name of that sharing for the coordinator (RegisterRequest.hash_group).
+  std::shared_ptr<PerftHash> shared_hash;
+  std::string hash_group;
   std::string name;  // default: host name
   // Engine artifacts are cached here by sha256 (empty = a folder under the temp dir).
   std::string cache_dir;

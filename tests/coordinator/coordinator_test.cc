@@ -34,9 +34,10 @@ class CoordinatorTest : public ::testing::Test {
     ASSERT_TRUE(c.ok()) << c.status();
     c_ = std::move(*c);
   }
-  std::string Register(const std::string& name) {
+  std::string Register(const std::string& name, const std::string& hash_group = "") {
     v1::RegisterRequest req;
     req.set_name(name);
+    req.set_hash_group(hash_group);
     return c_->Register(req)->worker_id();
   }
   v1::Run Submit(int depth, uint32_t jobs, bool verify = false) {
@@ -88,6 +89,17 @@ class CoordinatorTest : public ::testing::Test {
   std::filesystem::path dir_;
   std::unique_ptr<Coordinator> c_;
 };
+
+// The split merges transpositions only between workers with hash tables of their own: two
+// workers of one hash group (one process) get a split for the jobs alone (perft(6): ply 2 for
+// 64 positions a job instead of ply 3); a third with its own hash brings the merge back.
+TEST_F(CoordinatorTest, WorkersSharingAHashGetAShallowSplit) {
+  Register("a", "local-1");
+  Register("b", "local-1");
+  EXPECT_EQ(Submit(6, 4).perft().split_depth(), 2u);
+  Register("c");
+  EXPECT_EQ(Submit(6, 4).perft().split_depth(), 3u);
+}
 
 TEST_F(CoordinatorTest, ExpiredLeaseIsRequeuedAndItsResultRejected) {
   Open(/*lease_seconds=*/0.3);

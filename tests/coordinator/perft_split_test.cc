@@ -102,6 +102,17 @@ TEST(SplitPerft, AutomaticDepthLeavesThreePliesAndEnoughPositions) {
   }
 }
 
+// Workers sharing one hash: no plies are expanded for merging, only for the jobs (64 positions a
+// job: perft(8) on 2 workers wants 2,048 positions, ply 3 has 5,362).
+TEST(SplitPerft, SharedHashSplitsOnlyForTheJobs) {
+  for (bool merge : {true, false}) {
+    absl::StatusOr<PerftSplit> split =
+        SplitPerft(Position::StartPosition(), {.depth = 8, .workers = 2, .merge = merge});
+    ASSERT_TRUE(split.ok());
+    EXPECT_EQ(split->split_depth, merge ? 5 : 3);
+  }
+}
+
 TEST(SplitPerft, AutomaticDepthStopsBeforeTooManyPositions) {
   // Ply 4 has 72,078 unique positions: over a limit of 50,000 the split stays at ply 3.
   absl::StatusOr<PerftSplit> split =
