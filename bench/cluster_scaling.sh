@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Cluster scaling: start-position perft(DEPTH) in one process on 2 threads sharing one hash of
-# HASH MB, versus `arbiter local` with 2 one-thread workers of HASH/2 MB each (the same total hash
-# memory and the same number of threads), in the same run, ROUNDS times alternately; medians.
-# The cluster's time is the whole `arbiter perft --coordinator` command: submission, the
-# coordinator's split, the jobs, the result. Each round starts a fresh `arbiter local` (a worker
-# keeps its hash across runs, so a second run on the same cluster would be answered from it);
-# its workers allocate their hash at startup, as a running cluster has (the in-process run
+# HASH MB, versus `arbiter local` with 2 one-thread workers (HASH/2 MB each, which the workers of
+# one process pool into one table), in the same run, ROUNDS times alternately; medians. Also, as
+# a real cluster would run, a coordinator and 2 `arbiter worker` processes on loopback, each
+# with its own HASH/2 MB table (transpositions between workers are merged by the coordinator's
+# split instead).
+# A cluster's time is the whole `arbiter perft --coordinator` command: submission, the
+# coordinator's split, the jobs, the result. Each round starts fresh clusters (a worker keeps
+# its hash across runs, so a second run on the same cluster would be answered from it); their
+# workers allocate their hash at startup, as a running cluster has (the in-process run
 # allocates and zeroes its table inside its time).
 # Efficiency = in-process wall time / cluster wall time (1.0 = distribution costs nothing); the CPU
 # seconds of both sides are printed too (on a shared machine they are the steadier measure).
-# Usage: bench/cluster_scaling.sh [BUILD_DIR]   (env: DEPTH=8 HASH=256 ROUNDS=3)
+# Usage: bench/cluster_scaling.sh [BUILD_DIR]   (env: DEPTH=8 HASH=256 ROUNDS=3 SEPARATE=1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD="${1:-build}"
@@ -26,46 +29,77 @@ nodes_of() { sed -n 's/^Nodes searched: \([0-9]*\)$/\1/p'; }
 cpu_of() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$1/stat"; }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-pid=""
-log=$(mktemp)
-cleanup() { [[ -n "$pid" ]] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; rm -f "$log" "$log.err"; }
+pids=()
+tmp=$(mktemp -d)
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; rm -rf "$tmp"; }
 trap cleanup EXIT
+stop_all() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null || true; done; pids=(); }
+cpu_sum() { local t=0 p; for p in "${pids[@]}"; do t=$(awk -v a="$t" -v b="$(cpu_of "$p")" 'BEGIN { print a + b }'); done; echo "$t"; }
+# Waits until FILE has N lines containing TEXT.
+wait_lines() { for _ in $(seq 300); do [[ $(grep -c "$2" "$1" 2>/dev/null || true) -ge $3 ]] && return; sleep 0.1; done; }
 
-in_wall=() in_cpu=() cl_wall=() cl_cpu=() ratios=()
-n_local="" n_dist=""
+# Starts a cluster (local: `arbiter local`; separate: coordinator + 2 worker processes), runs the
+# perft on it, stops it; prints "WALL CPU NODES".
+run_cluster() {
+  local addr
+  rm -rf "$tmp"/*
+  if [[ $1 == local ]]; then
+    "$ARBITER" local --workers 2 --threads 1 --hash "$WORKER_HASH" --listen 127.0.0.1:0 \
+      >"$tmp/out" 2>"$tmp/err" &
+    pids+=($!)
+    wait_lines "$tmp/err" "registered with" 2
+    addr=$(sed -n 's/.*coordinator on \([0-9.:]*\) .*/\1/p' "$tmp/out")
+  else
+    "$ARBITER" coordinator --listen 127.0.0.1:0 --data "$tmp/data" >"$tmp/out" 2>"$tmp/err" &
+    pids+=($!)
+    wait_lines "$tmp/err" "listening on port" 1
+    addr="127.0.0.1:$(sed -n 's/.*listening on port \([0-9]*\).*/\1/p' "$tmp/err" | head -1)"
+    for i in 1 2; do
+      "$ARBITER" worker --coordinator "$addr" --threads 1 --hash "$WORKER_HASH" --name "w$i" \
+        >/dev/null 2>"$tmp/w$i.err" &
+      pids+=($!)
+    done
+    wait_lines "$tmp/err" "registered:" 2
+  fi
+  local c0 c1 t0 t1 out
+  c0=$(cpu_sum); t0=$(now)
+  out=$("$ARBITER" perft --startpos --depth "$DEPTH" --hash "$WORKER_HASH" --coordinator "$addr" 2>/dev/null)
+  t1=$(now); c1=$(cpu_sum)
+  stop_all
+  awk -v a="$t0" -v b="$t1" -v ca="$c0" -v cb="$c1" -v n="$(echo "$out" | nodes_of)" \
+    'BEGIN { printf "%.3f %.2f %s\n", b - a, cb - ca, n }'
+}
+
+modes=(local)
+[[ "${SEPARATE:-1}" == 1 ]] && modes+=(separate)
+declare -A walls cpus ratios
+in_wall=() in_cpu=()
 for round in $(seq "$ROUNDS"); do
-  # In-process.
   out_file=$(mktemp)
   TIMEFORMAT='%R %U %S'
   times_in=$({ time "$ARBITER" perft --startpos --depth "$DEPTH" --threads 2 --hash "$HASH" \
     >"$out_file" 2>/dev/null; } 2>&1)
   n_local=$(nodes_of <"$out_file"); rm -f "$out_file"
   read -r w u s <<<"$times_in"
-  in_wall+=("$w"); in_cpu+=("$(awk -v a="$u" -v b="$s" 'BEGIN { print a + b }')")
-
-  # A fresh local cluster.
-  "$ARBITER" local --workers 2 --threads 1 --hash "$WORKER_HASH" --listen 127.0.0.1:0 \
-    >"$log" 2>"$log.err" &
-  pid=$!
-  for _ in $(seq 200); do [[ $(grep -c "registered with" "$log.err" || true) -ge 2 ]] && break; sleep 0.1; done
-  addr=$(sed -n 's/.*coordinator on \([0-9.:]*\) .*/\1/p' "$log")
-  c0=$(cpu_of "$pid"); t0=$(now)
-  dist_out=$("$ARBITER" perft --startpos --depth "$DEPTH" --hash "$WORKER_HASH" --coordinator "$addr" 2>/dev/null)
-  t1=$(now); c1=$(cpu_of "$pid")
-  kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
-  n_dist=$(echo "$dist_out" | nodes_of)
-  [[ "$n_local" == "$n_dist" ]] || { echo "MISMATCH: $n_local vs $n_dist" >&2; exit 1; }
-  cw=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
-  cc=$(awk -v a="$c0" -v b="$c1" 'BEGIN { print b - a }')
-  cl_wall+=("$cw"); cl_cpu+=("$cc")
-  ratios+=("$(awk -v a="$w" -v b="$cw" 'BEGIN { print a / b }')")
-  awk -v r="$round" -v a="$w" -v b="$cw" -v ca="${in_cpu[-1]}" -v cb="$cc" 'BEGIN {
-    printf "round %d: wall in-process %.2f s, cluster %.2f s (%.3f); CPU %.2f s vs %.2f s (%.3f)\n", r, a, b, a / b, ca, cb, ca / cb }'
+  c=$(awk -v a="$u" -v b="$s" 'BEGIN { print a + b }')
+  in_wall+=("$w"); in_cpu+=("$c")
+  line="round $round: in-process ${w} s (CPU ${c} s)"
+  for m in "${modes[@]}"; do
+    read -r cw cc n <<<"$(run_cluster "$m")"
+    [[ "$n_local" == "$n" ]] || { echo "MISMATCH ($m): $n_local vs $n" >&2; exit 1; }
+    walls[$m]+="$cw "; cpus[$m]+="$cc "
+    ratios[$m]+="$(awk -v a="$w" -v b="$cw" 'BEGIN { print a / b }') "
+    line+=$(awk -v m="$m" -v b="$cw" -v cb="$cc" -v a="$w" 'BEGIN { printf "; %s %.2f s (CPU %.2f s, %.3f)", m, b, cb, a / b }')
+  done
+  echo "$line"
 done
-echo "$dist_out" | grep -E "^(Time|Speed)" || true
-mw_in=$(printf '%s\n' "${in_wall[@]}" | median); mw_cl=$(printf '%s\n' "${cl_wall[@]}" | median)
-mc_in=$(printf '%s\n' "${in_cpu[@]}" | median); mc_cl=$(printf '%s\n' "${cl_cpu[@]}" | median)
-mr=$(printf '%s\n' "${ratios[@]}" | median)
-awk -v n="$n_dist" -v a="$mw_in" -v b="$mw_cl" -v ca="$mc_in" -v cb="$mc_cl" -v r="$mr" -v k="$ROUNDS" 'BEGIN {
-  printf "perft nodes %s both ways; medians of %d rounds: wall in-process %.2f s, cluster %.2f s; CPU in-process %.2f s, cluster %.2f s\n", n, k, a, b, ca, cb
-  printf "efficiency %.3f (median wall ratio; target >= 0.9), CPU efficiency %.3f\n", r, ca / cb }'
+med() { tr ' ' '\n' | grep -v '^$' | median; }
+mw_in=$(printf '%s\n' "${in_wall[@]}" | median); mc_in=$(printf '%s\n' "${in_cpu[@]}" | median)
+echo "perft($DEPTH) nodes $n_local everywhere; medians of $ROUNDS rounds; in-process: wall $mw_in s, CPU $mc_in s"
+for m in "${modes[@]}"; do
+  what="arbiter local, 2 workers sharing one hash"
+  [[ $m == separate ]] && what="coordinator + 2 worker processes, a hash each"
+  awk -v what="$what" -v b="$(echo "${walls[$m]}" | med)" -v cb="$(echo "${cpus[$m]}" | med)" \
+    -v r="$(echo "${ratios[$m]}" | med)" -v ca="$mc_in" 'BEGIN {
+    printf "%s: wall %.2f s, CPU %.2f s; efficiency %.3f (median wall ratio; target >= 0.9), CPU efficiency %.3f\n", what, b, cb, r, ca / cb }'
+done
