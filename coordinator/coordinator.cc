@@ -360,7 +360,8 @@ absl::StatusOr<v1::Run> Coordinator::SubmitPerft(const v1::SubmitPerftRequest& r
                   .split_depth = int(request.split_depth()),
                   .workers = int(std::max<size_t>(1, ConnectedWorkers())),
                   .target_jobs = request.target_jobs(),
-                  .merge = ConnectedHashTables() > 1};
+                  // A verified run's workers count with hashes of their own.
+                  .merge = ConnectedHashTables() > 1 || request.verify()};
   const auto split_start = Clock::now();
   ASSIGN_OR_RETURN(PerftSplit split, SplitPerft(*root, so));
   std::vector<std::vector<uint32_t>> groups = PackJobs(split, TargetJobs(so));
@@ -385,6 +386,7 @@ absl::StatusOr<v1::Run> Coordinator::SubmitPerft(const v1::SubmitPerftRequest& r
     work->set_depth(p.depth() - split.split_depth);
     work->set_hash_mb(p.hash_mb());
     work->set_root_fen(root_fen);
+    work->set_independent(request.verify());
     std::string* packed = work->mutable_packed_positions();
     packed->reserve(groups[g].size() * kPackedPositionSize);
     double estimate = 0;

@@ -32,11 +32,13 @@ class PerftTable {
     if (!mem_) return;  // ok() is false
     madvise(mem_, size_, MADV_HUGEPAGE);
     char* bytes_at = reinterpret_cast<char*>(mem_);
-    const size_t parts = std::clamp<size_t>(size_t(threads), 1, size_ >> 21);
+    // Slices on 2 MB (huge page) boundaries; the last one ends at the end (a 1 MB table is
+    // one slice).
+    const size_t pages = std::max<size_t>(1, size_ >> 21);
+    const size_t parts = std::min<size_t>(size_t(std::max(1, threads)), pages);
     auto zero = [&](size_t t) {
-      // Slices on 2 MB (huge page) boundaries.
-      const size_t begin = (size_ >> 21) * t / parts << 21,
-                   end = (size_ >> 21) * (t + 1) / parts << 21;
+      const size_t begin = pages * t / parts << 21;
+      const size_t end = t + 1 == parts ? size_ : pages * (t + 1) / parts << 21;
       std::memset(bytes_at + begin, 0, end - begin);
     };
     std::vector<std::thread> pool;

@@ -115,8 +115,15 @@ struct Worker::Impl {
   std::unique_ptr<v1::WorkService::Stub> stub;
   std::string worker_id;
   double heartbeat_seconds = 3;
-  // The perft hash: the process's shared one (options.shared_hash) or this worker's own.
-  std::shared_ptr<PerftHash> hash;
+  // The perft hash: the process's shared one (options.shared_hash) or this worker's own; with a
+  // shared one, also an own one for the jobs of --verify runs (made at the first of them).
+  std::shared_ptr<PerftHash> hash, own_hash;
+
+  PerftHash& HashFor(const v1::PerftJob& work) {
+    if (!work.independent() || !options.shared_hash) return *hash;
+    if (!own_hash) own_hash = std::make_shared<PerftHash>(options.hash_mb, options.threads);
+    return *own_hash;
+  }
   std::unique_ptr<EngineCache> cache;
 
   absl::Mutex mu;
@@ -223,7 +230,7 @@ struct Worker::Impl {
     });
     std::shared_ptr<PerftTable> job_table;  // held until the job ends
     if (job.has_perft() && work.hash_mb() > 0 && work.depth() >= 3 && positions.ok())
-      job_table = hash->For(*positions, int(work.hash_mb()));
+      job_table = HashFor(work).For(*positions, int(work.hash_mb()));
     PerftBatchOptions opts{.depth = int(work.depth()),
                            .threads = options.threads,
                            .hash_mb = 0,  // job_table or none

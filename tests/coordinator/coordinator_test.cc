@@ -92,11 +92,21 @@ class CoordinatorTest : public ::testing::Test {
 
 // The split merges transpositions only between workers with hash tables of their own: two
 // workers of one hash group (one process) get a split for the jobs alone (perft(6): ply 2 for
-// 64 positions a job instead of ply 3); a third with its own hash brings the merge back.
+// 64 positions a job instead of ply 3); a --verify run or a third worker with its own hash
+// brings the merge back.
 TEST_F(CoordinatorTest, WorkersSharingAHashGetAShallowSplit) {
-  Register("a", "local-1");
+  const std::string a = Register("a", "local-1");
   Register("b", "local-1");
   EXPECT_EQ(Submit(6, 4).perft().split_depth(), 2u);
+  std::optional<v1::Job> job = Acquire(a);
+  ASSERT_TRUE(job);
+  EXPECT_FALSE(job->perft().independent());
+  // A verified run merges (its workers count with hashes of their own) and says so to them.
+  const v1::Run verified = Submit(6, 4, /*verify=*/true);
+  EXPECT_EQ(verified.perft().split_depth(), 3u);
+  for (job = Acquire(a); job && job->run_id() != verified.id();) job = Acquire(a);
+  ASSERT_TRUE(job);
+  EXPECT_TRUE(job->perft().independent());
   Register("c");
   EXPECT_EQ(Submit(6, 4).perft().split_depth(), 3u);
 }
