@@ -6,9 +6,10 @@ WORKDIR /src
 COPY scripts/install-deps.sh scripts/
 RUN scripts/install-deps.sh
 COPY . .
-# Portable by default: runs on any x86-64 node (magic bitboards, software popcount). For nodes
-# known to be Haswell or later: --build-arg ARBITER_MARCH=x86-64-v3 (PEXT, popcnt); Ice Lake /
-# Sapphire Rapids servers: ARBITER_MARCH=icelake-server (also the AVX-512 perft counter).
+# x86-64-v2 by default: any x86-64 node since 2009 (magic bitboards, hardware popcount);
+# ARBITER_MARCH=x86-64 for older ones. For nodes known to be Haswell or later:
+# --build-arg ARBITER_MARCH=x86-64-v3 (PEXT); Ice Lake / Sapphire Rapids servers:
+# ARBITER_MARCH=icelake-server (also the AVX-512 perft counter).
 ARG ARBITER_MARCH=
 RUN scripts/build.sh ${ARBITER_MARCH:+--march=$ARBITER_MARCH} build && \
     ctest --test-dir build -LE slow --output-on-failure -j2

@@ -3,7 +3,8 @@
 load("@rules_cc//cc:defs.bzl", "cc_library", "cc_test")
 
 # What CMakeLists.txt adds to every target of ours (generated protobuf code gets none).
-ARBITER_COPTS = ["-Wall", "-Wextra", "-Werror"]
+# x86-64-v2 (hardware popcount) as the CMake build's default level.
+ARBITER_COPTS = ["-Wall", "-Wextra", "-Werror", "-march=x86-64-v2"]
 
 def arbiter_library(name, srcs, deps, copts = [], **kwargs):
     """A folder's library, like `add_library(arbiter_<folder> ...)` in its CMakeLists.txt.

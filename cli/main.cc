@@ -1,8 +1,47 @@
 // The single `arbiter` binary: subcommands are registered from their own files.
+#include <cstdio>
+#include <cstdlib>
+
 #include "CLI/CLI.hpp"
 #include "cli/commands.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
+
+namespace {
+
+// The binary is built for a CPU level (x86-64-v2 by default: hardware popcount; --native or
+// --march=LEVEL for more). On a CPU below it, say so before anything runs an instruction it
+// lacks (this runs before the other static initializers) instead of dying with SIGILL.
+__attribute__((constructor(101))) void CheckCpuLevel() {
+  __builtin_cpu_init();
+  const char* missing = nullptr;
+#ifdef __POPCNT__
+  if (!__builtin_cpu_supports("popcnt")) missing = "POPCNT";
+#endif
+#ifdef __SSE4_2__
+  if (!__builtin_cpu_supports("sse4.2")) missing = "SSE4.2";
+#endif
+#ifdef __AVX2__
+  if (!__builtin_cpu_supports("avx2")) missing = "AVX2";
+#endif
+#ifdef __BMI2__
+  if (!__builtin_cpu_supports("bmi2")) missing = "BMI2";
+#endif
+#ifdef __AVX512F__
+  if (!__builtin_cpu_supports("avx512f")) missing = "AVX-512F";
+#endif
+#ifdef __AVX512VPOPCNTDQ__
+  if (!__builtin_cpu_supports("avx512vpopcntdq")) missing = "AVX-512 VPOPCNTDQ";
+#endif
+  if (!missing) return;
+  std::fprintf(stderr,
+               "error: this arbiter was built for a CPU level with %s, which this CPU lacks; "
+               "build one for it with scripts/build.sh --march=x86-64 (or --native)\n",
+               missing);
+  std::_Exit(2);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   // Logs go to stderr: stdout carries results (and the listening ports of the servers).

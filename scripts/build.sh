@@ -2,7 +2,8 @@
 # Configures and builds arbiter (Release).
 # Usage: scripts/build.sh [--native | --march=LEVEL] [--debug] [BUILD_DIR]
 #   --native        tune for this CPU (-march=native; PEXT sliders on BMI2, the AVX-512 perft
-#                   counter where the CPU has it). Default: portable x86-64 (magic bitboards).
+#                   counter where the CPU has it). Default: x86-64-v2 (hardware popcount, magic
+#                   bitboards; --march=x86-64 for CPUs older than 2009).
 #   --march=LEVEL   a named level for a cluster image, e.g. x86-64-v3 (PEXT) or icelake-server
 #                   (PEXT + AVX-512 counter); the binary then runs only on such CPUs.
 set -euo pipefail

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The test command: installs dependencies (apt), builds the portable Release build, runs the
+# The test command: installs dependencies (apt), builds the default Release build, runs the
 # default test set (everything but the "slow" label). Deep checks: ctest --test-dir build -L slow
 set -euo pipefail
 cd "$(dirname "$0")/.."
