@@ -179,11 +179,11 @@ grpc::Status Follow(v1::RunService::Stub& stub, uint64_t run_id, v1::Run& last,
 
 // While alive, SIGINT or SIGTERM cancels the run this client submitted (CancelRun) and the
 // follower goes on until the coordinator reports it cancelled; a second signal exits at once,
-// leaving the run as it is. The signals must be blocked before any thread (gRPC's included) is
-// started: construct it first.
+// leaving the run as it is. The signals must be blocked (BlockTerminationSignals) before any
+// thread, gRPC's included, is started.
 class InterruptCanceller {
  public:
-  InterruptCanceller() { BlockTerminationSignals(); }
+  InterruptCanceller() = default;
   ~InterruptCanceller() {
     done_ = true;
     if (thread_.joinable()) thread_.join();
@@ -270,8 +270,9 @@ int WaitForTerminationSignal() {
 
 int RunRemotePerft(const std::string& coordinator, const v1::SubmitPerftRequest& request,
                    bool json) {
-  InterruptCanceller canceller;
+  BlockTerminationSignals();  // before gRPC starts its threads
   auto stub = Connect(coordinator);
+  InterruptCanceller canceller;  // destroyed (its thread joined) before the stub
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(10));
   v1::SubmitRunResponse submitted;
@@ -308,8 +309,9 @@ absl::StatusOr<v1::Run> SubmitAndFollow(
     const std::string& coordinator, const Request& request, bool quiet,
     grpc::Status (v1::RunService::Stub::*submit)(grpc::ClientContext*, const Request&,
                                                  v1::SubmitRunResponse*)) {
-  InterruptCanceller canceller;
+  BlockTerminationSignals();  // before gRPC starts its threads
   auto stub = Connect(coordinator);
+  InterruptCanceller canceller;  // destroyed (its thread joined) before the stub
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(2));
   v1::SubmitRunResponse submitted;
