@@ -360,8 +360,9 @@ absl::StatusOr<v1::Run> Coordinator::SubmitPerft(const v1::SubmitPerftRequest& r
                   .split_depth = int(request.split_depth()),
                   .workers = int(std::max<size_t>(1, ConnectedWorkers())),
                   .target_jobs = request.target_jobs(),
-                  // A verified run's workers count with hashes of their own.
-                  .merge = ConnectedHashTables() > 1 || request.verify()};
+                  // Merge unless every worker hashes into one table; with no worker connected
+                  // yet nobody knows (merge); a verified run's workers hash on their own.
+                  .merge = ConnectedHashTables() != 1 || request.verify()};
   const auto split_start = Clock::now();
   ASSIGN_OR_RETURN(PerftSplit split, SplitPerft(*root, so));
   std::vector<std::vector<uint32_t>> groups = PackJobs(split, TargetJobs(so));
