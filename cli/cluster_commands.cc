@@ -14,12 +14,12 @@
 #include "cli/commands.h"
 #include "cli/json.h"
 #include "coordinator/server.h"
+#include "engine/perft_hash.h"
 #include "grpcpp/grpcpp.h"
 #include "net/metrics.h"
 #include "net/server.h"
 #include "proto/arbiter/v1/cluster.grpc.pb.h"
 #include "spdlog/spdlog.h"
-#include "worker/perft_hash.h"
 #include "worker/worker.h"
 
 namespace arbiter::cli {
@@ -161,7 +161,7 @@ int RunLocal(const CoordinatorFlags& cf, int workers, int threads, int hash_mb) 
   const std::string address = absl::StrFormat("127.0.0.1:%d", (*server)->port());
   // The workers share one perft hash of their combined size, as the threads of one process do
   // (a position one of them counted is found by the others).
-  auto hash = std::make_shared<worker::PerftHash>(hash_mb * workers, threads * workers, workers);
+  auto hash = std::make_shared<PerftHash>(hash_mb * workers, threads * workers, workers);
   if (!hash->ok()) {
     std::cerr << "error: cannot allocate the perft hash of " << hash_mb * workers << " MB\n";
     return 2;

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "absl/strings/str_format.h"
 #include "cli/cluster_client.h"
@@ -11,6 +12,7 @@
 #include "engine/epd.h"
 #include "engine/notation.h"
 #include "engine/perft.h"
+#include "engine/perft_hash.h"
 #include "proto/arbiter/v1/perft.pb.h"
 
 namespace arbiter::cli {
@@ -100,6 +102,9 @@ int RunSuite(const PerftFlags& f) {
   }
   v1::PerftSuiteResult summary;
   double seconds = 0;
+  // One table for the whole suite (cleared when a position's castling rooks differ from the
+  // entries', as between Chess960 positions), not one allocated per position and depth.
+  PerftHash hash(0, f.threads > 0 ? f.threads : int(std::thread::hardware_concurrency()));
   std::string line;
   int line_number = 0;
   while (std::getline(in, line)) {
@@ -123,8 +128,20 @@ int RunSuite(const PerftFlags& f) {
     int checked = 0, first_checked = 0;
     for (auto [depth, expected] : parsed->expected) {
       if (depth > f.max_depth || (f.max_nodes && expected > f.max_nodes)) continue;
-      PerftOptions opts{.depth = depth, .threads = f.threads, .hash_mb = f.hash_mb};
+      std::shared_ptr<PerftTable> table;  // the suite's, kept across positions and depths
+      if (f.hash_mb > 0 && depth >= 3) {
+        table = hash.For({*pos}, f.hash_mb);
+        if (!table) {
+          std::cerr << "error: cannot allocate a perft hash of " << f.hash_mb << " MB\n";
+          return 1;
+        }
+      }
+      PerftOptions opts{.depth = depth, .threads = f.threads, .table = table.get()};
       absl::StatusOr<PerftResult> r = Perft(*pos, opts);
+      if (!r.ok()) {
+        std::cerr << "error: line " << line_number << ": " << r.status().message() << "\n";
+        return 1;
+      }
       seconds += r->seconds;
       summary.set_nodes(summary.nodes() + r->nodes);
       checked = std::max(checked, depth);

@@ -31,6 +31,13 @@ class PerftTable {
     mem_ = static_cast<Bucket*>(std::aligned_alloc(2 << 20, std::max<size_t>(size_, 2 << 20)));
     if (!mem_) return;  // ok() is false
     madvise(mem_, size_, MADV_HUGEPAGE);
+    Clear(threads);
+  }
+  ~PerftTable() { std::free(mem_); }
+  bool ok() const { return mem_ != nullptr; }
+
+  // Zeroes every entry on `threads` threads.
+  void Clear(int threads) {
     char* bytes_at = reinterpret_cast<char*>(mem_);
     // Slices on 2 MB (huge page) boundaries; the last one ends at the end (a 1 MB table is
     // one slice).
@@ -46,8 +53,6 @@ class PerftTable {
     zero(0);
     for (std::thread& th : pool) th.join();
   }
-  ~PerftTable() { std::free(mem_); }
-  bool ok() const { return mem_ != nullptr; }
   PerftTable(const PerftTable&) = delete;
   PerftTable& operator=(const PerftTable&) = delete;
 
@@ -316,10 +321,12 @@ absl::StatusOr<PerftResult> Perft(const Position& root, const PerftOptions& opts
   const auto start = std::chrono::steady_clock::now();
   PerftResult result;
   result.threads = threads;
-  std::unique_ptr<PerftTable> table;
-  if (opts.hash_mb > 0 && opts.depth >= 3) {
-    table = std::make_unique<PerftTable>(opts.hash_mb, threads);
-    if (!table->ok()) return HashError(opts.hash_mb);
+  std::unique_ptr<PerftTable> own;
+  PerftTable* table = opts.depth >= 3 ? opts.table : nullptr;
+  if (!opts.table && opts.hash_mb > 0 && opts.depth >= 3) {
+    own = std::make_unique<PerftTable>(opts.hash_mb, threads);
+    if (!own->ok()) return HashError(opts.hash_mb);
+    table = own.get();
   }
 
   Position pos = root;
@@ -342,7 +349,7 @@ absl::StatusOr<PerftResult> Perft(const Position& root, const PerftOptions& opts
     std::atomic<size_t> next{0};
     auto worker = [&] {
       for (size_t t; (t = next.fetch_add(1, std::memory_order_relaxed)) < tasks.size();)
-        task_nodes[t] = CountSubtree(tasks[t].pos, tasks[t].depth, table.get());
+        task_nodes[t] = CountSubtree(tasks[t].pos, tasks[t].depth, table);
     };
     if (threads <= 1 || tasks.size() <= 1) {
       worker();
@@ -364,6 +371,8 @@ uint64_t PerftCount(const Position& pos, int depth) {
   Position p = pos;
   return CountSubtree(p, depth, nullptr);
 }
+
+void ClearPerftTable(PerftTable& table, int threads) { table.Clear(threads); }
 
 std::shared_ptr<PerftTable> MakePerftTable(int hash_mb, int threads) {
   auto table = std::make_shared<PerftTable>(size_t(std::max(1, hash_mb)), threads);

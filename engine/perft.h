@@ -14,11 +14,15 @@
 
 namespace arbiter {
 
+class PerftTable;
+
 struct PerftOptions {
   int depth = 1;
   int threads = 1;      // 0 = all hardware threads
   int hash_mb = 0;      // 0 = no hash table
   bool divide = false;  // also count per root move
+  // Use this table (kept across counts, engine/perft_hash.h) instead of allocating hash_mb.
+  PerftTable* table = nullptr;
 };
 
 struct PerftDivide {
@@ -43,8 +47,9 @@ absl::StatusOr<PerftResult> Perft(const Position& pos, const PerftOptions& opts)
 // (128-bit key and depth) is valid for any root of standard chess; in Chess960 the key does not
 // say which rook a castling right belongs to, so a table must not be shared between roots whose
 // castling rooks differ. Zeroed on `threads` threads; null if the memory cannot be had.
-class PerftTable;
 std::shared_ptr<PerftTable> MakePerftTable(int hash_mb, int threads = 1);
+// Zeroes every entry (on `threads` threads).
+void ClearPerftTable(PerftTable& table, int threads = 1);
 
 struct PerftBatchOptions {
   int depth = 1;

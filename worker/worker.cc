@@ -9,6 +9,7 @@
 #include "base/strings.h"
 #include "engine/packed_position.h"
 #include "engine/perft.h"
+#include "engine/perft_hash.h"
 #include "engine/position.h"
 #include "grpcpp/grpcpp.h"
 #include "net/metrics.h"
@@ -20,7 +21,6 @@
 #include "spdlog/spdlog.h"
 #include "worker/engine_cache.h"
 #include "worker/match_job.h"
-#include "worker/perft_hash.h"
 
 namespace arbiter::worker {
 namespace {

@@ -20,9 +20,11 @@ namespace prometheus {
 class Registry;
 }
 
-namespace arbiter::worker {
+namespace arbiter {
+class PerftHash;  // engine/perft_hash.h
+}  // namespace arbiter
 
-class PerftHash;  // worker/perft_hash.h
+namespace arbiter::worker {
 
 struct WorkerOptions {
   std::string coordinator = "127.0.0.1:50051";

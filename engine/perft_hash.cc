@@ -1,8 +1,8 @@
-#include "worker/perft_hash.h"
+#include "engine/perft_hash.h"
 
 #include <algorithm>
 
-namespace arbiter::worker {
+namespace arbiter {
 
 PerftHash::PerftHash(int fixed_mb, int threads, int job_scale)
     : fixed_mb_(std::max(0, fixed_mb)),
@@ -35,7 +35,10 @@ std::shared_ptr<PerftTable> PerftHash::For(const std::vector<Position>& position
   for (int idx = 0; idx < 4; ++idx)
     if (rooks[idx] != kNoSquare && rooks_[idx] != kNoSquare && rooks_[idx] != rooks[idx])
       conflict = true;
-  if (!table_ || table_mb_ != mb || conflict) {
+  if (table_ && table_mb_ == mb && conflict && table_.use_count() == 1) {
+    ClearPerftTable(*table_, threads_);  // nobody else counts with it: reuse its memory
+    rooks_ = {kNoSquare, kNoSquare, kNoSquare, kNoSquare};
+  } else if (!table_ || table_mb_ != mb || conflict) {
     table_.reset();  // a job still counting with the old table keeps it alive
     table_ = MakePerftTable(mb, threads_);
     if (!table_) return nullptr;
@@ -47,4 +50,4 @@ std::shared_ptr<PerftTable> PerftHash::For(const std::vector<Position>& position
   return table_;
 }
 
-}  // namespace arbiter::worker
+}  // namespace arbiter

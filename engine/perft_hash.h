@@ -1,9 +1,9 @@
-// The perft hash of a worker, or of all the workers of one process (`arbiter local`): a table
-// kept across jobs and runs (its entries are exact positions), made again only when its size
-// must change or when a job's positions give a castling right to another rook than the kept
-// entries did (a Chess960 key does not name the rook; see engine/perft.h). Shared by the workers
-// of one process, it is what the threads of one `arbiter perft` share: a position one worker
-// counted is found by the others.
+// A perft hash kept across counts: a worker's (or all the workers' of one `arbiter local`) across
+// jobs and runs, a suite's across its positions. Its entries are exact positions; it is made
+// again only when its size must change, and cleared when a count's positions give a castling
+// right to another rook than the kept entries did (a Chess960 key does not name the rook; see
+// engine/perft.h). Shared by the workers of one process, it is what the threads of one
+// `arbiter perft` share: a position one worker counted is found by the others.
 //
 //   auto hash = std::make_shared<PerftHash>(256, 2);   // 256 MB now, zeroed on 2 threads
 //   std::shared_ptr<PerftTable> t = hash->For(positions, 0);  // held for the job's duration
@@ -18,7 +18,7 @@
 #include "engine/perft.h"
 #include "engine/position.h"
 
-namespace arbiter::worker {
+namespace arbiter {
 
 class PerftHash {
  public:
@@ -43,4 +43,4 @@ class PerftHash {
   std::array<Square, 4> rooks_ ABSL_GUARDED_BY(mu_) = {kNoSquare, kNoSquare, kNoSquare, kNoSquare};
 };
 
-}  // namespace arbiter::worker
+}  // namespace arbiter
