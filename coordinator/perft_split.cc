@@ -100,15 +100,16 @@ struct UniqueChild {
 // stay in the processor's cache while the shard is merged.
 constexpr size_t kChildrenPerShard = 16'384;
 
-// Parents expanded before their children are merged: bounds the first pass's buffers (~40 bytes
-// a child, about 32 children a parent).
-constexpr size_t kChildrenPerParent = 32;
-constexpr size_t kParentsPerChunk = 4'000'000 / kChildrenPerParent;
+// Children generated before they are merged: bounds the first pass's buffers (~40 bytes each).
+// A chunk is a run of parents whose children, at the level's mean (from a sample of up to 1,024
+// parents), come to this many.
+constexpr size_t kChildrenPerChunk = 4'000'000;
+constexpr size_t kSampledParents = 1'024;
 
 // One ply deeper, merging equal positions. Gives up (returns false) as soon as the next ply has
-// more than `limit` unique positions. The level is taken in chunks of kParentsPerChunk parents,
-// each in two passes on `threads` threads: each thread unpacks the parents of a slice of the
-// chunk and generates their children into one buffer per shard (by hash of the packed
+// more than `limit` unique positions. The level is taken in chunks of about kChildrenPerChunk
+// children, each in two passes on `threads` threads: each thread unpacks the parents of a slice
+// of the chunk and generates their children into one buffer per shard (by hash of the packed
 // position); then the threads take shards one at a time and merge each into that shard's hash
 // map (a child and all its transpositions are in the same shard; a shard's map stays in the
 // processor's cache). Shards are concatenated in order and read in chunk and thread order, so
@@ -117,8 +118,16 @@ bool ExpandLevel(const std::vector<SplitPosition>& level, const Position& root, 
                  int threads, std::vector<SplitPosition>& next, uint64_t& with_duplicates) {
   next.clear();
   with_duplicates = 0;
+  if (level.empty()) return true;
   const int parts = std::max(1, threads);
-  const size_t chunk_children = std::min(level.size(), kParentsPerChunk) * kChildrenPerParent;
+  size_t sampled = 0, sampled_children = 0;
+  for (size_t i = 0; i < level.size(); i += std::max<size_t>(1, level.size() / kSampledParents)) {
+    sampled_children += size_t(CountLegal(Unpack(level[i].packed, root)));
+    ++sampled;
+  }
+  const size_t per_parent = std::max<size_t>(1, (sampled_children + sampled - 1) / sampled);
+  const size_t parents_per_chunk = std::max<size_t>(1, kChildrenPerChunk / per_parent);
+  const size_t chunk_children = std::min(level.size(), parents_per_chunk) * per_parent;
   const size_t shards = std::clamp<size_t>(chunk_children / kChildrenPerShard, 1, 4096);
   const size_t per_buffer = chunk_children / (size_t(parts) * shards) * 5 / 4 + 16;
   std::vector<absl::flat_hash_map<PackedPosition, uint32_t, PackedHash, PackedEq>> index(shards);
@@ -127,8 +136,8 @@ bool ExpandLevel(const std::vector<SplitPosition>& level, const Position& root, 
       parts, std::vector<std::vector<ChildRecord>>(shards));
   std::atomic<size_t> unique{0};
   std::atomic<bool> over{false};
-  for (size_t first = 0; first < level.size() && !over; first += kParentsPerChunk) {
-    const size_t last = std::min(level.size(), first + kParentsPerChunk);
+  for (size_t first = 0; first < level.size() && !over; first += parents_per_chunk) {
+    const size_t last = std::min(level.size(), first + parents_per_chunk);
     std::vector<uint64_t> with_dup(parts, 0);
     ParallelFor(last - first, parts, [&](size_t begin, size_t end, int t) {
       for (auto& buffer : buffers[t]) buffer.reserve(per_buffer);

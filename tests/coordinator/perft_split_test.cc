@@ -66,7 +66,9 @@ INSTANTIATE_TEST_SUITE_P(
         Case{kKiwipete, 4, 2, 4085603},
         // En passant and promotions (position 3 and 4 of the CPW list).
         Case{"8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1", 5, 3, 674624},
-        Case{"r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1", 4, 2, 422333}));
+        Case{"r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1", 4, 2, 422333},
+        // 218 moves at the root (the most known): levels whose parents have ~200 children.
+        Case{"R6R/3Q4/1Q4Q1/4Q3/2Q4Q/Q4Q2/pp1Q4/kBNN1KB1 w - - 0 1", 5, 3, 13853661}));
 
 TEST(SplitPerft, MergesTranspositionsByExactPosition) {
   absl::StatusOr<PerftSplit> split = SplitPerft(
