@@ -16,7 +16,7 @@ PerftHash::PerftHash(int fixed_mb, int threads, int job_scale)
 }
 
 bool PerftHash::ok() const {
-  absl::MutexLock lock(const_cast<absl::Mutex*>(&mu_));
+  absl::MutexLock lock(&mu_);
   return fixed_mb_ == 0 || table_ != nullptr;
 }
 

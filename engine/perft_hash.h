@@ -36,7 +36,7 @@ class PerftHash {
 
  private:
   const int fixed_mb_, threads_, job_scale_;
-  absl::Mutex mu_;
+  mutable absl::Mutex mu_;
   std::shared_ptr<PerftTable> table_ ABSL_GUARDED_BY(mu_);
   int table_mb_ ABSL_GUARDED_BY(mu_) = 0;
   // The rook of each castling right among the positions counted into table_ (kNoSquare: none).
