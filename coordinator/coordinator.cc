@@ -22,6 +22,10 @@
 namespace arbiter::coordinator {
 namespace {
 
+// Perft runs get lanes only with up to this many workers (hash tables): finding a worker's lane
+// in the queue costs up to the queue's length, ~16 jobs a worker.
+constexpr size_t kMaxLanes = 64;
+
 double UnixNow() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -356,13 +360,14 @@ absl::StatusOr<v1::Run> Coordinator::SubmitPerft(const v1::SubmitPerftRequest& r
     return absl::InvalidArgumentError(
         Cat("target_jobs must be at most 1000000, got ", request.target_jobs()));
   RETURN_IF_ERROR(CheckAcceptingRuns());
+  const size_t hash_tables = ConnectedHashTables();
   SplitOptions so{.depth = int(p.depth()),
                   .split_depth = int(request.split_depth()),
                   .workers = int(std::max<size_t>(1, ConnectedWorkers())),
                   .target_jobs = request.target_jobs(),
                   // Merge unless every worker hashes into one table; with no worker connected
                   // yet nobody knows (merge); a verified run's workers hash on their own.
-                  .merge = ConnectedHashTables() != 1 || request.verify()};
+                  .merge = hash_tables != 1 || request.verify()};
   const auto split_start = Clock::now();
   ASSIGN_OR_RETURN(PerftSplit split, SplitPerft(*root, so));
   std::vector<std::vector<uint32_t>> groups = PackJobs(split, TargetJobs(so));
@@ -415,11 +420,17 @@ absl::StatusOr<v1::Run> Coordinator::SubmitPerft(const v1::SubmitPerftRequest& r
   for (size_t t = 1; t < threads; ++t) builders.emplace_back(builder);
   builder();
   for (std::thread& t : builders) t.join();
+  // Workers with hashes of their own get lanes: contiguous ranges of the jobs, one per worker,
+  // so that each worker's hash sees one region of the tree. Up to kMaxLanes workers: each has a
+  // large share of the tree then, and the queue scans stay short.
+  const size_t lanes = so.merge && !request.verify() && hash_tables <= kMaxLanes ? hash_tables : 0;
+  if (lanes >= 2) run->lane_workers.assign(lanes, "");
   std::vector<std::unique_ptr<Job>> jobs;
   for (size_t i = 0; i < stored_jobs.size(); ++i) {
     auto job = std::make_unique<Job>();
     job->spec = std::move(specs[i]);
     job->want = request.verify() ? 2 : 1;
+    if (lanes >= 2) job->lane = uint32_t(i * lanes / stored_jobs.size());
     jobs.push_back(std::move(job));
   }
   const std::string spec = run->perft.SerializeAsString();
@@ -733,21 +744,62 @@ bool Coordinator::JobHeldBy(const Job& job, const std::string& worker_id) const 
 }
 
 Coordinator::Job* Coordinator::TakeJobLocked(const std::string& worker_id) {
+  // Jobs in queue order, except that a job with a lane goes to its lane's worker; a worker whose
+  // lane is empty (or that has none) takes the last queued job of the run's other lanes, from
+  // the far end of another worker's range.
+  uint64_t steal_job = 0, steal_run = 0;  // that job (0: none yet)
+  uint64_t lane_run = 0;                  // the run whose lane `mine` is
+  uint32_t mine = kNoLane;
   for (auto it = ready_.begin(); it != ready_.end();) {
     auto j = jobs_.find(*it);
     if (j == jobs_.end() || j->second->done || j->second->cancelled || j->second->failed) {
       it = ready_.erase(it);
       continue;
     }
+    Job& job = *j->second;
     // A verified job goes to different workers.
-    if (j->second->want > 1 && JobHeldBy(*j->second, worker_id)) {
+    if (job.want > 1 && JobHeldBy(job, worker_id)) {
       ++it;
       continue;
     }
+    if (job.lane != kNoLane) {
+      if (steal_job && steal_run != job.run_id) break;  // past the end of the lanes' run
+      if (lane_run != job.run_id) {
+        lane_run = job.run_id;
+        auto r = runs_.find(job.run_id);
+        mine = r == runs_.end() ? kNoLane : LaneOfLocked(*r->second, worker_id);
+      }
+      if (mine != job.lane) {
+        steal_job = job.id;
+        steal_run = job.run_id;
+        ++it;
+        continue;
+      }
+    } else if (steal_job) {
+      break;  // the lanes' run comes first
+    }
     ready_.erase(it);
-    return j->second.get();
+    return &job;
   }
-  return nullptr;
+  if (!steal_job) return nullptr;
+  auto last = std::find(ready_.rbegin(), ready_.rend(), steal_job);
+  ready_.erase(std::next(last).base());
+  return jobs_[steal_job].get();
+}
+
+uint32_t Coordinator::LaneOfLocked(Run& run, const std::string& worker_id) {
+  std::vector<std::string>& lanes = run.lane_workers;
+  for (size_t l = 0; l < lanes.size(); ++l)
+    if (lanes[l] == worker_id) return uint32_t(l);
+  const auto now = Clock::now();
+  for (size_t l = 0; l < lanes.size(); ++l) {
+    auto w = workers_.find(lanes[l]);
+    if (lanes[l].empty() || w == workers_.end() || !SeenRecently(w->second, now)) {
+      lanes[l] = worker_id;
+      return uint32_t(l);
+    }
+  }
+  return kNoLane;
 }
 
 v1::AcquireJobResponse Coordinator::LeaseLocked(Job& job, const std::string& worker_id) {

@@ -133,7 +133,12 @@ class Coordinator {
     std::vector<uint64_t> past_leases;
     int pending = 0;  // completions being committed
     bool done = false, cancelled = false, failed = false;
+    // Perft runs on workers with hashes of their own: the worker lane the job belongs to (a
+    // contiguous range of the split's order per worker, so that each worker's hash sees one
+    // region of the tree); kNoLane: any worker, in queue order.
+    uint32_t lane = kNoLane;
   };
+  static constexpr uint32_t kNoLane = UINT32_MAX;
   struct Run {
     uint64_t id = 0;
     v1::RunKind kind = v1::RUN_KIND_PERFT;
@@ -155,7 +160,8 @@ class Coordinator {
     uint64_t jobs_done = 0, jobs_leased = 0, jobs_cancelled = 0;
     std::vector<v1::Disagreement> disagreements;
     uint64_t version = 1;
-    std::unique_ptr<v1::Run> final;  // set once finished
+    std::unique_ptr<v1::Run> final;         // set once finished
+    std::vector<std::string> lane_workers;  // the worker of each lane ("" = not claimed yet)
   };
   struct Worker {
     std::string name;
@@ -192,6 +198,9 @@ class Coordinator {
                        std::vector<RunUpdate>& updates) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   v1::Run BuildRunLocked(const Run& run) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   Job* TakeJobLocked(const std::string& worker_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The lane of `run` that `worker_id` works on, claiming a free one (or one whose worker is gone)
+  // if it has none; kNoLane when every lane has a live worker.
+  uint32_t LaneOfLocked(Run& run, const std::string& worker_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   v1::AcquireJobResponse LeaseLocked(Job& job, const std::string& worker_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RemoveLeaseLocked(Job& job, size_t index) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

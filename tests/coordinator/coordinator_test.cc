@@ -112,6 +112,34 @@ TEST_F(CoordinatorTest, WorkersSharingAHashGetAShallowSplit) {
   EXPECT_EQ(Submit(6, 4).perft().split_depth(), 3u);
 }
 
+// Workers with hashes of their own work on contiguous ranges of the split's order (lanes), so
+// that each one's hash sees one region of the tree: of 8 jobs, the first worker to ask gets the
+// first 4 in order, the second the next 4; a worker whose lane is empty takes the last job of
+// the other lane (the far end of the other worker's range). Every job is handed out once.
+TEST_F(CoordinatorTest, WorkersWithOwnHashesWorkOnContiguousLanes) {
+  const std::string a = Register("a"), b = Register("b");
+  const v1::Run run = Submit(6, 8);
+  ASSERT_EQ(run.jobs().total(), 8u);
+  std::optional<v1::Job> first = Acquire(a);
+  ASSERT_TRUE(first);
+  const uint64_t base = first->job_id();
+  std::vector<uint64_t> got_a = {0}, got_b;
+  for (int i = 0; i < 3; ++i) {
+    std::optional<v1::Job> jb = Acquire(b);
+    ASSERT_TRUE(jb);
+    got_b.push_back(jb->job_id() - base);
+    std::optional<v1::Job> ja = Acquire(a);
+    ASSERT_TRUE(ja);
+    got_a.push_back(ja->job_id() - base);
+  }
+  std::optional<v1::Job> stolen = Acquire(a);  // a's lane is empty: the end of b's
+  ASSERT_TRUE(stolen);
+  got_a.push_back(stolen->job_id() - base);
+  EXPECT_EQ(got_a, std::vector<uint64_t>({0, 1, 2, 3, 7}));
+  EXPECT_EQ(got_b, std::vector<uint64_t>({4, 5, 6}));
+  EXPECT_FALSE(Acquire(b)) << "every job handed out once";
+}
+
 TEST_F(CoordinatorTest, ExpiredLeaseIsRequeuedAndItsResultRejected) {
   Open(/*lease_seconds=*/0.3);
   std::string w = Register("w");
