@@ -102,8 +102,7 @@ int RunSuite(const PerftFlags& f) {
   }
   v1::PerftSuiteResult summary;
   double seconds = 0;
-  // One table for the whole suite (cleared when a position's castling rooks differ from the
-  // entries', as between Chess960 positions), not one allocated per position and depth.
+  // One table for the whole suite, not one allocated per position and depth.
   PerftHash hash(0, f.threads > 0 ? f.threads : int(std::thread::hardware_concurrency()));
   std::string line;
   int line_number = 0;
@@ -130,7 +129,7 @@ int RunSuite(const PerftFlags& f) {
       if (depth > f.max_depth || (f.max_nodes && expected > f.max_nodes)) continue;
       std::shared_ptr<PerftTable> table;  // the suite's, kept across positions and depths
       if (f.hash_mb > 0 && depth >= 3) {
-        table = hash.For({*pos}, f.hash_mb);
+        table = hash.For(f.hash_mb);
         if (!table) {
           std::cerr << "error: cannot allocate a perft hash of " << f.hash_mb << " MB\n";
           return 1;

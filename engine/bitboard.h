@@ -143,10 +143,10 @@ inline __m512i SliderRays(Bitboard diagonal, Bitboard straight, Bitboard empty) 
   const __m512i rot4 = _mm512_set_epi64(28, 36, 28, 36, 60, 4, 32, 32);
   constexpr Bitboard kNotA = ~0x0101010101010101ULL, kNotH = ~0x8080808080808080ULL;
   constexpr Bitboard kNot1 = ~0xFFULL, kNot8 = ~(0xFFULL << 56);
-  const __m512i reach = _mm512_set_epi64(kNotH & kNot8, kNotA & kNot8, kNotH & kNot1,
-                                         kNotA & kNot1, kNotH, kNotA, kNot8, kNot1);
-  __m512i gen = _mm512_mask_blend_epi64(0xF0, _mm512_set1_epi64(straight),
-                                        _mm512_set1_epi64(diagonal));
+  const __m512i reach = _mm512_set_epi64(kNotH & kNot8, kNotA & kNot8, kNotH & kNot1, kNotA & kNot1,
+                                         kNotH, kNotA, kNot8, kNot1);
+  __m512i gen =
+      _mm512_mask_blend_epi64(0xF0, _mm512_set1_epi64(straight), _mm512_set1_epi64(diagonal));
   __m512i pro = _mm512_and_si512(_mm512_set1_epi64(empty), reach);
   // gen |= pro & rot(gen): ternary logic 0xF8 is a | (b & c).
   gen = _mm512_ternarylogic_epi64(gen, pro, _mm512_rolv_epi64(gen, rot), 0xF8);
@@ -173,12 +173,12 @@ inline __m512i KnightJumps(Bitboard knights) {
 // direction never overlap (each stops at the first occupied square), so a popcount per lane
 // sums the moves piece by piece, as a lookup per slider would.
 // Knights' jumps to distinct squares in one direction are distinct moves too.
-inline int PieceMoveCount(Bitboard knights, Bitboard diagonal, Bitboard straight,
-                          Bitboard empty, Bitboard target) {
+inline int PieceMoveCount(Bitboard knights, Bitboard diagonal, Bitboard straight, Bitboard empty,
+                          Bitboard target) {
   const __m512i t = _mm512_set1_epi64(target);
-  const __m512i counts =
-      _mm512_add_epi64(_mm512_popcnt_epi64(_mm512_and_si512(KnightJumps(knights), t)),
-                       _mm512_popcnt_epi64(_mm512_and_si512(SliderRays(diagonal, straight, empty), t)));
+  const __m512i counts = _mm512_add_epi64(
+      _mm512_popcnt_epi64(_mm512_and_si512(KnightJumps(knights), t)),
+      _mm512_popcnt_epi64(_mm512_and_si512(SliderRays(diagonal, straight, empty), t)));
   // Each lane's count is below 256: narrow the lanes to bytes and sum them with one SAD.
   const __m128i bytes = _mm512_cvtepi64_epi8(counts);
   return int(_mm_cvtsi128_si64(_mm_sad_epu8(bytes, _mm_setzero_si128())));

@@ -372,8 +372,6 @@ uint64_t PerftCount(const Position& pos, int depth) {
   return CountSubtree(p, depth, nullptr);
 }
 
-void ClearPerftTable(PerftTable& table, int threads) { table.Clear(threads); }
-
 std::shared_ptr<PerftTable> MakePerftTable(int hash_mb, int threads) {
   auto table = std::make_shared<PerftTable>(size_t(std::max(1, hash_mb)), threads);
   return table->ok() ? table : nullptr;

@@ -43,13 +43,10 @@ inline constexpr int kMaxPerftDepth = 20;
 // Counts leaves at opts.depth (>= 1; perft(0) is 1 by definition and also accepted).
 absl::StatusOr<PerftResult> Perft(const Position& pos, const PerftOptions& opts);
 
-// A perft hash table that can outlive one count: a worker keeps one across its jobs. An entry
-// (128-bit key and depth) is valid for any root of standard chess; in Chess960 the key does not
-// say which rook a castling right belongs to, so a table must not be shared between roots whose
-// castling rooks differ. Zeroed on `threads` threads; null if the memory cannot be had.
+// A perft hash table that can outlive one count (engine/perft_hash.h keeps one across counts): an
+// entry (128-bit key, which names the rook of each castling right too, and depth) is valid for
+// any root. Zeroed on `threads` threads; null if the memory cannot be had.
 std::shared_ptr<PerftTable> MakePerftTable(int hash_mb, int threads = 1);
-// Zeroes every entry (on `threads` threads).
-void ClearPerftTable(PerftTable& table, int threads = 1);
 
 struct PerftBatchOptions {
   int depth = 1;

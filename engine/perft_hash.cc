@@ -20,33 +20,15 @@ bool PerftHash::ok() const {
   return fixed_mb_ == 0 || table_ != nullptr;
 }
 
-std::shared_ptr<PerftTable> PerftHash::For(const std::vector<Position>& positions, int job_mb) {
-  std::array<Square, 4> rooks = {kNoSquare, kNoSquare, kNoSquare, kNoSquare};
-  for (const Position& p : positions) {
-    for (int idx = 0; idx < 4; ++idx) {
-      if (!p.CanCastle(idx)) continue;
-      if (rooks[idx] == kNoSquare) rooks[idx] = p.CastlingRook(idx);
-      if (rooks[idx] != p.CastlingRook(idx)) return nullptr;
-    }
-  }
+std::shared_ptr<PerftTable> PerftHash::For(int job_mb) {
   const int mb = fixed_mb_ > 0 ? fixed_mb_ : std::min(job_mb * job_scale_, 1 << 20);
   absl::MutexLock lock(&mu_);
-  bool conflict = false;
-  for (int idx = 0; idx < 4; ++idx)
-    if (rooks[idx] != kNoSquare && rooks_[idx] != kNoSquare && rooks_[idx] != rooks[idx])
-      conflict = true;
-  if (table_ && table_mb_ == mb && conflict && table_.use_count() == 1) {
-    ClearPerftTable(*table_, threads_);  // nobody else counts with it: reuse its memory
-    rooks_ = {kNoSquare, kNoSquare, kNoSquare, kNoSquare};
-  } else if (!table_ || table_mb_ != mb || conflict) {
-    table_.reset();  // a job still counting with the old table keeps it alive
+  if (!table_ || table_mb_ != mb) {
+    table_.reset();  // a count still using the old table keeps it alive
     table_ = MakePerftTable(mb, threads_);
     if (!table_) return nullptr;
     table_mb_ = mb;
-    rooks_ = {kNoSquare, kNoSquare, kNoSquare, kNoSquare};
   }
-  for (int idx = 0; idx < 4; ++idx)
-    if (rooks[idx] != kNoSquare) rooks_[idx] = rooks[idx];
   return table_;
 }
 

@@ -34,6 +34,14 @@ struct Initializer {
     }
     for (auto& k : kZobrist.ep_file) k = key();
     kZobrist.side = key();
+    // Drawn last, so that the keys above stay what they were before these existed.
+    for (int idx = 0; idx < 4; ++idx) {
+      const Square corner = MakeSquare(idx % 2 == kKingSide ? 7 : 0, idx < 2 ? 0 : 7);
+      for (int sq = 0; sq < 64; ++sq) {
+        const Key128 k = key();
+        kZobrist.castling_rook[idx][sq] = sq == corner ? Key128{} : k;
+      }
+    }
   }
 };
 Initializer initializer;
@@ -378,6 +386,8 @@ Key128 Position::ComputeKey() const {
     k.Toggle(kZobrist.piece[board_[s]][s]);
   }
   k.Toggle(kZobrist.castling[castling_]);
+  for (int idx = 0; idx < 4; ++idx)
+    if (CanCastle(idx)) k.Toggle(kZobrist.castling_rook[idx][castling_rook_[idx]]);
   if (ep_ != kNoSquare && EpAttackable(ep_, side_)) k.Toggle(kZobrist.ep_file[FileOf(ep_)]);
   if (side_ == kBlack) k.Toggle(kZobrist.side);
   return k;

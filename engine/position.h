@@ -176,6 +176,10 @@ struct Tables {
   Key128 castling[16];
   Key128 ep_file[8];
   Key128 side;
+  // The rook a castling right belongs to (CastlingIndex, square): zero for the standard corner
+  // rook, so that standard keys are those of the rights alone, and a key otherwise, so that two
+  // Chess960 positions whose right belongs to different rooks have different keys.
+  Key128 castling_rook[4][64];
 };
 extern Tables kZobrist;
 }  // namespace zobrist
@@ -254,6 +258,10 @@ inline void Position::DoMove(Move m, UndoInfo& undo) {
     if constexpr (kKeys) {
       key_.Toggle(kZobrist.castling[castling_]);
       key_.Toggle(kZobrist.castling[castling_ ^ lost]);
+      for (uint8_t b = lost; b; b &= b - 1) {
+        const int idx = __builtin_ctz(b);
+        key_.Toggle(kZobrist.castling_rook[idx][castling_rook_[idx]]);
+      }
     }
     castling_ ^= lost;
   }

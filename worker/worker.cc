@@ -230,7 +230,7 @@ struct Worker::Impl {
     });
     std::shared_ptr<PerftTable> job_table;  // held until the job ends
     if (job.has_perft() && work.hash_mb() > 0 && work.depth() >= 3 && positions.ok())
-      job_table = HashFor(work).For(*positions, int(work.hash_mb()));
+      job_table = HashFor(work).For(int(work.hash_mb()));
     PerftBatchOptions opts{.depth = int(work.depth()),
                            .threads = options.threads,
                            .hash_mb = 0,  // job_table or none

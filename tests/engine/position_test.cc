@@ -145,6 +145,28 @@ TEST(PackedPosition, RoundTripsSuitePositionsAndTheirChildren) {
   EXPECT_GT(checked, 100'000u);
 }
 
+// Two Chess960 positions with the same pieces and rights, where the king-side right belongs to
+// the h1 rook in one and to the f1 rook in the other (castling is legal only in the second):
+// their keys differ, so no hash can give one the other's counts.
+TEST(PositionKey, NamesTheRookOfEachCastlingRight) {
+  const Position h = *Position::FromFen("4k3/8/8/8/8/8/P7/3K1R1R w H - 0 1");
+  const Position f = *Position::FromFen("4k3/8/8/8/8/8/P7/3K1R1R w F - 0 1");
+  ASSERT_EQ(h.CastlingRights(), f.CastlingRights());
+  EXPECT_NE(CountLegal(h), CountLegal(f));
+  EXPECT_FALSE(h.Key().lo == f.Key().lo && h.Key().hi == f.Key().hi);
+  // Incremental keys agree with recomputed ones when such a right is lost.
+  Position pos = f;
+  MoveList list;
+  GenerateLegal(pos, list);
+  for (Move m : list) {
+    UndoInfo undo;
+    pos.DoMove(m, undo);
+    EXPECT_EQ(pos.Key().lo, pos.ComputeKey().lo) << MoveToUci(f, m);
+    EXPECT_EQ(pos.Key().hi, pos.ComputeKey().hi) << MoveToUci(f, m);
+    pos.UndoMove(m, undo);
+  }
+}
+
 TEST(PackedPosition, RejectsBadBytes) {
   const Position start = Position::StartPosition();
   PackedPosition p = PackPosition(start);
