@@ -268,7 +268,7 @@ OrderKey KeyOf(const Position& pos) {
 // The same key read straight from the packed bytes (engine/packed_position.h).
 OrderKey KeyOf(const PackedPosition& p) {
   Bitboard by_code[16] = {};
-  for (int s = 0; s < 64; ++s) by_code[(p[s / 2] >> (4 * (s & 1))) & 15] |= SquareBb(Square(s));
+  for (int s = 0; s < 64; ++s) by_code[PackedPieceOn(p.data(), s)] |= SquareBb(Square(s));
   Bitboard pieces[2][6];
   for (Color c : {kWhite, kBlack})
     for (int pt = kPawn; pt <= kKing; ++pt) pieces[c][pt] = by_code[MakePiece(c, PieceType(pt))];

@@ -34,7 +34,7 @@ absl::StatusOr<Position> UnpackPosition(std::string_view bytes, const Position& 
         Cat("a packed position has ", kPackedPositionSize, " bytes, got ", bytes.size()));
   Position::Parts parts;
   for (int s = 0; s < 64; ++s)
-    parts.board[s] = Piece((uint8_t(bytes[s / 2]) >> (4 * (s & 1))) & 15);
+    parts.board[s] = PackedPieceOn(reinterpret_cast<const uint8_t*>(bytes.data()), s);
   const uint8_t state = uint8_t(bytes[32]);
   if (state >> 5)
     return absl::InvalidArgumentError(Cat("packed position: bad state byte ", int(state)));

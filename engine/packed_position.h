@@ -20,6 +20,11 @@ using PackedPosition = std::array<uint8_t, kPackedPositionSize>;
 
 PackedPosition PackPosition(const Position& pos);
 
+// The piece code of square `s` in packed bytes (kNoPiece where empty; not checked).
+inline Piece PackedPieceOn(const uint8_t* bytes, int s) {
+  return Piece((bytes[s / 2] >> (4 * (s & 1))) & 15);
+}
+
 inline std::string_view AsBytes(const PackedPosition& p) {
   return std::string_view(reinterpret_cast<const char*>(p.data()), p.size());
 }
