@@ -208,7 +208,7 @@ class UploadReactor : public grpc::ServerReadReactor<v1::UploadEngineRequest> {
       : coordinator_(c), pool_(pool), response_(resp) {
     char name[64];
     std::snprintf(name, sizeof name, "upload-%d-%p", getpid(), static_cast<void*>(this));
-    path_ = (std::filesystem::path(c->UploadDir()) / name).string();
+    path_ = (std::filesystem::path(c->engines().UploadDir()) / name).string();
     out_.open(path_, std::ios::binary | std::ios::trunc);
     if (!out_) {
       Fail(grpc::StatusCode::INTERNAL, "cannot create an upload file");
@@ -223,7 +223,7 @@ class UploadReactor : public grpc::ServerReadReactor<v1::UploadEngineRequest> {
         return Fail(grpc::StatusCode::INVALID_ARGUMENT, "upload had no name message");
       if (size_ == 0) return Fail(grpc::StatusCode::INVALID_ARGUMENT, "upload had no bytes");
       pool_->Post([this] {
-        absl::StatusOr<v1::Engine> e = coordinator_->AddEngine(name_, path_);
+        absl::StatusOr<v1::Engine> e = coordinator_->engines().Add(name_, path_);
         if (e.ok()) *response_->mutable_engine() = *e;
         std::error_code ec;
         std::filesystem::remove(path_, ec);
@@ -272,7 +272,7 @@ class UploadReactor : public grpc::ServerReadReactor<v1::UploadEngineRequest> {
 class FetchReactor : public grpc::ServerWriteReactor<v1::EngineChunk> {
  public:
   FetchReactor(Coordinator* c, const std::string& sha256) : sha_(sha256) {
-    absl::StatusOr<std::string> path = c->EnginePath(sha256);
+    absl::StatusOr<std::string> path = c->engines().Path(sha256);
     if (!path.ok()) {
       Finish(ToGrpc(path.status()));
       return;
@@ -365,7 +365,7 @@ class RunServiceImpl final : public v1::RunService::CallbackService {
   grpc::ServerUnaryReactor* ListEngines(grpc::CallbackServerContext* ctx,
                                         const v1::ListEnginesRequest*,
                                         v1::ListEnginesResponse* resp) override {
-    *resp = c_->ListEngines();
+    *resp = c_->engines().List();
     return Finish(ctx, absl::OkStatus());
   }
 

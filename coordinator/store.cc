@@ -10,12 +10,13 @@
 namespace arbiter::coordinator {
 namespace {
 
+// Version 1 had no owners and no tokens (and no user_version); version 2 adds both.
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS runs (
   id INTEGER PRIMARY KEY AUTOINCREMENT, kind INTEGER NOT NULL, state INTEGER NOT NULL,
   created_unix REAL NOT NULL, started_unix REAL NOT NULL DEFAULT 0,
   finished_unix REAL NOT NULL DEFAULT 0, message TEXT NOT NULL DEFAULT '',
-  spec BLOB NOT NULL, result BLOB);
+  spec BLOB NOT NULL, result BLOB, owner TEXT NOT NULL DEFAULT '');
 CREATE TABLE IF NOT EXISTS jobs (
   id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, spec BLOB NOT NULL);
 CREATE INDEX IF NOT EXISTS jobs_by_run ON jobs(run_id);
@@ -26,7 +27,10 @@ CREATE TABLE IF NOT EXISTS results (
 CREATE INDEX IF NOT EXISTS results_by_run ON results(run_id);
 CREATE TABLE IF NOT EXISTS engines (
   sha256 TEXT PRIMARY KEY, name TEXT NOT NULL, size_bytes INTEGER NOT NULL,
-  uploaded_unix REAL NOT NULL);
+  uploaded_unix REAL NOT NULL, owner TEXT NOT NULL DEFAULT '');
+CREATE TABLE IF NOT EXISTS tokens (
+  name TEXT PRIMARY KEY, role INTEGER NOT NULL, hash TEXT NOT NULL UNIQUE,
+  created_unix REAL NOT NULL, last_used_unix REAL NOT NULL DEFAULT 0);
 )sql";
 
 // Text to bind as TEXT rather than as a BLOB.
@@ -118,9 +122,24 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir) {
   }
   std::unique_ptr<Store> store(new Store(db));
   sqlite3_busy_timeout(db, 5000);
+  // A damaged file is refused, not used: runs would vanish or come back wrong.
+  absl::StatusOr<std::string> check = store->QueryText("PRAGMA quick_check");
+  if (!check.ok() || *check != "ok")
+    return absl::DataLossError(Cat("database '", path, "' is corrupt or unreadable (",
+                                   check.ok() ? *check : std::string(check.status().message()),
+                                   "); restore it from a backup or move it away"));
+  ASSIGN_OR_RETURN(std::string version, store->QueryText("PRAGMA user_version"));
+  ASSIGN_OR_RETURN(std::string tables,
+                   store->QueryText("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'"));
+  const int found = version != "0" ? std::atoi(version.c_str()) : tables != "0" ? 1 : 0;
+  if (found != 0 && found != kSchemaVersion)
+    return absl::FailedPreconditionError(
+        Cat("database '", path, "' has schema version ", found, "; this arbiter reads version ",
+            kSchemaVersion, " (start a new data directory, or use the arbiter that wrote it)"));
   RETURN_IF_ERROR(store->Exec("PRAGMA journal_mode=WAL"));
   RETURN_IF_ERROR(store->Exec("PRAGMA synchronous=FULL"));
   RETURN_IF_ERROR(store->Exec(kSchema));
+  RETURN_IF_ERROR(store->Exec(Cat("PRAGMA user_version = ", kSchemaVersion).c_str()));
   return store;
 }
 
@@ -134,6 +153,15 @@ absl::Status Store::Exec(const char* sql) {
     return absl::InternalError(Cat("sqlite: ", msg, " in: ", std::string(sql).substr(0, 60)));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> Store::QueryText(const char* sql) {
+  Stmt s(db_, sql);
+  if (!s.ok()) return SqlError(db_, sql);
+  if (s.Step() != SQLITE_ROW) return SqlError(db_, sql);
+  std::string out;
+  s.Columns(out);
+  return out;
 }
 
 absl::Status Store::InTransaction(const std::function<absl::Status()>& body) {
@@ -151,9 +179,11 @@ absl::Status Store::CreateRun(StoredRun& run, std::vector<StoredJob>& jobs) {
   return InTransaction([&]() -> absl::Status {
     {
       Stmt s(db_,
-             "INSERT INTO runs (kind, state, created_unix, message, spec) VALUES (?, ?, ?, ?, ?)");
+             "INSERT INTO runs (kind, state, created_unix, message, spec, owner) VALUES (?, ?, ?, ?, ?, "
+             "?)");
       if (!s.ok()) return SqlError(db_, "prepare run insert");
-      if (!s.Execute(run.kind, run.state, run.created_unix, Text{run.message}, run.spec))
+      if (!s.Execute(run.kind, run.state, run.created_unix, Text{run.message}, run.spec,
+                     Text{run.owner}))
         return SqlError(db_, "insert run");
       run.id = uint64_t(sqlite3_last_insert_rowid(db_));
     }
@@ -206,13 +236,13 @@ absl::StatusOr<std::vector<StoredRun>> Store::LoadRuns() {
   absl::MutexLock lock(&mu_);
   Stmt s(db_,
          "SELECT id, kind, state, created_unix, started_unix, finished_unix, message, spec, "
-         "result FROM runs ORDER BY id");
+         "result, owner FROM runs ORDER BY id");
   if (!s.ok()) return SqlError(db_, "prepare load runs");
   std::vector<StoredRun> out;
   while (s.Step() == SQLITE_ROW) {
     StoredRun& r = out.emplace_back();
     s.Columns(r.id, r.kind, r.state, r.created_unix, r.started_unix, r.finished_unix, r.message,
-              r.spec, r.result);
+              r.spec, r.result, r.owner);
   }
   return out;
 }
@@ -259,22 +289,70 @@ absl::StatusOr<uint64_t> Store::MaxJobId() {
 absl::Status Store::PutEngine(const StoredEngine& e) {
   absl::MutexLock lock(&mu_);
   Stmt s(db_,
-         "INSERT OR IGNORE INTO engines (sha256, name, size_bytes, uploaded_unix) "
-         "VALUES (?, ?, ?, ?)");
+         "INSERT OR IGNORE INTO engines (sha256, name, size_bytes, uploaded_unix, owner) "
+         "VALUES (?, ?, ?, ?, ?)");
   if (!s.ok()) return SqlError(db_, "prepare engine insert");
-  if (!s.Execute(Text{e.sha256}, Text{e.name}, e.size_bytes, e.uploaded_unix))
+  if (!s.Execute(Text{e.sha256}, Text{e.name}, e.size_bytes, e.uploaded_unix, Text{e.owner}))
     return SqlError(db_, "insert engine");
   return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<StoredEngine>> Store::LoadEngines() {
   absl::MutexLock lock(&mu_);
-  Stmt s(db_, "SELECT sha256, name, size_bytes, uploaded_unix FROM engines ORDER BY uploaded_unix");
+  Stmt s(db_,
+         "SELECT sha256, name, size_bytes, uploaded_unix, owner FROM engines ORDER BY "
+         "uploaded_unix");
   if (!s.ok()) return SqlError(db_, "prepare load engines");
   std::vector<StoredEngine> out;
   while (s.Step() == SQLITE_ROW) {
     StoredEngine& e = out.emplace_back();
-    s.Columns(e.sha256, e.name, e.size_bytes, e.uploaded_unix);
+    s.Columns(e.sha256, e.name, e.size_bytes, e.uploaded_unix, e.owner);
+  }
+  return out;
+}
+
+absl::Status Store::DeleteEngine(const std::string& sha256) {
+  absl::MutexLock lock(&mu_);
+  Stmt s(db_, "DELETE FROM engines WHERE sha256 = ?");
+  if (!s.ok() || !s.Execute(Text{sha256})) return SqlError(db_, "delete engine");
+  return absl::OkStatus();
+}
+
+absl::Status Store::PutToken(const StoredToken& t) {
+  absl::MutexLock lock(&mu_);
+  Stmt s(db_, "INSERT INTO tokens (name, role, hash, created_unix) VALUES (?, ?, ?, ?)");
+  if (!s.ok()) return SqlError(db_, "prepare token insert");
+  if (!s.Execute(Text{t.name}, t.role, Text{t.hash}, t.created_unix))
+    return SqlError(db_, "insert token");
+  return absl::OkStatus();
+}
+
+absl::Status Store::DeleteToken(const std::string& name) {
+  absl::MutexLock lock(&mu_);
+  Stmt s(db_, "DELETE FROM tokens WHERE name = ?");
+  if (!s.ok() || !s.Execute(Text{name})) return SqlError(db_, "delete token");
+  return absl::OkStatus();
+}
+
+absl::Status Store::TouchTokens(const std::vector<std::pair<std::string, double>>& last_used) {
+  absl::MutexLock lock(&mu_);
+  return InTransaction([&]() -> absl::Status {
+    Stmt s(db_, "UPDATE tokens SET last_used_unix = ? WHERE name = ?");
+    if (!s.ok()) return SqlError(db_, "prepare token update");
+    for (const auto& [name, when] : last_used)
+      if (!s.Execute(when, Text{name})) return SqlError(db_, "update token");
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<std::vector<StoredToken>> Store::LoadTokens() {
+  absl::MutexLock lock(&mu_);
+  Stmt s(db_, "SELECT name, role, hash, created_unix, last_used_unix FROM tokens ORDER BY name");
+  if (!s.ok()) return SqlError(db_, "prepare load tokens");
+  std::vector<StoredToken> out;
+  while (s.Step() == SQLITE_ROW) {
+    StoredToken& t = out.emplace_back();
+    s.Columns(t.name, t.role, t.hash, t.created_unix, t.last_used_unix);
   }
   return out;
 }

@@ -15,8 +15,12 @@ struct sqlite3;
 
 namespace arbiter::coordinator {
 
+// The schema this build reads and writes (PRAGMA user_version); another is refused at Open.
+inline constexpr int kSchemaVersion = 2;
+
 struct StoredRun {
   uint64_t id = 0;
+  std::string owner;  // the submitting token's name
   int kind = 0;   // v1::RunKind
   int state = 0;  // v1::RunState
   double created_unix = 0, started_unix = 0, finished_unix = 0;
@@ -46,6 +50,15 @@ struct StoredEngine {
   std::string name;
   uint64_t size_bytes = 0;
   double uploaded_unix = 0;
+  std::string owner;  // the uploading token's name
+};
+
+// An API token: only the SHA-256 of its secret is kept.
+struct StoredToken {
+  std::string name;
+  int role = 0;  // v1::Role
+  std::string hash;
+  double created_unix = 0, last_used_unix = 0;
 };
 
 // What a run's state update in a commit batch writes.
@@ -59,7 +72,8 @@ struct RunUpdate {
 
 class Store {
  public:
-  // Opens (creating if needed) DIR/arbiter.db.
+  // Opens (creating if needed) DIR/arbiter.db. Refuses a database that fails SQLite's
+  // quick_check or has another schema version.
   static absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& dir);
   ~Store();
   Store(const Store&) = delete;
@@ -78,10 +92,18 @@ class Store {
 
   absl::Status PutEngine(const StoredEngine& engine);
   absl::StatusOr<std::vector<StoredEngine>> LoadEngines();
+  absl::Status DeleteEngine(const std::string& sha256);
+
+  absl::Status PutToken(const StoredToken& token);
+  absl::Status DeleteToken(const std::string& name);
+  absl::Status TouchTokens(const std::vector<std::pair<std::string, double>>& last_used);
+  absl::StatusOr<std::vector<StoredToken>> LoadTokens();
 
  private:
   explicit Store(sqlite3* db) : db_(db) {}
   absl::Status Exec(const char* sql);
+  // The first column of the first row of `sql`, as text.
+  absl::StatusOr<std::string> QueryText(const char* sql);
   // BEGIN IMMEDIATE, `body`, then COMMIT, or ROLLBACK when `body` fails (its error is returned).
   absl::Status InTransaction(const std::function<absl::Status()>& body);
   absl::Mutex mu_;

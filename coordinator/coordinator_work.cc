@@ -1,0 +1,447 @@
+// The worker-facing half of the Coordinator facade (WorkService): registration, leases and long
+// polls, heartbeats, completions through the commit log, and the reaper's tick.
+#include <algorithm>
+
+#include "base/strings.h"
+#include "coordinator/coordinator.h"
+#include "coordinator/metrics.h"
+#include "spdlog/spdlog.h"
+
+namespace arbiter::coordinator {
+namespace {
+
+double UnixNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+bool Terminal(v1::RunState s) {
+  return s == v1::RUN_STATE_SUCCEEDED || s == v1::RUN_STATE_FAILED || s == v1::RUN_STATE_CANCELLED;
+}
+
+absl::Status ShuttingDownError() { return absl::UnavailableError("coordinator is shutting down"); }
+absl::Status NoJobError(uint64_t job_id) {
+  return absl::NotFoundError(Cat("job ", job_id, " does not exist"));
+}
+absl::Status UnknownWorkerError(const std::string& worker_id) {
+  return absl::NotFoundError(Cat("unknown worker id '", worker_id, "': register first"));
+}
+
+}  // namespace
+
+absl::StatusOr<v1::RegisterResponse> Coordinator::Register(const v1::RegisterRequest& request) {
+  absl::MutexLock lock(&mu_);
+  if (shutting_down_) return ShuttingDownError();
+  WorkerInfo info;
+  info.name = request.name();
+  info.threads = request.threads();
+  info.hash_group = request.hash_group().substr(0, 256);
+  const std::string id = workers_.Register(std::move(info));
+  spdlog::info("worker {} registered: name '{}', {} threads, {} cores, version '{}'", id,
+               workers_.Find(id)->name, request.threads(), request.cores(), request.version());
+  v1::RegisterResponse out;
+  out.set_worker_id(id);
+  out.set_heartbeat_seconds(options_.heartbeat_seconds);
+  return out;
+}
+
+Job* Coordinator::TakeJobLocked(const std::string& worker_id) {
+  return queue_.Take(worker_id, [&](uint64_t run_id) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    auto r = runs_.find(run_id);
+    return r == runs_.end() ? kNoLane : LaneOfLocked(*r->second, worker_id);
+  });
+}
+
+uint32_t Coordinator::LaneOfLocked(Run& run, const std::string& worker_id) {
+  std::vector<std::string>& lanes = run.lane_workers;
+  for (size_t l = 0; l < lanes.size(); ++l)
+    if (lanes[l] == worker_id) return uint32_t(l);
+  for (size_t l = 0; l < lanes.size(); ++l) {
+    if (lanes[l].empty() || !workers_.Connected(lanes[l])) {
+      lanes[l] = worker_id;
+      return uint32_t(l);
+    }
+  }
+  return kNoLane;
+}
+
+v1::AcquireJobResponse Coordinator::LeaseLocked(Job& job, const std::string& worker_id) {
+  Run& run = *runs_[job.run_id];
+  if (job.leases.empty() && job.pending == 0) ++run.jobs_leased;
+  const Lease& lease = queue_.Grant(job, worker_id);
+  if (run.state == v1::RUN_STATE_QUEUED) {
+    run.state = v1::RUN_STATE_RUNNING;
+    if (run.started_unix == 0) run.started_unix = UnixNow();
+  }
+  ++run.version;
+  v1::AcquireJobResponse out;
+  v1::Job* j = out.mutable_job();
+  j->set_job_id(job.id);
+  j->set_run_id(job.run_id);
+  j->set_lease_id(lease.id);
+  j->set_lease_seconds(options_.lease_seconds);
+  run.handler->FillWork(job, *j);
+  return out;
+}
+
+void Coordinator::RemoveLeaseLocked(Job& job, size_t index) {
+  if (queue_.RemoveLease(job, index) && job.pending == 0) {
+    auto r = runs_.find(job.run_id);
+    if (r != runs_.end() && r->second->jobs_leased > 0) --r->second->jobs_leased;
+  }
+}
+
+uint64_t Coordinator::AcquireJob(const v1::AcquireJobRequest& request, JobCallback cb) {
+  absl::StatusOr<v1::AcquireJobResponse> now;
+  {
+    absl::MutexLock lock(&mu_);
+    WorkerInfo* w = workers_.Find(request.worker_id());
+    if (shutting_down_) {
+      now = ShuttingDownError();
+    } else if (!w) {
+      now = UnknownWorkerError(request.worker_id());
+    } else if (request.wait_seconds() < 0 || request.wait_seconds() > 60) {
+      now = absl::InvalidArgumentError(
+          Cat("wait_seconds must be in 0..60, got ", request.wait_seconds()));
+    } else {
+      workers_.Touch(*w);
+      if (Job* job = TakeJobLocked(request.worker_id())) {
+        now = LeaseLocked(*job, request.worker_id());
+      } else {
+        double wait =
+            request.wait_seconds() > 0 ? request.wait_seconds() : options_.default_wait_seconds;
+        uint64_t id = next_id_++;
+        waiters_.push_back({id, request.worker_id(), Clock::now() + Seconds(wait), std::move(cb)});
+        return id;
+      }
+    }
+  }
+  cb(std::move(now));
+  return 0;
+}
+
+bool Coordinator::CancelAcquire(uint64_t waiter_id) {
+  absl::MutexLock lock(&mu_);
+  for (auto it = waiters_.begin(); it != waiters_.end(); ++it) {
+    if (it->id == waiter_id) {
+      waiters_.erase(it);
+      return true;
+    }
+  }
+  return false;
+}
+
+void Coordinator::DispatchLocked(Deferred& deferred) {
+  while (!waiters_.empty() && queue_.HasReady()) {
+    bool served = false;
+    for (auto it = waiters_.begin(); it != waiters_.end(); ++it) {
+      Job* job = TakeJobLocked(it->worker_id);
+      if (!job) continue;
+      auto response = std::make_shared<v1::AcquireJobResponse>(LeaseLocked(*job, it->worker_id));
+      deferred.push_back([cb = std::move(it->cb), response] { cb(std::move(*response)); });
+      waiters_.erase(it);
+      served = true;
+      break;
+    }
+    if (!served) break;
+  }
+}
+
+absl::StatusOr<v1::HeartbeatResponse> Coordinator::Heartbeat(const v1::HeartbeatRequest& request) {
+  absl::MutexLock lock(&mu_);
+  WorkerInfo* w = workers_.Find(request.worker_id());
+  if (!w) return UnknownWorkerError(request.worker_id());
+  workers_.Touch(*w);
+  Job* found = queue_.Find(request.job_id());
+  if (!found) return NoJobError(request.job_id());
+  Job& job = *found;
+  v1::HeartbeatResponse out;
+  if (job.cancelled) {
+    out.set_stop(true);
+    out.set_reason(Cat("run ", job.run_id, " was cancelled"));
+    return out;
+  }
+  const size_t index = JobQueue::LeaseIndex(job, request.lease_id());
+  if (index < job.leases.size()) {
+    if (job.leases[index].worker_id != request.worker_id())
+      return absl::FailedPreconditionError(
+          Cat("lease ", request.lease_id(), " of job ", job.id, " belongs to another worker"));
+    queue_.Extend(job, index);
+    out.set_lease_seconds(options_.lease_seconds);
+    return out;
+  }
+  if (JobQueue::WasIssued(job, request.lease_id())) {
+    out.set_stop(true);
+    out.set_reason(job.done ? Cat("job ", job.id, " is already done")
+                            : Cat("lease ", request.lease_id(), " of job ", job.id,
+                                  " expired; the job was re-queued"));
+    return out;
+  }
+  return absl::FailedPreconditionError(
+      Cat("job ", job.id, " was never leased with lease ", request.lease_id()));
+}
+
+absl::Status Coordinator::CheckCompletionLocked(Job& job, const v1::CompleteJobRequest& request,
+                                                size_t index) {
+  if (index < job.leases.size()) {
+    if (job.leases[index].worker_id != request.worker_id())
+      return absl::FailedPreconditionError(
+          Cat("lease ", request.lease_id(), " of job ", job.id, " belongs to another worker"));
+    return absl::OkStatus();
+  }
+  if (job.cancelled)
+    return absl::FailedPreconditionError(
+        Cat("run ", job.run_id, " of job ", job.id, " was cancelled"));
+  if (JobQueue::WasIssued(job, request.lease_id()))
+    return absl::FailedPreconditionError(
+        Cat("lease ", request.lease_id(), " of job ", job.id,
+            " is stale (expired or released; the job was leased again)"));
+  if (job.past_leases.empty())
+    return absl::FailedPreconditionError(Cat("job ", job.id, " was never leased; lease ",
+                                             request.lease_id(), " is not one of its leases"));
+  return absl::FailedPreconditionError(
+      Cat("lease ", request.lease_id(), " was never issued for job ", job.id));
+}
+
+void Coordinator::CompleteJob(const v1::CompleteJobRequest& request, CompleteCallback cb) {
+  // A slow check (a match's replay) runs outside the lock on copies (the job's spec does not
+  // change while the job can still take a result); the lease checks below decide whether its
+  // verdict is used.
+  std::optional<absl::Status> slow;
+  {
+    std::function<absl::Status()> check;
+    {
+      absl::MutexLock lock(&mu_);
+      Job* job = queue_.Find(request.job_id());
+      if (job) check = runs_[job->run_id]->handler->SlowCheck(*job, request);
+    }
+    if (check) slow = check();
+  }
+  absl::Status error;
+  bool duplicate = false;
+  {
+    absl::MutexLock lock(&mu_);
+    Job* job = queue_.Find(request.job_id());
+    if (shutting_down_) {
+      error = ShuttingDownError();
+    } else if (!job) {
+      error = NoJobError(request.job_id());
+    } else {
+      for (const Result& r : job->results)
+        if (r.lease_id == request.lease_id()) duplicate = true;
+      if (!duplicate) {
+        if (CommitLog::Entry* queued = commits_->Find(job->id, request.lease_id())) {
+          queued->callbacks.push_back(std::move(cb));
+          if (metrics_) metrics_->Completion("duplicate");
+          return;
+        }
+        const size_t index = JobQueue::LeaseIndex(*job, request.lease_id());
+        error = CheckCompletionLocked(*job, request, index);
+        if (error.ok()) {
+          Run& run = *runs_[job->run_id];
+          bool requeue = false;
+          absl::StatusOr<Result> result = run.handler->CheckResult(*job, request, slow, requeue);
+          if (result.ok()) {
+            WorkerInfo* w = workers_.Find(request.worker_id());
+            CommitLog::Entry e{job->id, job->run_id, run.handler.get(), std::move(*result), {}};
+            e.result.worker_id = request.worker_id();
+            e.result.worker_name = w ? w->name : request.worker_id();
+            e.result.lease_id = request.lease_id();
+            e.result.seconds = request.seconds();
+            e.callbacks.push_back(std::move(cb));
+            ++job->pending;
+            RemoveLeaseLocked(*job, index);
+            commits_->Add(std::move(e));
+            if (w) workers_.Touch(*w);
+            return;  // the commit log answers
+          }
+          error = result.status();
+          if (requeue) {
+            ++run.version;
+            RemoveLeaseLocked(*job, index);
+            queue_.Requeue(job->id);
+            spdlog::warn("job {}: result of worker {} refused: {}", job->id, request.worker_id(),
+                         std::string(error.message()));
+          }
+        }
+      }
+    }
+    if (metrics_) metrics_->Completion(duplicate ? "duplicate" : "rejected");
+  }
+  if (duplicate) {
+    v1::CompleteJobResponse r;
+    r.set_duplicate(true);
+    cb(r);
+  } else {
+    cb(error);
+  }
+}
+
+absl::Status Coordinator::ReleaseJob(const v1::ReleaseJobRequest& request) {
+  Deferred deferred;
+  {
+    absl::MutexLock lock(&mu_);
+    Job* job = queue_.Find(request.job_id());
+    if (!job) return NoJobError(request.job_id());
+    const size_t index = JobQueue::LeaseIndex(*job, request.lease_id());
+    if (index == job->leases.size() || job->leases[index].worker_id != request.worker_id())
+      return absl::FailedPreconditionError(Cat("lease ", request.lease_id(), " of job ", job->id,
+                                               " is not held by worker ", request.worker_id()));
+    RemoveLeaseLocked(*job, index);
+    if (!job->done && !job->cancelled) queue_.Requeue(job->id);
+    ++runs_[job->run_id]->version;
+    spdlog::info("job {}: released by worker {} ({})", job->id, request.worker_id(),
+                 request.reason());
+    DispatchLocked(deferred);
+  }
+  for (auto& f : deferred) f();
+  return absl::OkStatus();
+}
+
+void Coordinator::IngestResultLocked(Job& job, Result result, std::vector<RunUpdate>& updates) {
+  --job.pending;
+  Run& run = *runs_[job.run_id];
+  if (job.leases.empty() && job.pending == 0 && run.jobs_leased > 0) --run.jobs_leased;
+  job.results.push_back(std::move(result));
+  ++run.version;
+  if (!job.open() || Terminal(run.state)) return;
+  const IngestOutcome outcome = run.handler->Ingest(job, metrics_.get());
+  switch (outcome.job) {
+    case IngestOutcome::JobEffect::kNone:
+      break;
+    case IngestOutcome::JobEffect::kDone:
+      job.done = true;
+      ++run.jobs_done;
+      run.estimate_done += run.handler->Estimate(job);
+      break;
+    case IngestOutcome::JobEffect::kRequeue:
+      queue_.Requeue(job.id);
+      break;
+    case IngestOutcome::JobEffect::kFailed:
+      job.failed = true;
+      break;
+  }
+  if (outcome.finish)
+    FinishRunLocked(run, *outcome.finish, outcome.message, updates);
+  else if (run.jobs_done == run.jobs.size())
+    FinishRunLocked(run, v1::RUN_STATE_SUCCEEDED, "", updates);
+}
+
+std::vector<RunUpdate> Coordinator::BeforeCommitLocked(
+    const std::vector<CommitLog::Entry>& batch) {
+  std::vector<RunUpdate> started;
+  for (const CommitLog::Entry& e : batch) {
+    Run& run = *runs_[e.run_id];
+    if (!run.started_persisted && !Terminal(run.state)) {
+      run.started_persisted = true;
+      started.push_back({run.id, int(run.state), run.started_unix, 0, "", ""});
+    }
+  }
+  return started;
+}
+
+void Coordinator::AfterCommitLocked(std::vector<CommitLog::Entry>& batch, const absl::Status& st,
+                                    double seconds, std::vector<RunUpdate>& finished,
+                                    Deferred& deferred) {
+  if (metrics_) metrics_->commit.Observe(seconds);
+  for (CommitLog::Entry& e : batch) {
+    Job* job = queue_.Find(e.job_id);
+    if (!st.ok()) {
+      if (job) {
+        --job->pending;
+        if (!job->done && !job->cancelled) queue_.Requeue(e.job_id);
+      }
+    } else if (job) {
+      IngestResultLocked(*job, std::move(e.result), finished);
+    }
+    if (metrics_) metrics_->Completion(st.ok() ? "committed" : "rejected");
+  }
+  for (CommitLog::Entry& e : batch) {
+    for (auto& cb : e.callbacks) {
+      if (st.ok())
+        deferred.push_back([cb = std::move(cb)] { cb(v1::CompleteJobResponse()); });
+      else
+        deferred.push_back([cb = std::move(cb), st] {
+          cb(absl::UnavailableError(Cat("result not committed: ", std::string(st.message()))));
+        });
+    }
+  }
+  if (!st.ok()) DispatchLocked(deferred);
+}
+
+void Coordinator::TickLocked(Deferred& deferred) {
+  const auto now = Clock::now();
+  // Lost leases: back to the front of the queue.
+  for (auto& [job, lease] : queue_.Expire()) {
+    spdlog::warn("job {}: lease {} of worker {} expired; re-queued", job->id, lease.id,
+                 lease.worker_id);
+    if (job->leases.empty() && job->pending == 0) {
+      Run& run = *runs_[job->run_id];
+      if (run.jobs_leased > 0) --run.jobs_leased;
+    }
+    ++runs_[job->run_id]->version;
+    if (metrics_) metrics_->expiries.Increment();
+  }
+  DispatchLocked(deferred);
+  // Long polls whose time is up get an empty answer.
+  while (!waiters_.empty()) {
+    auto it =
+        std::min_element(waiters_.begin(), waiters_.end(),
+                         [](const Waiter& a, const Waiter& b) { return a.deadline < b.deadline; });
+    if (it->deadline > now) break;
+    deferred.push_back([cb = std::move(it->cb)] { cb(v1::AcquireJobResponse()); });
+    waiters_.erase(it);
+  }
+  // Watches of runs that changed.
+  for (size_t i = 0; i < watches_.size();) {
+    auto r = runs_.find(watches_[i].run_id);
+    if (r != runs_.end() && r->second->version > watches_[i].seen) {
+      auto run = std::make_shared<v1::Run>(BuildRunLocked(*r->second));
+      deferred.push_back([cb = std::move(watches_[i].cb), run, v = r->second->version] {
+        cb(std::move(*run), v);
+      });
+      watches_.erase(watches_.begin() + std::ptrdiff_t(i));
+    } else {
+      ++i;
+    }
+  }
+  if (metrics_ && now - last_gauges_ > std::chrono::milliseconds(500)) {
+    last_gauges_ = now;
+    UpdateGaugesLocked();
+  }
+}
+
+void Coordinator::UpdateGaugesLocked() {
+  std::map<std::string, double> by_state;
+  double queued = 0, leased = 0, done = 0, cancelled = 0;
+  for (const auto& [id, run] : runs_) {
+    std::string state = v1::RunState_Name(run->state);
+    by_state[state.substr(std::min<size_t>(state.size(), 10))] += 1;  // drop "RUN_STATE_"
+    if (Terminal(run->state)) continue;
+    leased += double(run->jobs_leased);
+    done += double(run->jobs_done);
+    cancelled += double(run->jobs_cancelled);
+    queued += double(run->QueuedJobs());
+    run->handler->SetGauges(
+        id, run->estimate_total > 0 ? run->estimate_done / run->estimate_total : 0, *metrics_);
+  }
+  metrics_->SetRuns(by_state);
+  metrics_->SetJobs(queued, leased, done, cancelled);
+  absl::flat_hash_set<std::string> waiting;
+  for (const Waiter& w : waiters_) waiting.insert(w.worker_id);
+  metrics_->workers.Set(double(workers_.CountConnected(waiting)));
+}
+
+void Coordinator::ReaperLoop() {
+  for (;;) {
+    Deferred deferred;
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.AwaitWithTimeout(absl::Condition(&stop_threads_), absl::Milliseconds(50));
+      if (stop_threads_) return;
+      TickLocked(deferred);
+    }
+    for (auto& f : deferred) f();
+  }
+}
+
+}  // namespace arbiter::coordinator

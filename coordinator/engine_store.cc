@@ -1,0 +1,92 @@
+#include "coordinator/engine_store.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+
+#include "base/status_macros.h"
+#include "base/strings.h"
+#include "net/sha256.h"
+#include "spdlog/spdlog.h"
+
+namespace arbiter::coordinator {
+namespace {
+
+v1::Engine EngineOf(const StoredEngine& e) {
+  v1::Engine out;
+  out.set_sha256(e.sha256);
+  out.set_name(e.name);
+  out.set_size_bytes(e.size_bytes);
+  out.set_uploaded_unix(e.uploaded_unix);
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<EngineStore>> EngineStore::Open(const std::string& data_dir,
+                                                               Store* store) {
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(data_dir) / "engines" / "tmp", ec);
+  if (ec) return absl::InternalError(Cat("cannot create engine store: ", ec.message()));
+  ASSIGN_OR_RETURN(std::vector<StoredEngine> engines, store->LoadEngines());
+  std::unique_ptr<EngineStore> out(new EngineStore(data_dir, store));
+  absl::MutexLock lock(&out->mu_);
+  for (const StoredEngine& e : engines) out->engines_[e.sha256] = EngineOf(e);
+  return out;
+}
+
+std::string EngineStore::UploadDir() const {
+  return (std::filesystem::path(dir_) / "engines" / "tmp").string();
+}
+
+absl::StatusOr<v1::Engine> EngineStore::Add(const std::string& name,
+                                            const std::string& temp_path) {
+  ASSIGN_OR_RETURN(std::string sha, net::Sha256OfFile(temp_path));
+  std::error_code ec;
+  const uint64_t size = std::filesystem::file_size(temp_path, ec);
+  const auto final_path = std::filesystem::path(dir_) / "engines" / sha;
+  std::filesystem::rename(temp_path, final_path, ec);
+  if (ec) return absl::InternalError(Cat("cannot store engine ", sha, ": ", ec.message()));
+  std::filesystem::permissions(final_path, std::filesystem::perms::owner_exec,
+                               std::filesystem::perm_options::add, ec);
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = engines_.find(sha);
+    if (it != engines_.end()) return it->second;
+  }
+  const double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  StoredEngine e{sha, name, size, now, ""};
+  RETURN_IF_ERROR(store_->PutEngine(e));
+  absl::MutexLock lock(&mu_);
+  const v1::Engine& out = engines_[sha] = EngineOf(e);
+  spdlog::info("engine '{}' stored as {} ({} bytes)", name, sha, size);
+  return out;
+}
+
+v1::ListEnginesResponse EngineStore::List() {
+  v1::ListEnginesResponse out;
+  absl::MutexLock lock(&mu_);
+  for (const auto& [sha, e] : engines_) *out.add_engines() = e;
+  std::sort(out.mutable_engines()->begin(), out.mutable_engines()->end(),
+            [](const v1::Engine& a, const v1::Engine& b) {
+              return a.uploaded_unix() < b.uploaded_unix();
+            });
+  return out;
+}
+
+absl::StatusOr<std::string> EngineStore::Path(const std::string& sha256) {
+  if (!net::IsSha256Hex(sha256))
+    return absl::InvalidArgumentError(
+        Cat("engine sha256 must be 64 lowercase hex digits, got '", sha256, "'"));
+  absl::MutexLock lock(&mu_);
+  if (!engines_.contains(sha256)) return absl::NotFoundError(Cat("no engine with sha256 ", sha256));
+  return (std::filesystem::path(dir_) / "engines" / sha256).string();
+}
+
+bool EngineStore::Known(const std::string& sha256) {
+  absl::MutexLock lock(&mu_);
+  return engines_.contains(sha256);
+}
+
+}  // namespace arbiter::coordinator

@@ -1,0 +1,39 @@
+// Uploaded engine artifacts: files named by their sha256 under DATA/engines, their records in
+// the store, and the upload directory for transfers in progress. Thread-safe (its own lock,
+// independent of the Coordinator's).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "coordinator/store.h"
+#include "proto/arbiter/v1/cluster.pb.h"
+
+namespace arbiter::coordinator {
+
+class EngineStore {
+ public:
+  // Creates DATA/engines/tmp if needed and loads the stored records. `store` outlives this.
+  static absl::StatusOr<std::unique_ptr<EngineStore>> Open(const std::string& data_dir,
+                                                           Store* store);
+
+  // A finished upload (the bytes are in `temp_path`, which is moved into the store).
+  absl::StatusOr<v1::Engine> Add(const std::string& name, const std::string& temp_path);
+  v1::ListEnginesResponse List();
+  // Path of a stored artifact, INVALID_ARGUMENT for a malformed sha256, or NOT_FOUND.
+  absl::StatusOr<std::string> Path(const std::string& sha256);
+  bool Known(const std::string& sha256);
+  std::string UploadDir() const;
+
+ private:
+  EngineStore(std::string data_dir, Store* store) : dir_(std::move(data_dir)), store_(store) {}
+  const std::string dir_;
+  Store* const store_;
+  absl::Mutex mu_;
+  absl::flat_hash_map<std::string, v1::Engine> engines_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace arbiter::coordinator

@@ -1,0 +1,259 @@
+#include "coordinator/games_run.h"
+
+#include "base/status_macros.h"
+#include "base/strings.h"
+#include "coordinator/match_run.h"
+#include "coordinator/metrics.h"
+#include "proto/arbiter/v1/store.pb.h"
+
+namespace arbiter::coordinator {
+namespace {
+
+// A copy of a match or tournament request with the batch size filled in when it is left open.
+template <typename Request>
+Request WithPairsPerJob(Request request, const PlanContext& context) {
+  if (request.pairs_per_job() == 0)
+    request.set_pairs_per_job(
+        DefaultPairsPerJob(context.max_worker_threads, request.concurrency()));
+  return request;
+}
+
+// What match and tournament runs share: jobs of game pairs, replayed before they count.
+class GamesRun : public RunHandler {
+ public:
+  void AddSpec(v1::MatchJob work) {
+    v1::StoredMatchJob job;
+    *job.mutable_work() = std::move(work);
+    pairing_of_job_.push_back(job.work().pairing());
+    jobs_.push_back(std::move(job));
+  }
+  absl::Status AddJob(const std::string& stored) override {
+    v1::StoredMatchJob job;
+    if (!job.ParseFromString(stored)) return absl::DataLossError("unreadable match job spec");
+    pairing_of_job_.push_back(job.work().pairing());
+    jobs_.push_back(std::move(job));
+    return absl::OkStatus();
+  }
+  double Estimate(const Job& job) const override { return PairsOf(job); }
+  void FillWork(const Job& job, v1::Job& out) const override {
+    *out.mutable_match() = jobs_[job.index].work();
+  }
+  std::function<absl::Status()> SlowCheck(const Job& job,
+                                          const v1::CompleteJobRequest& request) const override {
+    if (!job.open() || job.index >= jobs_.size() || !request.has_match()) return {};
+    return [work = jobs_[job.index].work(), result = request.match()] {
+      return CheckMatchResult(work, result);
+    };
+  }
+  absl::StatusOr<Result> CheckResult(const Job& job, const v1::CompleteJobRequest& request,
+                                     const std::optional<absl::Status>& slow,
+                                     bool& requeue) override {
+    requeue = false;
+    if (job.index >= jobs_.size())
+      return absl::FailedPreconditionError(Cat("job ", job.id, " takes no more results"));
+    if (!request.has_match())
+      return absl::InvalidArgumentError(
+          Cat("job ", job.id, " is a match job; the result must carry its games"));
+    const absl::Status check = slow ? *slow : CheckMatchResult(jobs_[job.index].work(), request.match());
+    if (!check.ok()) {
+      // Refused and not counted: the job goes back to the queue for another worker.
+      ++rejected_;
+      requeue = true;
+      return absl::InvalidArgumentError(Cat("job ", job.id, ": ", std::string(check.message())));
+    }
+    Result result;
+    result.match = std::make_shared<v1::MatchJobResult>(request.match());
+    return result;
+  }
+  std::string SerializeResult(const Result& result) const override {
+    return result.match ? result.match->SerializeAsString() : std::string();
+  }
+  absl::Status ParseResult(const std::string& blob, Result& out) const override {
+    auto m = std::make_shared<v1::MatchJobResult>();
+    if (!m->ParseFromString(blob)) return absl::DataLossError("unreadable match result");
+    out.match = std::move(m);
+    return absl::OkStatus();
+  }
+  IngestOutcome Ingest(Job& job, CoordinatorMetrics* metrics) override {
+    const Result& r = job.results.back();
+    Count(job, *r.match);
+    counted_.emplace_back(job.id, r.lease_id);
+    if (metrics) {
+      for (const v1::ReportedGame& g : r.match->games()) metrics->Game(g.result(), g.end());
+      metrics->duration.Observe(r.seconds);
+    }
+    IngestOutcome outcome;
+    outcome.job = IngestOutcome::JobEffect::kDone;
+    Decide(outcome);
+    return outcome;
+  }
+  void ReleaseJobs() override {
+    jobs_.clear();
+    jobs_.shrink_to_fit();
+  }
+
+  PgnSource Pgn() const {
+    PgnSource source;
+    source.counted = counted_;
+    source.pairing_of_job = pairing_of_job_;
+    FillPgnEngines(source);
+    return source;
+  }
+
+ protected:
+  virtual void Count(const Job& job, const v1::MatchJobResult& result) = 0;
+  virtual void Decide(IngestOutcome&) const {}
+  virtual void FillPgnEngines(PgnSource& source) const = 0;
+  double PairsOf(const Job& job) const {
+    return job.index < jobs_.size() ? jobs_[job.index].work().pairs() : 0;
+  }
+
+  std::vector<v1::StoredMatchJob> jobs_;  // by job index; cleared when the run ends
+  std::vector<uint32_t> pairing_of_job_;  // by job index; kept (PGN export)
+  std::vector<std::pair<uint64_t, uint64_t>> counted_;
+  uint64_t rejected_ = 0;
+};
+
+class MatchRun final : public GamesRun {
+ public:
+  explicit MatchRun(v1::StoredMatchRun spec)
+      : spec_(std::move(spec)), sprt_(SprtOf(spec_.request())) {}
+  v1::RunKind kind() const override { return v1::RUN_KIND_MATCH; }
+  std::string SerializeSpec() const override { return spec_.SerializeAsString(); }
+  void FillStatus(const Run&, double elapsed, v1::Run& out) const override {
+    v1::MatchRunStatus* ms = out.mutable_match();
+    Fill(*ms);
+    // An SPRT usually stops long before its planned games: progress is also how far the LLR
+    // has gone towards the bound it is heading for.
+    const double progress = out.progress();
+    if (sprt_ && progress < 1 && ms->llr_upper() > 0 && ms->llr_lower() < 0) {
+      const double llr = ms->llr() >= 0 ? ms->llr() / ms->llr_upper() : ms->llr() / ms->llr_lower();
+      const double p = std::min(0.99, llr);
+      if (p > progress) {
+        out.set_progress(p);
+        out.set_eta_seconds(elapsed > 0 ? elapsed * (1 - p) / p : 0);
+      }
+    }
+  }
+  void SetGauges(uint64_t run_id, double progress, CoordinatorMetrics& metrics) const override {
+    metrics.SetRunProgress(run_id, progress, 0);
+    v1::MatchRunStatus status;
+    Fill(status);
+    metrics.SetRunMatch(run_id, status.llr(), status.elo());
+  }
+
+ private:
+  void Fill(v1::MatchRunStatus& out) const {
+    *out.mutable_request() = spec_.request();
+    tally_.Fill(sprt_, out);
+    out.set_rejected_results(out.rejected_results() + rejected_);
+  }
+  void Count(const Job&, const v1::MatchJobResult& result) override { tally_.Add(result); }
+  void Decide(IngestOutcome& outcome) const override {
+    v1::MatchRunStatus status;
+    const stats::SprtDecision decision = tally_.Fill(sprt_, status);
+    if (decision == stats::SprtDecision::kContinue) return;
+    outcome.finish = v1::RUN_STATE_SUCCEEDED;
+    outcome.message =
+        Cat("SPRT accepted ", decision == stats::SprtDecision::kAcceptH1 ? "H1" : "H0", " after ",
+            status.games(), " games (LLR ", status.llr(), ")");
+  }
+  void FillPgnEngines(PgnSource& source) const override {
+    source.engines.emplace_back(spec_.request().engines(0).name(),
+                                spec_.request().engines(1).name());
+  }
+
+  v1::StoredMatchRun spec_;
+  std::optional<stats::SprtParams> sprt_;
+  MatchTally tally_;
+};
+
+class TournamentRun final : public GamesRun {
+ public:
+  explicit TournamentRun(v1::StoredTournamentRun spec)
+      : spec_(std::move(spec)), tallies_(TournamentPairings(spec_.request()).size()) {}
+  v1::RunKind kind() const override { return v1::RUN_KIND_TOURNAMENT; }
+  std::string SerializeSpec() const override { return spec_.SerializeAsString(); }
+  void FillStatus(const Run&, double, v1::Run& out) const override {
+    v1::TournamentRunStatus* ts = out.mutable_tournament();
+    *ts->mutable_request() = spec_.request();
+    FillTournamentStatus(spec_.request(), tallies_, *ts);
+  }
+
+ private:
+  void Count(const Job& job, const v1::MatchJobResult& result) override {
+    const uint32_t pairing = pairing_of_job_[job.index];
+    if (pairing < tallies_.size()) tallies_[pairing].Add(result);
+  }
+  void FillPgnEngines(PgnSource& source) const override {
+    const v1::SubmitTournamentRequest& req = spec_.request();
+    for (auto [i, j] : TournamentPairings(req))
+      source.engines.emplace_back(req.engines(i).name(), req.engines(j).name());
+    source.games_per_pairing = req.games_per_pairing();
+  }
+
+  v1::StoredTournamentRun spec_;
+  std::vector<MatchTally> tallies_;  // in TournamentPairings order
+};
+
+RunPlan PlanOf(std::unique_ptr<GamesRun> handler, std::vector<v1::MatchJob> jobs) {
+  RunPlan plan;
+  for (v1::MatchJob& work : jobs) {
+    v1::StoredMatchJob stored;
+    *stored.mutable_work() = work;
+    plan.job_specs.push_back(stored.SerializeAsString());
+    handler->AddSpec(std::move(work));
+  }
+  plan.handler = std::move(handler);
+  return plan;
+}
+
+}  // namespace
+
+absl::StatusOr<RunPlan> PlanMatchRun(const v1::SubmitMatchRequest& submitted,
+                                     const PlanContext& context) {
+  const v1::SubmitMatchRequest request = WithPairsPerJob(submitted, context);
+  RETURN_IF_ERROR(ValidateMatchRequest(request, context.engine_known));
+  v1::StoredMatchRun spec;
+  *spec.mutable_request() = request;
+  RunPlan plan = PlanOf(std::make_unique<MatchRun>(std::move(spec)), PlanMatchJobs(request));
+  plan.summary = Cat("match ", request.engines(0).name(), " vs ", request.engines(1).name(),
+                     " at ", request.tc(), ", ", plan.job_specs.size(), " jobs",
+                     request.has_sprt() ? " (SPRT)" : "");
+  return plan;
+}
+
+absl::StatusOr<RunPlan> PlanTournamentRun(const v1::SubmitTournamentRequest& submitted,
+                                          const PlanContext& context) {
+  const v1::SubmitTournamentRequest request = WithPairsPerJob(submitted, context);
+  RETURN_IF_ERROR(ValidateTournamentRequest(request, context.engine_known));
+  v1::StoredTournamentRun spec;
+  *spec.mutable_request() = request;
+  const size_t pairings = TournamentPairings(request).size();
+  RunPlan plan =
+      PlanOf(std::make_unique<TournamentRun>(std::move(spec)), PlanTournamentJobs(request));
+  plan.summary = Cat(request.gauntlet() ? "gauntlet" : "round robin", " of ",
+                     request.engines_size(), " engines at ", request.tc(), ", ", pairings,
+                     " pairings of ", request.games_per_pairing(), " games, ",
+                     plan.job_specs.size(), " jobs");
+  return plan;
+}
+
+absl::StatusOr<std::unique_ptr<RunHandler>> LoadMatchRun(const std::string& spec) {
+  v1::StoredMatchRun run;
+  if (!run.ParseFromString(spec)) return absl::DataLossError("unreadable match run spec");
+  return std::make_unique<MatchRun>(std::move(run));
+}
+
+absl::StatusOr<std::unique_ptr<RunHandler>> LoadTournamentRun(const std::string& spec) {
+  v1::StoredTournamentRun run;
+  if (!run.ParseFromString(spec)) return absl::DataLossError("unreadable tournament run spec");
+  return std::make_unique<TournamentRun>(std::move(run));
+}
+
+std::optional<PgnSource> PgnSourceOf(const RunHandler& handler) {
+  if (const auto* games = dynamic_cast<const GamesRun*>(&handler)) return games->Pgn();
+  return std::nullopt;
+}
+
+}  // namespace arbiter::coordinator

@@ -1,0 +1,74 @@
+// The ready queue of jobs, their leases and their expiry. Not thread-safe: the Coordinator
+// calls it under its lock. The clock is injectable so that tests can expire leases at will.
+//
+// Each result a job still wants and nobody works on is one entry in the queue, oldest run
+// first; a re-queued job (a lost lease, a refused result) goes to the front. A job with a lane
+// goes to its lane's worker; a worker whose lane is empty takes from the far end of another
+// worker's lane (see docs/scaling.md).
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "coordinator/run_handler.h"
+
+namespace arbiter::coordinator {
+
+class JobQueue {
+ public:
+  using NowFn = std::function<SteadyClock::time_point()>;
+  // The worker's lane in run `run_id` (claiming one if it has none), or kNoLane.
+  using LaneOf = std::function<uint32_t(uint64_t run_id)>;
+
+  JobQueue(double lease_seconds, NowFn now);
+
+  // Takes ownership of `job` and queues job.want entries for it at the back.
+  Job& Add(std::unique_ptr<Job> job);
+  Job* Find(uint64_t job_id);
+  // One more entry for the job, at the front.
+  void Requeue(uint64_t job_id) { ready_.push_front(job_id); }
+  // Drops one entry of the job (a stored result consumed it).
+  void Unready(uint64_t job_id);
+  bool HasReady() const { return !ready_.empty(); }
+
+  // The next job for `worker_id` (its entry removed), or null.
+  Job* Take(const std::string& worker_id, const LaneOf& lane_of);
+  // A new lease of `job` for `worker_id`.
+  const Lease& Grant(Job& job, const std::string& worker_id);
+  // Extends the lease at `index` by a lease period.
+  void Extend(Job& job, size_t index) { job.leases[index].expiry = now_() + lease_; }
+  // Removes the lease at `index`; true when the job holds no lease afterwards.
+  bool RemoveLease(Job& job, size_t index);
+  void ClearLeases(Job& job);
+  // Removes every expired lease and re-queues its job at the front; returns them.
+  std::vector<std::pair<Job*, Lease>> Expire();
+
+  // Index of the job's live lease `lease_id`, or job.leases.size() when it has none such.
+  static size_t LeaseIndex(const Job& job, uint64_t lease_id);
+  // Whether `lease_id` was ever granted for the job (live or not).
+  static bool WasIssued(const Job& job, uint64_t lease_id);
+  // Whether `worker_id` holds a lease of the job or gave one of its results.
+  static bool HeldBy(const Job& job, const std::string& worker_id);
+
+  double lease_seconds() const { return std::chrono::duration<double>(lease_).count(); }
+
+ private:
+  const SteadyClock::duration lease_;
+  const NowFn now_;
+  std::mt19937_64 rng_;
+  absl::flat_hash_map<uint64_t, std::unique_ptr<Job>> jobs_;
+  std::deque<uint64_t> ready_;
+  absl::flat_hash_set<uint64_t> leased_;
+};
+
+// `seconds` as a steady-clock duration.
+SteadyClock::duration Seconds(double seconds);
+
+}  // namespace arbiter::coordinator

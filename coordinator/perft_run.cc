@@ -1,0 +1,305 @@
+#include "coordinator/perft_run.h"
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
+#include "base/status_macros.h"
+#include "base/strings.h"
+#include "coordinator/metrics.h"
+#include "coordinator/perft_split.h"
+#include "engine/packed_position.h"
+#include "engine/perft.h"
+#include "engine/position.h"
+#include "proto/arbiter/v1/store.pb.h"
+#include "spdlog/spdlog.h"
+
+namespace arbiter::coordinator {
+
+std::string Uint128ToString(unsigned __int128 v);
+
+namespace {
+
+// Perft runs get lanes only with up to this many workers (hash tables): finding a worker's lane
+// in the queue costs up to the queue's length, ~16 jobs a worker.
+constexpr size_t kMaxLanes = 64;
+
+// Most results a verified job may collect without a majority before the run fails.
+constexpr int kMaxVerifyResults = 5;
+
+// Positions a perft job counts.
+size_t PositionsOf(const v1::PerftJob& work) {
+  return work.packed_positions().size() / kPackedPositionSize;
+}
+
+class PerftRun final : public RunHandler {
+ public:
+  explicit PerftRun(v1::StoredPerftRun spec) : spec_(std::move(spec)) {
+    divide_.assign(spec_.root_moves_size(), 0);
+  }
+  void AddSpec(v1::StoredPerftJob job) { jobs_.push_back(std::move(job)); }
+
+  v1::RunKind kind() const override { return v1::RUN_KIND_PERFT; }
+  std::string SerializeSpec() const override { return spec_.SerializeAsString(); }
+  absl::Status AddJob(const std::string& stored) override {
+    v1::StoredPerftJob job;
+    if (!job.ParseFromString(stored)) return absl::DataLossError("unreadable perft job spec");
+    jobs_.push_back(std::move(job));
+    return absl::OkStatus();
+  }
+  int ResultsWanted() const override { return spec_.request().verify() ? 2 : 1; }
+  double Estimate(const Job& job) const override { return jobs_[job.index].estimate(); }
+  void FillWork(const Job& job, v1::Job& out) const override {
+    *out.mutable_perft() = jobs_[job.index].work();
+  }
+  absl::StatusOr<Result> CheckResult(const Job& job, const v1::CompleteJobRequest& request,
+                                     const std::optional<absl::Status>&, bool& requeue) override {
+    requeue = false;
+    const size_t positions = PositionsOf(jobs_[job.index].work());
+    if (!request.has_perft() || size_t(request.perft().counts_size()) != positions)
+      return absl::InvalidArgumentError(
+          Cat("job ", job.id, " has ", positions,
+              " positions; the result must carry as many perft counts, got ",
+              request.has_perft() ? request.perft().counts_size() : 0));
+    Result result;
+    result.counts.assign(request.perft().counts().begin(), request.perft().counts().end());
+    return result;
+  }
+  std::string SerializeResult(const Result& result) const override {
+    v1::PerftJobResult pr;
+    for (uint64_t c : result.counts) pr.add_counts(c);
+    return pr.SerializeAsString();
+  }
+  absl::Status ParseResult(const std::string& blob, Result& out) const override {
+    v1::PerftJobResult pr;
+    if (!pr.ParseFromString(blob)) return absl::DataLossError("unreadable perft result");
+    out.counts.assign(pr.counts().begin(), pr.counts().end());
+    return absl::OkStatus();
+  }
+  IngestOutcome Ingest(Job& job, CoordinatorMetrics* metrics) override;
+  void FillStatus(const Run& run, double elapsed, v1::Run& out) const override;
+  void SetGauges(uint64_t run_id, double progress, CoordinatorMetrics& metrics) const override {
+    metrics.SetRunProgress(run_id, progress, double(total_));
+  }
+  void ReleaseJobs() override {
+    jobs_.clear();
+    jobs_.shrink_to_fit();
+  }
+
+ private:
+  v1::StoredPerftRun spec_;
+  std::vector<v1::StoredPerftJob> jobs_;  // by job index
+  unsigned __int128 total_ = 0;
+  std::vector<unsigned __int128> divide_;
+  std::vector<v1::Disagreement> disagreements_;
+};
+
+IngestOutcome PerftRun::Ingest(Job& job, CoordinatorMetrics* metrics) {
+  IngestOutcome outcome;
+  // Find the counts most results agree on.
+  size_t best = 0, best_votes = 0;
+  for (size_t i = 0; i < job.results.size(); ++i) {
+    size_t votes = 0;
+    for (const Result& r : job.results) votes += r.counts == job.results[i].counts;
+    if (votes > best_votes) best = i, best_votes = votes;
+  }
+  const size_t needed = job.want > 1 ? 2 : 1;
+  if (best_votes < needed) {
+    // Verified job without a majority yet: ask one more worker once all copies are in.
+    if (job.results.size() >= size_t(job.want)) {
+      if (job.results.size() >= size_t(kMaxVerifyResults)) {
+        outcome.job = IngestOutcome::JobEffect::kFailed;
+        outcome.finish = v1::RUN_STATE_FAILED;
+        outcome.message =
+            Cat("job ", job.id, ": ", job.results.size(), " results without two that agree");
+        return outcome;
+      }
+      ++job.want;
+      outcome.job = IngestOutcome::JobEffect::kRequeue;
+      spdlog::warn("job {}: workers disagree; asking a third worker", job.id);
+    }
+    return outcome;
+  }
+  const std::vector<uint64_t> counts = job.results[best].counts;
+  for (const Result& r : job.results) {
+    if (r.counts == counts) continue;
+    v1::Disagreement d;
+    d.set_job_id(job.id);
+    d.set_worker_id(r.worker_id);
+    d.set_worker_name(r.worker_name);
+    uint64_t mine = 0, theirs = 0;
+    for (uint64_t c : r.counts) mine += c;
+    for (uint64_t c : counts) theirs += c;
+    d.set_worker_nodes(mine);
+    d.set_majority_nodes(theirs);
+    disagreements_.push_back(d);
+    if (metrics) metrics->disagreements.Increment();
+    spdlog::warn("job {}: worker {} ('{}') disagrees with the majority ({} vs {} nodes)", job.id,
+                 r.worker_id, r.worker_name, mine, theirs);
+  }
+  const v1::StoredPerftJob& spec = jobs_[job.index];
+  unsigned __int128 added = 0;
+  auto add = [&](size_t i, uint32_t root, uint64_t multiplicity) {
+    unsigned __int128 n = (unsigned __int128)counts[i] * multiplicity;
+    added += n;
+    if (root < divide_.size()) divide_[root] += n;
+  };
+  for (int i = 0, next = 0; i < spec.weight_counts_size() && i < int(counts.size()); ++i) {
+    for (uint32_t k = 0; k < spec.weight_counts(i) && next < spec.weight_roots_size() &&
+                         next < spec.weight_multiplicities_size();
+         ++k, ++next)
+      add(i, spec.weight_roots(next), spec.weight_multiplicities(next));
+  }
+  total_ += added;
+  if (metrics) {
+    metrics->perft_nodes.Increment(double(added));
+    metrics->duration.Observe(job.results[best].seconds);
+  }
+  outcome.job = IngestOutcome::JobEffect::kDone;
+  return outcome;
+}
+
+void PerftRun::FillStatus(const Run&, double elapsed, v1::Run& out) const {
+  v1::PerftRunStatus* ps = out.mutable_perft();
+  *ps->mutable_request() = spec_.request();
+  ps->set_split_depth(spec_.split_depth());
+  ps->set_split_positions(spec_.split_positions());
+  ps->set_unique_positions(spec_.unique_positions());
+  v1::PerftResult* r = ps->mutable_result();
+  r->set_fen(spec_.fen());
+  r->set_depth(spec_.request().perft().depth());
+  r->set_nodes(uint64_t(total_));
+  r->set_nodes_high(uint64_t(total_ >> 64));
+  r->set_nodes_decimal(Uint128ToString(total_));
+  for (int i = 0; i < spec_.root_moves_size(); ++i) {
+    v1::PerftDivideEntry* e = r->add_divide();
+    e->set_move(spec_.root_moves(i));
+    e->set_nodes(uint64_t(divide_[i]));
+    e->set_nodes_high(uint64_t(divide_[i] >> 64));
+  }
+  r->set_seconds(elapsed);
+  r->set_nodes_per_second(elapsed > 0 ? double(total_) / elapsed : 0);
+  r->set_hash_mb(spec_.request().perft().hash_mb());
+  for (const v1::Disagreement& d : disagreements_) *ps->add_disagreements() = d;
+}
+
+absl::Status CheckPerftRequest(const v1::SubmitPerftRequest& request) {
+  const v1::PerftRequest& p = request.perft();
+  if (p.fen().empty()) return absl::InvalidArgumentError("perft.fen is required");
+  if (p.depth() < 1 || p.depth() > uint32_t(kMaxPerftDepth))
+    return absl::InvalidArgumentError(
+        Cat("perft.depth must be in 1..", kMaxPerftDepth, ", got ", p.depth()));
+  if (request.split_depth() > p.depth())
+    return absl::InvalidArgumentError(
+        Cat("split_depth ", request.split_depth(), " is deeper than the perft depth ", p.depth()));
+  if (p.hash_mb() > (1u << 16))
+    return absl::InvalidArgumentError(
+        Cat("perft.hash_mb must be at most 65536, got ", p.hash_mb()));
+  if (request.target_jobs() > 1'000'000)
+    return absl::InvalidArgumentError(
+        Cat("target_jobs must be at most 1000000, got ", request.target_jobs()));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<RunPlan> PlanPerftRun(const v1::SubmitPerftRequest& request,
+                                     const PlanContext& context) {
+  RETURN_IF_ERROR(CheckPerftRequest(request));
+  const v1::PerftRequest& p = request.perft();
+  absl::StatusOr<Position> root = Position::FromFen(p.fen());
+  if (!root.ok())
+    return absl::InvalidArgumentError(
+        Cat("malformed FEN '", p.fen(), "': ", std::string(root.status().message())));
+  SplitOptions so{.depth = int(p.depth()),
+                  .split_depth = int(request.split_depth()),
+                  .workers = int(std::max<size_t>(1, context.connected_workers)),
+                  .target_jobs = request.target_jobs(),
+                  // Merge unless every worker hashes into one table; with no worker connected
+                  // yet nobody knows (merge); a verified run's workers hash on their own.
+                  .merge = context.hash_tables != 1 || request.verify()};
+  const auto split_start = SteadyClock::now();
+  ASSIGN_OR_RETURN(PerftSplit split, SplitPerft(*root, so));
+  std::vector<std::vector<uint32_t>> groups = PackJobs(split, TargetJobs(so));
+  const auto split_end = SteadyClock::now();
+
+  v1::StoredPerftRun run;
+  *run.mutable_request() = request;
+  run.set_split_depth(split.split_depth);
+  run.set_split_positions(split.split_positions);
+  run.set_unique_positions(split.unique.size());
+  run.set_fen(root->Fen());
+  for (const std::string& m : split.root_moves) run.add_root_moves(m);
+
+  // Job specs (packed positions and their multiplicities) on every core.
+  const std::string root_fen = root->Fen();
+  RunPlan plan;
+  plan.job_specs.resize(groups.size());
+  std::vector<v1::StoredPerftJob> specs(groups.size());
+  auto build = [&](size_t g) {
+    v1::StoredPerftJob& spec = specs[g];
+    v1::PerftJob* work = spec.mutable_work();
+    work->set_chess960(root->IsChess960());
+    work->set_depth(p.depth() - split.split_depth);
+    work->set_hash_mb(p.hash_mb());
+    work->set_root_fen(root_fen);
+    work->set_independent(request.verify());
+    std::string* packed = work->mutable_packed_positions();
+    packed->reserve(groups[g].size() * kPackedPositionSize);
+    double estimate = 0;
+    for (uint32_t i : groups[g]) {
+      const SplitPosition& sp = split.unique[i];
+      packed->append(AsBytes(sp.packed));
+      spec.add_weight_counts(uint32_t(sp.weights.size()));
+      for (auto [root_index, mult] : sp.weights) {
+        spec.add_weight_roots(root_index);
+        spec.add_weight_multiplicities(mult);
+      }
+      estimate += sp.estimate;
+    }
+    spec.set_estimate(estimate);
+    plan.job_specs[g] = spec.SerializeAsString();
+  };
+  const size_t threads = split.unique.size() < 20'000
+                             ? 1
+                             : std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 16);
+  std::atomic<size_t> next_group{0};
+  auto builder = [&] {
+    for (size_t g; (g = next_group.fetch_add(1)) < groups.size();) build(g);
+  };
+  std::vector<std::thread> builders;
+  for (size_t t = 1; t < threads; ++t) builders.emplace_back(builder);
+  builder();
+  for (std::thread& t : builders) t.join();
+  // Workers with hashes of their own get lanes: contiguous ranges of the jobs, one per worker,
+  // so that each worker's hash sees one region of the tree. Up to kMaxLanes workers: each has a
+  // large share of the tree then, and the queue scans stay short.
+  const size_t lanes =
+      so.merge && !request.verify() && context.hash_tables <= kMaxLanes ? context.hash_tables : 0;
+  if (lanes >= 2) {
+    plan.lane_count = lanes;
+    for (size_t i = 0; i < specs.size(); ++i)
+      plan.lanes.push_back(uint32_t(i * lanes / specs.size()));
+  }
+  auto handler = std::make_unique<PerftRun>(std::move(run));
+  for (v1::StoredPerftJob& spec : specs) handler->AddSpec(std::move(spec));
+  plan.handler = std::move(handler);
+  const auto secs = [](SteadyClock::time_point a, SteadyClock::time_point b) {
+    return std::chrono::duration<double>(b - a).count();
+  };
+  plan.summary =
+      Cat("perft depth ", p.depth(), " of '", root_fen, "' split at depth ", split.split_depth,
+          " into ", split.unique.size(), " unique positions (", split.split_positions,
+          " with transpositions), ", groups.size(), " jobs", request.verify() ? ", verified" : "",
+          "; split ", secs(split_start, split_end), " s, job specs ",
+          secs(split_end, SteadyClock::now()), " s");
+  return plan;
+}
+
+absl::StatusOr<std::unique_ptr<RunHandler>> LoadPerftRun(const std::string& spec) {
+  v1::StoredPerftRun run;
+  if (!run.ParseFromString(spec)) return absl::DataLossError("unreadable perft run spec");
+  return std::make_unique<PerftRun>(std::move(run));
+}
+
+}  // namespace arbiter::coordinator

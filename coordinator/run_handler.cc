@@ -1,0 +1,36 @@
+#include "coordinator/run_handler.h"
+
+#include <algorithm>
+
+#include "base/strings.h"
+#include "coordinator/games_run.h"
+#include "coordinator/metrics.h"
+#include "coordinator/perft_run.h"
+
+namespace arbiter::coordinator {
+
+v1::RunKind Run::kind() const { return handler ? handler->kind() : v1::RUN_KIND_UNSPECIFIED; }
+
+uint64_t Run::QueuedJobs() const {
+  return jobs.size() - std::min<uint64_t>(jobs.size(), jobs_done + jobs_cancelled + jobs_leased);
+}
+
+void RunHandler::SetGauges(uint64_t run_id, double progress, CoordinatorMetrics& metrics) const {
+  metrics.SetRunProgress(run_id, progress, 0);
+}
+
+absl::StatusOr<std::unique_ptr<RunHandler>> LoadRunHandler(v1::RunKind kind,
+                                                           const std::string& spec) {
+  switch (kind) {
+    case v1::RUN_KIND_PERFT:
+      return LoadPerftRun(spec);
+    case v1::RUN_KIND_MATCH:
+      return LoadMatchRun(spec);
+    case v1::RUN_KIND_TOURNAMENT:
+      return LoadTournamentRun(spec);
+    default:
+      return absl::DataLossError(Cat("unknown run kind ", int(kind)));
+  }
+}
+
+}  // namespace arbiter::coordinator

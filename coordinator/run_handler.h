@@ -1,0 +1,151 @@
+// The coordinator's model of runs and jobs, and the interface each run kind implements.
+//
+// A Run and its Jobs hold what every kind shares (state, leases, results, progress); what only
+// one kind knows (a perft run's positions and divide, a match's pentanomial and SPRT, a
+// tournament's pairings) lives in that kind's RunHandler, one per run. The Coordinator calls a
+// handler under its lock; a handler touches only its own run. A new run kind is a new handler
+// file and one line in LoadRunHandler.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "proto/arbiter/v1/cluster.pb.h"
+
+namespace arbiter::coordinator {
+
+class CoordinatorMetrics;
+class RunHandler;
+
+using SteadyClock = std::chrono::steady_clock;
+
+// A job's lease: one worker may work on it until `expiry` (extended by heartbeats).
+struct Lease {
+  uint64_t id = 0;
+  std::string worker_id;
+  SteadyClock::time_point expiry;
+};
+
+// A worker's accepted answer for a job.
+struct Result {
+  std::string worker_id, worker_name;
+  uint64_t lease_id = 0;
+  double seconds = 0;
+  std::vector<uint64_t> counts;                     // perft
+  std::shared_ptr<const v1::MatchJobResult> match;  // match and tournament
+};
+
+// Perft runs on workers with hashes of their own give jobs lanes (see JobQueue); kNoLane: any
+// worker, in queue order.
+inline constexpr uint32_t kNoLane = UINT32_MAX;
+
+struct Job {
+  uint64_t id = 0, run_id = 0;
+  uint32_t index = 0;  // in its run's job list (the handler keeps the job's spec at this index)
+  int want = 1;        // results wanted: 1, or 2 when verifying (+1 per disagreement)
+  std::vector<Result> results;
+  std::vector<Lease> leases;
+  std::vector<uint64_t> past_leases;
+  int pending = 0;  // completions being committed
+  bool done = false, cancelled = false, failed = false;
+  uint32_t lane = kNoLane;
+  // Neither done, cancelled nor failed: may still take a result.
+  bool open() const { return !done && !cancelled && !failed; }
+};
+
+struct Run {
+  uint64_t id = 0;
+  v1::RunState state = v1::RUN_STATE_QUEUED;
+  std::string message;
+  std::string owner;  // name of the token that submitted the run
+  double created_unix = 0, started_unix = 0, finished_unix = 0;
+  bool started_persisted = false;
+  std::unique_ptr<RunHandler> handler;
+  std::vector<uint64_t> jobs;
+  double estimate_total = 0, estimate_done = 0;
+  uint64_t jobs_done = 0, jobs_leased = 0, jobs_cancelled = 0;
+  uint64_t version = 1;
+  std::unique_ptr<v1::Run> final;         // set once finished
+  std::vector<std::string> lane_workers;  // the worker of each lane ("" = not claimed yet)
+
+  v1::RunKind kind() const;
+  // Jobs neither done, cancelled nor leased.
+  uint64_t QueuedJobs() const;
+};
+
+// What a committed result did to its job and run.
+struct IngestOutcome {
+  enum class JobEffect { kNone, kDone, kRequeue, kFailed };
+  JobEffect job = JobEffect::kNone;
+  // Set when the result decides the run (an SPRT bound, a verification that cannot agree).
+  std::optional<v1::RunState> finish;
+  std::string message;
+};
+
+class RunHandler {
+ public:
+  virtual ~RunHandler() = default;
+  virtual v1::RunKind kind() const = 0;
+  // The run's record for the store (StoredRun.spec), from which LoadRunHandler restores it.
+  virtual std::string SerializeSpec() const = 0;
+  // Appends the spec of the run's next job (as stored in StoredJob.spec).
+  virtual absl::Status AddJob(const std::string& stored_spec) = 0;
+  // Results each job wants before it counts.
+  virtual int ResultsWanted() const { return 1; }
+  // The job's share of the run's work, in the run's own unit (progress and ETA).
+  virtual double Estimate(const Job& job) const = 0;
+  // The work a worker receives with a lease.
+  virtual void FillWork(const Job& job, v1::Job& out) const = 0;
+  // A check of a completion too slow for the coordinator's lock (a replay), or nothing; it
+  // works on copies, so it runs on any thread.
+  virtual std::function<absl::Status()> SlowCheck(const Job& /*job*/,
+                                                  const v1::CompleteJobRequest& /*request*/) const {
+    return {};
+  }
+  // The result a completion carries, or why it is refused. `slow` is SlowCheck's verdict when it
+  // ran. `requeue` is set when a refused result sends the job back to the queue.
+  virtual absl::StatusOr<Result> CheckResult(const Job& job, const v1::CompleteJobRequest& request,
+                                             const std::optional<absl::Status>& slow,
+                                             bool& requeue) = 0;
+  // A stored result's payload (StoredResult.result) and back.
+  virtual std::string SerializeResult(const Result& result) const = 0;
+  virtual absl::Status ParseResult(const std::string& blob, Result& out) const = 0;
+  // Counts the job's newest result (job.results.back()); `metrics` may be null.
+  virtual IngestOutcome Ingest(Job& job, CoordinatorMetrics* metrics) = 0;
+  // The kind's part of the run's status; `out` has the shared fields (progress, ETA) set.
+  virtual void FillStatus(const Run& run, double elapsed, v1::Run& out) const = 0;
+  // The run's per-run gauges (`progress` as in the run's status).
+  virtual void SetGauges(uint64_t run_id, double progress, CoordinatorMetrics& metrics) const;
+  // The run finished: job specs and payloads are no longer needed in memory (the store has them).
+  virtual void ReleaseJobs() = 0;
+};
+
+// What a planner may know of the cluster when it plans a run.
+struct PlanContext {
+  size_t connected_workers = 0;
+  size_t hash_tables = 0;          // perft hash tables among the connected workers
+  uint32_t max_worker_threads = 0;  // the largest --threads among them
+  std::function<bool(const std::string&)> engine_known;  // an uploaded engine's sha256
+};
+
+// A new run: its handler (holding the jobs' specs), the jobs' stored specs in job order, and
+// the lane of each job (empty: no lanes).
+struct RunPlan {
+  std::unique_ptr<RunHandler> handler;
+  std::vector<std::string> job_specs;
+  std::vector<uint32_t> lanes;
+  size_t lane_count = 0;
+  std::string summary;  // what was planned, for the log
+};
+
+// The handler of a stored run of `kind` whose record is `spec`.
+absl::StatusOr<std::unique_ptr<RunHandler>> LoadRunHandler(v1::RunKind kind,
+                                                           const std::string& spec);
+
+}  // namespace arbiter::coordinator
