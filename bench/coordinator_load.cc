@@ -20,6 +20,7 @@
 #include "engine/position.h"
 #include "engine/rules.h"
 #include "grpcpp/grpcpp.h"
+#include "net/client.h"
 #include "proto/arbiter/v1/cluster.grpc.pb.h"
 
 namespace {
@@ -183,10 +184,10 @@ int main(int argc, char** argv) {
     grpc::ChannelArguments args;
     args.SetInt("grpc.channel_id", i);  // distinct channels, distinct connections
     shared.stubs.push_back(arbiter::v1::WorkService::NewStub(
-        grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args)));
+        arbiter::net::Dial(address, args)));
   }
   auto runs = arbiter::v1::RunService::NewStub(
-      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+      arbiter::net::Dial(address));
   std::vector<std::unique_ptr<SimWorker>> sims;
   for (int i = 0; i < workers; ++i) {
     arbiter::v1::RegisterRequest req;

@@ -14,6 +14,8 @@
 #include "cli/json.h"
 #include "coordinator/coordinator.h"
 #include "grpcpp/grpcpp.h"
+#include "net/client.h"
+#include "net/sha256.h"
 #include "proto/arbiter/v1/cluster.grpc.pb.h"
 
 namespace arbiter::cli {
@@ -146,8 +148,7 @@ absl::Status ToAbsl(const grpc::Status& s, const std::string& what) {
 std::unique_ptr<v1::RunService::Stub> Connect(const std::string& address) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(64 << 20);
-  return v1::RunService::NewStub(
-      grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args));
+  return v1::RunService::NewStub(net::Dial(address, args));
 }
 
 // Follows the run's stream (reconnecting if the coordinator restarts) until it is finished.
@@ -342,6 +343,8 @@ absl::StatusOr<v1::Run> RunRemoteTournament(const std::string& coordinator,
 
 absl::StatusOr<v1::Engine> UploadEngineFile(const std::string& coordinator, const std::string& path,
                                             const std::string& name) {
+  absl::StatusOr<std::string> sha = net::Sha256OfFile(path);
+  if (!sha.ok()) return absl::NotFoundError(Cat("cannot read engine file '", path, "'"));
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(Cat("cannot read engine file '", path, "'"));
   auto stub = Connect(coordinator);
@@ -351,7 +354,9 @@ absl::StatusOr<v1::Engine> UploadEngineFile(const std::string& coordinator, cons
   auto writer = stub->UploadEngine(&ctx, &resp);
   v1::UploadEngineRequest part;
   part.set_name(name);
+  part.set_sha256(*sha);
   bool open = writer->Write(part);
+  part.clear_sha256();
   std::string buf(1 << 20, '\0');
   while (open && in) {
     in.read(buf.data(), std::streamsize(buf.size()));
@@ -362,6 +367,10 @@ absl::StatusOr<v1::Engine> UploadEngineFile(const std::string& coordinator, cons
   writer->WritesDone();
   grpc::Status s = writer->Finish();
   if (!s.ok()) return ToAbsl(s, Cat("upload of '", path, "' to ", coordinator));
+  // What the coordinator kept must be what this file is.
+  if (resp.engine().sha256() != *sha)
+    return absl::DataLossError(Cat("upload of '", path, "': the coordinator stored sha256 ",
+                                   resp.engine().sha256(), ", the file has ", *sha));
   return resp.engine();
 }
 
@@ -409,14 +418,15 @@ void PrintRunLine(const v1::Run& run, std::ostream& out) {
   if (run.has_perft())
     what = absl::StrFormat("perft depth %d of %s", run.perft().request().perft().depth(),
                            run.perft().result().fen());
-  out << absl::StrFormat("%6d  %-6s %-10s %5.1f%%  jobs %d/%d  %s\n", run.id(),
-                         KindName(run.kind()), StateName(run.state()), 100 * run.progress(),
+  out << absl::StrFormat("%6d  %-6s %-10s %-12s %5.1f%%  jobs %d/%d  %s\n", run.id(),
+                         KindName(run.kind()), StateName(run.state()),
+                         run.owner().empty() ? "-" : run.owner(), 100 * run.progress(),
                          run.jobs().done(), run.jobs().total(), what);
 }
 
 void PrintRun(const v1::Run& run, std::ostream& out) {
-  out << absl::StrFormat("Run %d (%s): %s%s\n", run.id(), KindName(run.kind()),
-                         StateName(run.state()),
+  out << absl::StrFormat("Run %d (%s) of %s: %s%s\n", run.id(), KindName(run.kind()),
+                         run.owner().empty() ? "-" : run.owner(), StateName(run.state()),
                          run.message().empty() ? "" : " - " + run.message());
   out << absl::StrFormat(
       "Progress: %.1f%%, jobs %d total, %d done, %d leased, %d queued, %d "

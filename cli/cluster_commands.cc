@@ -3,7 +3,10 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <thread>
@@ -16,6 +19,7 @@
 #include "coordinator/server.h"
 #include "engine/perft_hash.h"
 #include "grpcpp/grpcpp.h"
+#include "net/client.h"
 #include "net/metrics.h"
 #include "net/server.h"
 #include "proto/arbiter/v1/cluster.grpc.pb.h"
@@ -32,6 +36,12 @@ struct CoordinatorFlags {
   double lease_seconds = 15;
   double heartbeat_seconds = 3;
   uint64_t max_upload_mb = 256;
+  bool no_auth = false;
+  std::string admin_token_file;
+  std::string tls_cert, tls_key, tls_client_ca;
+  uint32_t max_active_runs = 20;
+  uint32_t max_submissions_per_minute = 60;
+  uint64_t upload_quota_mb = 4096;
 };
 
 struct WorkerFlags {
@@ -54,6 +64,21 @@ void AddCoordinatorOptions(CLI::App* cmd, CoordinatorFlags& f) {
       ->check(CLI::Range(0.1, 600.0));
   cmd->add_option("--max-upload-mb", f.max_upload_mb, "Largest engine upload in MiB")
       ->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--upload-quota-mb", f.upload_quota_mb, "Uploads kept per token, MiB")
+      ->check(CLI::Range(1, 1 << 24));
+  cmd->add_option("--max-active-runs", f.max_active_runs, "Unfinished runs per token")
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--max-submissions-per-minute", f.max_submissions_per_minute,
+                  "Submissions per token and minute")
+      ->check(CLI::Range(1, 100000));
+  cmd->add_flag("--no-auth", f.no_auth,
+                "No authentication (accepted only when listening on a loopback address)");
+  cmd->add_option("--admin-token-file", f.admin_token_file,
+                  "Secret of the 'admin' token (default: made once into DATA/admin.token)");
+  cmd->add_option("--tls-cert", f.tls_cert, "Server certificate (PEM) for TLS on the gRPC port");
+  cmd->add_option("--tls-key", f.tls_key, "Server key (PEM)");
+  cmd->add_option("--tls-client-ca", f.tls_client_ca,
+                  "CA (PEM) that must have signed every client's certificate (mutual TLS)");
 }
 
 coordinator::ServerOptions ToServerOptions(const CoordinatorFlags& f) {
@@ -64,6 +89,14 @@ coordinator::ServerOptions ToServerOptions(const CoordinatorFlags& f) {
   o.coordinator.lease_seconds = f.lease_seconds;
   o.coordinator.heartbeat_seconds = std::min(f.heartbeat_seconds, f.lease_seconds / 3);
   o.coordinator.max_upload_bytes = f.max_upload_mb << 20;
+  o.coordinator.upload_quota_bytes = f.upload_quota_mb << 20;
+  o.coordinator.max_active_runs = f.max_active_runs;
+  o.coordinator.max_submissions_per_minute = f.max_submissions_per_minute;
+  o.no_auth = f.no_auth;
+  o.admin_token_file = f.admin_token_file;
+  o.tls_cert = f.tls_cert;
+  o.tls_key = f.tls_key;
+  o.tls_client_ca = f.tls_client_ca;
   return o;
 }
 
@@ -152,11 +185,50 @@ int RunLocal(const CoordinatorFlags& cf, int workers, int threads, int hash_mb) 
     }
     temp = f.data = tmpl;
   }
+  // The in-process tokens: an admin one for the client commands of this user (written where they
+  // look for it), one worker token per worker (so that --verify sees different workers).
+  coordinator::ServerOptions options = ToServerOptions(f);
+  absl::StatusOr<std::string> admin_secret = coordinator::NewTokenSecret();
+  if (!admin_secret.ok()) {
+    std::cerr << "error: " << admin_secret.status().message() << "\n";
+    return 2;
+  }
+  std::vector<std::string> worker_secrets;
+  if (!f.no_auth) {
+    options.tokens.emplace_back("local-admin", v1::ROLE_ADMIN, *admin_secret);
+    for (int i = 0; i < workers; ++i) {
+      absl::StatusOr<std::string> secret = coordinator::NewTokenSecret();
+      if (!secret.ok()) {
+        std::cerr << "error: " << secret.status().message() << "\n";
+        return 2;
+      }
+      worker_secrets.push_back(*secret);
+      options.tokens.emplace_back(absl::StrFormat("local-worker-%d", i + 1), v1::ROLE_WORKER,
+                                  *secret);
+    }
+  }
   absl::StatusOr<std::unique_ptr<coordinator::Server>> server =
-      coordinator::Server::Start(ToServerOptions(f));
+      coordinator::Server::Start(options);
   if (!server.ok()) {
     std::cerr << "error: " << server.status().message() << "\n";
     return 2;
+  }
+  std::string token_file;
+  if (!f.no_auth) {
+    token_file = net::LocalTokenPath((*server)->port());
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(token_file).parent_path(), ec);
+    std::filesystem::permissions(std::filesystem::path(token_file).parent_path(),
+                                 std::filesystem::perms::owner_all, ec);
+    const mode_t old = umask(077);
+    std::ofstream out(token_file, std::ios::trunc);
+    out << *admin_secret << "\n";
+    out.close();
+    umask(old);
+    if (!out) {
+      std::cerr << "error: cannot write the local token to '" << token_file << "'\n";
+      return 2;
+    }
   }
   const std::string address = absl::StrFormat("127.0.0.1:%d", (*server)->port());
   // The workers share one perft hash of their combined size, as the threads of one process do
@@ -176,11 +248,13 @@ int RunLocal(const CoordinatorFlags& cf, int workers, int threads, int hash_mb) 
     wo.shared_hash = hash;
     wo.hash_group = absl::StrFormat("local-%d", getpid());
     wo.name = absl::StrFormat("local-%d", i + 1);
+    if (!worker_secrets.empty()) wo.token = worker_secrets[size_t(i)];
     pool.push_back(std::make_unique<worker::Worker>(wo, nullptr));
     threads_of.emplace_back([w = pool.back().get()] { (void)w->Run(); });
   }
   std::cout << "arbiter local: coordinator on " << address << " with " << workers << " worker"
             << (workers == 1 ? "" : "s") << " (data in " << f.data << ")";
+  if (!token_file.empty()) std::cout << ", token for its clients in " << token_file;
   if (!f.metrics.empty()) std::cout << ", metrics on port " << (*server)->metrics_port();
   std::cout << std::endl;
   WaitForTerminationSignal();
@@ -188,6 +262,10 @@ int RunLocal(const CoordinatorFlags& cf, int workers, int threads, int hash_mb) 
   for (auto& t : threads_of) t.join();
   (*server)->Shutdown();
   server->reset();
+  if (!token_file.empty()) {
+    std::error_code ec;
+    std::filesystem::remove(token_file, ec);
+  }
   if (!temp.empty()) {
     std::error_code ec;
     std::filesystem::remove_all(temp, ec);
@@ -196,7 +274,7 @@ int RunLocal(const CoordinatorFlags& cf, int workers, int threads, int hash_mb) 
 }
 
 std::unique_ptr<v1::RunService::Stub> RunStub(const std::string& address) {
-  return v1::RunService::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  return v1::RunService::NewStub(net::Dial(address));
 }
 
 int Failed(const grpc::Status& s) {
@@ -292,13 +370,24 @@ void AddClusterCommands(CLI::App& app, int& exit_code) {
       PrintRun(run, std::cout);
     };
     CLI::App* list = runs->add_subcommand("list", "Runs, newest first");
+    auto owner = std::make_shared<std::string>();
+    auto page = std::make_shared<std::string>();
+    auto page_size = std::make_shared<uint32_t>(0);
+    list->add_option("--owner", *owner, "Only runs of this token name");
+    list->add_option("--page-size", *page_size, "Runs per page (default 100, at most 1000)");
+    list->add_option("--page-token", *page, "Next page (printed after a full page)");
     list->callback([=, &exit_code] {
+      v1::ListRunsRequest req;
+      req.set_owner(*owner);
+      req.set_page_size(*page_size);
+      req.set_page_token(*page);
       v1::ListRunsResponse resp;
-      grpc::Status s =
-          CallRunService(*address, &v1::RunService::Stub::ListRuns, v1::ListRunsRequest(), &resp);
+      grpc::Status s = CallRunService(*address, &v1::RunService::Stub::ListRuns, req, &resp);
       if (!s.ok()) return void(exit_code = Failed(s));
       if (*json) return void(std::cout << ToJson(resp) << "\n");
       for (const v1::Run& r : resp.runs()) PrintRunLine(r, std::cout);
+      if (!resp.next_page_token().empty())
+        std::cout << "more: --page-token " << resp.next_page_token() << "\n";
     });
     CLI::App* show = runs->add_subcommand("show", "One run in detail");
     show->add_option("id", *id, "Run id")->required();

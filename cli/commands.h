@@ -13,5 +13,7 @@ void AddMatchCommand(CLI::App& app, int& exit_code);
 void AddTournamentCommand(CLI::App& app, int& exit_code);
 // coordinator, worker, local, runs.
 void AddClusterCommands(CLI::App& app, int& exit_code);
+// `arbiter tokens`, `arbiter whoami`, `arbiter engines`.
+void AddAccessCommands(CLI::App& app, int& exit_code);
 
 }  // namespace arbiter::cli

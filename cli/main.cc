@@ -49,6 +49,20 @@ int main(int argc, char** argv) {
   CLI::App app{"arbiter: distributed engine testing and perft"};
   app.require_subcommand(1);
   int exit_code = 0;
+  // Credentials of every client command (and of `arbiter worker`): the flags set the environment
+  // that net/client.h reads, so that ARBITER_TOKEN and friends work the same way.
+  app.fallthrough();
+  auto set_env = [](const char* var) {
+    return [var](const std::string& v) { setenv(var, v.c_str(), 1); };
+  };
+  app.add_option("--token-file", "File with the API token (default: $ARBITER_TOKEN, "
+                 "$ARBITER_TOKEN_FILE, or arbiter local's own on loopback)")
+      ->each(set_env("ARBITER_TOKEN_FILE"));
+  app.add_option("--tls-ca", "CA certificate (PEM) of the coordinator's TLS: turns TLS on")
+      ->each(set_env("ARBITER_TLS_CA"));
+  app.add_option("--tls-cert", "Client certificate (PEM) for mutual TLS")
+      ->each(set_env("ARBITER_TLS_CERT"));
+  app.add_option("--tls-key", "Client key (PEM) for mutual TLS")->each(set_env("ARBITER_TLS_KEY"));
   arbiter::cli::AddPerftCommand(app, exit_code);
   arbiter::cli::AddStatsCommand(app, exit_code);
   arbiter::cli::AddPerftDiffCommand(app, exit_code);
@@ -56,6 +70,7 @@ int main(int argc, char** argv) {
   arbiter::cli::AddMatchCommand(app, exit_code);
   arbiter::cli::AddTournamentCommand(app, exit_code);
   arbiter::cli::AddClusterCommands(app, exit_code);
+  arbiter::cli::AddAccessCommands(app, exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

@@ -63,6 +63,7 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Open(const Coordinator
   ASSIGN_OR_RETURN(std::unique_ptr<Store> store, Store::Open(options.data_dir));
   std::unique_ptr<Coordinator> c(new Coordinator(options, std::move(store), registry));
   ASSIGN_OR_RETURN(c->engines_, EngineStore::Open(options.data_dir, c->store_.get()));
+  ASSIGN_OR_RETURN(c->tokens_, TokenRegistry::Open(c->store_.get()));
   RETURN_IF_ERROR(c->Load());
   c->reaper_ = std::thread([p = c.get()] { p->ReaperLoop(); });
   Coordinator* p = c.get();
@@ -88,6 +89,7 @@ Coordinator::~Coordinator() {
     stop_threads_ = true;
   }
   if (reaper_.joinable()) reaper_.join();
+  if (tokens_) (void)tokens_->Flush();
 }
 
 absl::Status Coordinator::Load() {
@@ -110,6 +112,7 @@ absl::Status Coordinator::Load() {
 absl::Status Coordinator::LoadRun(StoredRun& stored, std::vector<RunUpdate>& updates) {
   auto run = std::make_unique<Run>();
   run->id = stored.id;
+  run->owner = stored.owner;
   run->state = v1::RunState(stored.state);
   run->message = stored.message;
   run->created_unix = stored.created_unix;
@@ -152,7 +155,11 @@ absl::Status Coordinator::LoadRun(StoredRun& stored, std::vector<RunUpdate>& upd
   for (StoredResult& sr : results) {
     Job* job = queue_.Find(sr.job_id);
     if (!job || job->run_id != run_id) continue;
-    Result r{sr.worker_id, sr.worker_name, sr.lease_id, sr.seconds, {}, nullptr};
+    Result r;
+    r.worker_id = sr.worker_id;
+    r.worker_name = sr.worker_name;
+    r.lease_id = sr.lease_id;
+    r.seconds = sr.seconds;
     if (absl::Status st = loaded.handler->ParseResult(sr.result, r); !st.ok())
       return absl::DataLossError(Cat("result of job ", sr.job_id, ": ", std::string(st.message())));
     // A result counts as a ready entry consumed: take its slot off the queue.
@@ -196,20 +203,61 @@ PlanContext Coordinator::Context() {
   return context;
 }
 
-absl::StatusOr<v1::Run> Coordinator::SubmitPerft(const v1::SubmitPerftRequest& request) {
+absl::StatusOr<v1::Run> Coordinator::SubmitPerft(const v1::SubmitPerftRequest& request,
+                                                 const Caller& caller) {
   RETURN_IF_ERROR(CheckAcceptingRuns());
-  return Submit(PlanPerftRun(request, Context()));
+  RETURN_IF_ERROR(CheckOwnerLimits(caller.name));
+  return Submit(PlanPerftRun(request, Context()), caller);
 }
 
-absl::StatusOr<v1::Run> Coordinator::SubmitMatch(const v1::SubmitMatchRequest& request) {
-  return Submit(PlanMatchRun(request, Context()));
+absl::StatusOr<v1::Run> Coordinator::SubmitMatch(const v1::SubmitMatchRequest& request,
+                                                 const Caller& caller) {
+  RETURN_IF_ERROR(CheckOwnerLimits(caller.name));
+  return Submit(PlanMatchRun(request, Context()), caller);
 }
 
-absl::StatusOr<v1::Run> Coordinator::SubmitTournament(const v1::SubmitTournamentRequest& request) {
-  return Submit(PlanTournamentRun(request, Context()));
+absl::StatusOr<v1::Run> Coordinator::SubmitTournament(const v1::SubmitTournamentRequest& request,
+                                                      const Caller& caller) {
+  RETURN_IF_ERROR(CheckOwnerLimits(caller.name));
+  return Submit(PlanTournamentRun(request, Context()), caller);
 }
 
-absl::StatusOr<v1::Run> Coordinator::Submit(absl::StatusOr<RunPlan> planned) {
+absl::Status Coordinator::CheckOwnerLimits(const std::string& owner) {
+  absl::MutexLock lock(&mu_);
+  size_t active = 0;
+  for (const auto& [id, run] : runs_) active += run->owner == owner && !Terminal(run->state);
+  if (active >= options_.max_active_runs)
+    return absl::ResourceExhaustedError(
+        Cat("'", owner, "' has ", active, " unfinished runs, the limit per token (",
+            options_.max_active_runs, "); cancel one or wait"));
+  const auto now = Clock::now();
+  std::deque<Clock::time_point>& times = submissions_[owner];
+  while (!times.empty() && now - times.front() > std::chrono::minutes(1)) times.pop_front();
+  if (times.size() >= options_.max_submissions_per_minute)
+    return absl::ResourceExhaustedError(Cat("'", owner, "' submitted ", times.size(),
+                                            " runs in the last minute, the limit per token (",
+                                            options_.max_submissions_per_minute, ")"));
+  times.push_back(now);
+  return absl::OkStatus();
+}
+
+absl::Status Coordinator::DeleteEngine(const std::string& sha256, const Caller& caller) {
+  ASSIGN_OR_RETURN(v1::Engine engine, engines_->Get(sha256));
+  if (!caller.admin() && engine.owner() != caller.name)
+    return absl::PermissionDeniedError(Cat("engine ", sha256, " was uploaded by '",
+                                           engine.owner(),
+                                           "'; only its uploader or an admin may delete it"));
+  return engines_->Delete(sha256);
+}
+
+absl::StatusOr<v1::Engine> Coordinator::AddEngine(const std::string& name,
+                                                  const std::string& temp_path,
+                                                  const Caller& caller) {
+  return engines_->Add(name, temp_path, caller.name, options_.upload_quota_bytes);
+}
+
+absl::StatusOr<v1::Run> Coordinator::Submit(absl::StatusOr<RunPlan> planned,
+                                            const Caller& caller) {
   if (!planned.ok()) return planned.status();
   RETURN_IF_ERROR(CheckAcceptingRuns());
   RunPlan& plan = *planned;
@@ -217,12 +265,14 @@ absl::StatusOr<v1::Run> Coordinator::Submit(absl::StatusOr<RunPlan> planned) {
   auto run = std::make_unique<Run>();
   run->state = v1::RUN_STATE_QUEUED;
   run->created_unix = UnixNow();
+  run->owner = caller.name;
   run->handler = std::move(plan.handler);
   if (plan.lane_count >= 2) run->lane_workers.assign(plan.lane_count, "");
   StoredRun stored;
   stored.kind = run->kind();
   stored.state = run->state;
   stored.created_unix = run->created_unix;
+  stored.owner = run->owner;
   stored.spec = run->handler->SerializeSpec();
   std::vector<StoredJob> stored_jobs(plan.job_specs.size());
   for (size_t i = 0; i < stored_jobs.size(); ++i) stored_jobs[i].spec = std::move(plan.job_specs[i]);
@@ -290,15 +340,34 @@ absl::StatusOr<v1::Run> Coordinator::GetRun(uint64_t run_id) {
   return BuildRunLocked(*it->second);
 }
 
-v1::ListRunsResponse Coordinator::ListRuns(const v1::ListRunsRequest& request) {
-  size_t limit = request.limit() == 0 ? 100 : std::min<size_t>(request.limit(), 1000);
+absl::StatusOr<v1::ListRunsResponse> Coordinator::ListRuns(const v1::ListRunsRequest& request) {
+  const uint32_t asked = request.page_size() > 0 ? request.page_size() : request.limit();
+  if (asked > 1000)
+    return absl::InvalidArgumentError(Cat("page_size must be at most 1000, got ", asked));
+  const size_t limit = asked == 0 ? 100 : asked;
+  uint64_t below = UINT64_MAX;  // ids of this page are below the previous page's last
+  if (!request.page_token().empty()) {
+    char* end = nullptr;
+    below = std::strtoull(request.page_token().c_str(), &end, 10);
+    if (request.page_token().size() > 20 || *end != '\0' || below == 0)
+      return absl::InvalidArgumentError(
+          Cat("page_token '", request.page_token().substr(0, 40), "' is not one this server gave"));
+  }
   v1::ListRunsResponse out;
   absl::MutexLock lock(&mu_);
-  for (auto it = runs_.rbegin(); it != runs_.rend() && size_t(out.runs_size()) < limit; ++it) {
-    if (request.states_size() > 0 && std::find(request.states().begin(), request.states().end(),
-                                               it->second->state) == request.states().end())
+  auto it = std::make_reverse_iterator(runs_.lower_bound(below));
+  for (; it != runs_.rend(); ++it) {
+    const Run& r = *it->second;
+    if (request.states_size() > 0 &&
+        std::find(request.states().begin(), request.states().end(), r.state) ==
+            request.states().end())
       continue;
-    v1::Run run = BuildRunLocked(*it->second);
+    if (!request.owner().empty() && r.owner != request.owner()) continue;
+    if (size_t(out.runs_size()) == limit) {
+      out.set_next_page_token(std::to_string(out.runs(out.runs_size() - 1).id()));
+      break;
+    }
+    v1::Run run = BuildRunLocked(r);
     // Lists stay small: no divide.
     if (run.has_perft()) run.mutable_perft()->mutable_result()->clear_divide();
     *out.add_runs() = std::move(run);
@@ -306,7 +375,8 @@ v1::ListRunsResponse Coordinator::ListRuns(const v1::ListRunsRequest& request) {
   return out;
 }
 
-absl::StatusOr<v1::Run> Coordinator::CancelRun(uint64_t run_id, const std::string& reason) {
+absl::StatusOr<v1::Run> Coordinator::CancelRun(uint64_t run_id, const std::string& reason,
+                                               const Caller& caller) {
   std::vector<RunUpdate> updates;
   v1::Run out;
   {
@@ -314,6 +384,9 @@ absl::StatusOr<v1::Run> Coordinator::CancelRun(uint64_t run_id, const std::strin
     auto it = runs_.find(run_id);
     if (it == runs_.end()) return NoRunError(run_id);
     Run& run = *it->second;
+    if (!caller.admin() && run.owner != caller.name)
+      return absl::PermissionDeniedError(Cat("run ", run_id, " belongs to '", run.owner,
+                                             "'; only its owner or an admin may cancel it"));
     if (Terminal(run.state))
       return absl::FailedPreconditionError(
           Cat("run ", run_id, " already finished (", RunStateName(run.state), ")"));
@@ -374,6 +447,7 @@ void Coordinator::FinishRunLocked(Run& run, v1::RunState state, const std::strin
       job->cancelled = true;
       ++run.jobs_cancelled;
     }
+    for (const Lease& l : job->leases) LeaseEndedLocked(l.worker_id);
     queue_.ClearLeases(*job);
   }
   run.jobs_leased = 0;
@@ -405,6 +479,7 @@ v1::Run Coordinator::BuildRunLocked(const Run& run) {
   if (run.final) return *run.final;
   v1::Run out;
   out.set_id(run.id);
+  out.set_owner(run.owner);
   out.set_kind(run.kind());
   out.set_state(run.state);
   out.set_message(run.message);

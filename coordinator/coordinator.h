@@ -26,6 +26,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "coordinator/auth.h"
 #include "coordinator/commit_log.h"
 #include "coordinator/engine_store.h"
 #include "coordinator/job_queue.h"
@@ -48,7 +49,14 @@ struct CoordinatorOptions {
   // Long-poll time when the worker does not ask for one.
   double default_wait_seconds = 20;
   uint64_t max_upload_bytes = uint64_t(256) << 20;
+  // Per token: unfinished runs, submissions in any minute, bytes of uploads kept.
+  uint32_t max_active_runs = 20;
+  uint32_t max_submissions_per_minute = 60;
+  uint64_t upload_quota_bytes = uint64_t(4) << 30;
 };
+
+// Bounds on what one worker may claim.
+inline constexpr uint32_t kMaxWorkerThreads = 1024;
 
 class CoordinatorMetrics;
 
@@ -68,34 +76,53 @@ class Coordinator {
   Coordinator& operator=(const Coordinator&) = delete;
 
   // Runs. SubmitPerft validates, splits and stores the run before returning it.
-  absl::StatusOr<v1::Run> SubmitPerft(const v1::SubmitPerftRequest& request);
+  // `caller` becomes the run's owner; per-owner limits apply (RESOURCE_EXHAUSTED).
+  absl::StatusOr<v1::Run> SubmitPerft(const v1::SubmitPerftRequest& request,
+                                      const Caller& caller = {});
   // Match runs: batches of game pairs; every reported game is replayed before it counts, and a
   // decided SPRT finishes the run (outstanding jobs are cancelled).
-  absl::StatusOr<v1::Run> SubmitMatch(const v1::SubmitMatchRequest& request);
+  absl::StatusOr<v1::Run> SubmitMatch(const v1::SubmitMatchRequest& request,
+                                      const Caller& caller = {});
   // Tournament runs: a round robin or gauntlet, each pairing's game pairs in match jobs (played
   // and replayed like a match's), rated together as results come in.
-  absl::StatusOr<v1::Run> SubmitTournament(const v1::SubmitTournamentRequest& request);
+  absl::StatusOr<v1::Run> SubmitTournament(const v1::SubmitTournamentRequest& request,
+                                           const Caller& caller = {});
   // PGN of a match or tournament run's counted games (and a summary of each), from the store.
   absl::StatusOr<v1::GetPgnResponse> GetPgn(uint64_t run_id);
   absl::StatusOr<v1::Run> GetRun(uint64_t run_id);
-  v1::ListRunsResponse ListRuns(const v1::ListRunsRequest& request);
-  absl::StatusOr<v1::Run> CancelRun(uint64_t run_id, const std::string& reason);
+  // Newest first, paged (page_token: the last id of the previous page), filtered by state/owner.
+  absl::StatusOr<v1::ListRunsResponse> ListRuns(const v1::ListRunsRequest& request);
+  // Only the run's owner or an admin (PERMISSION_DENIED otherwise).
+  absl::StatusOr<v1::Run> CancelRun(uint64_t run_id, const std::string& reason,
+                                    const Caller& caller = {});
   // Calls `cb` once, as soon as the run's version is above `seen` (at once if it already is).
   // Returns a watch id for CancelWatch, or 0 when `cb` was already called.
   uint64_t WatchRun(uint64_t run_id, uint64_t seen, RunCallback cb);
   // True when the watch was still waiting (its callback will never be called).
   bool CancelWatch(uint64_t watch_id);
 
-  // Work.
-  absl::StatusOr<v1::RegisterResponse> Register(const v1::RegisterRequest& request);
+  // Work. A worker id belongs to the token that registered it: calls about it under another
+  // token are PERMISSION_DENIED. Two worker ids under one token count as one worker for
+  // verification; a worker holds at most as many leases as it declared threads.
+  absl::StatusOr<v1::RegisterResponse> Register(const v1::RegisterRequest& request,
+                                                const Caller& caller = {});
   // Calls `cb` once with a leased job, or with no job when the wait is over. Returns a waiter
   // id for CancelAcquire, or 0 when `cb` was already called.
-  uint64_t AcquireJob(const v1::AcquireJobRequest& request, JobCallback cb);
+  uint64_t AcquireJob(const v1::AcquireJobRequest& request, JobCallback cb,
+                      const Caller& caller = {});
   bool CancelAcquire(uint64_t waiter_id);
-  absl::StatusOr<v1::HeartbeatResponse> Heartbeat(const v1::HeartbeatRequest& request);
+  absl::StatusOr<v1::HeartbeatResponse> Heartbeat(const v1::HeartbeatRequest& request,
+                                                  const Caller& caller = {});
   // `cb` gets OK only after the result is committed to the store.
-  void CompleteJob(const v1::CompleteJobRequest& request, CompleteCallback cb);
-  absl::Status ReleaseJob(const v1::ReleaseJobRequest& request);
+  void CompleteJob(const v1::CompleteJobRequest& request, CompleteCallback cb,
+                   const Caller& caller = {});
+  absl::Status ReleaseJob(const v1::ReleaseJobRequest& request, const Caller& caller = {});
+
+  // Engines: uploads count against the uploader's quota; deleting needs the uploader or admin.
+  absl::StatusOr<v1::Engine> AddEngine(const std::string& name, const std::string& temp_path,
+                                       const Caller& caller = {});
+  absl::Status DeleteEngine(const std::string& sha256, const Caller& caller = {});
+  TokenRegistry& tokens() { return *tokens_; }
 
   EngineStore& engines() { return *engines_; }
   uint64_t max_upload_bytes() const { return options_.max_upload_bytes; }
@@ -127,7 +154,15 @@ class Coordinator {
   absl::Status Load();
   absl::Status LoadRun(StoredRun& stored, std::vector<RunUpdate>& updates)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::StatusOr<v1::Run> Submit(absl::StatusOr<RunPlan> plan);
+  absl::StatusOr<v1::Run> Submit(absl::StatusOr<RunPlan> plan, const Caller& caller);
+  // RESOURCE_EXHAUSTED when `owner` may not submit now (active runs, rate); records the attempt.
+  absl::Status CheckOwnerLimits(const std::string& owner);
+  // The registered worker `worker_id` if it belongs to `caller` (NOT_FOUND, PERMISSION_DENIED).
+  absl::StatusOr<WorkerInfo*> CallerWorkerLocked(const std::string& worker_id,
+                                                 const Caller& caller)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A lease of the worker ended (result, release, expiry, finished run).
+  void LeaseEndedLocked(const std::string& worker_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   PlanContext Context();
   // Adds a run with its jobs (in job order); `lanes` as in RunPlan.
   void AddRunLocked(std::unique_ptr<Run> run, std::vector<std::unique_ptr<Job>> jobs)
@@ -164,6 +199,7 @@ class Coordinator {
   std::unique_ptr<Store> store_;
   std::unique_ptr<CoordinatorMetrics> metrics_;
   std::unique_ptr<EngineStore> engines_;
+  std::unique_ptr<TokenRegistry> tokens_;
 
   absl::Mutex mu_;
   bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
@@ -174,6 +210,9 @@ class Coordinator {
   std::vector<Watch> watches_ ABSL_GUARDED_BY(mu_);
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;  // waiters and watches
   Clock::time_point last_gauges_ ABSL_GUARDED_BY(mu_);
+  Clock::time_point last_token_flush_ ABSL_GUARDED_BY(mu_);
+  // Submission times per owner within the last minute.
+  std::map<std::string, std::deque<Clock::time_point>> submissions_ ABSL_GUARDED_BY(mu_);
 
   bool stop_threads_ ABSL_GUARDED_BY(mu_) = false;
   std::thread reaper_;

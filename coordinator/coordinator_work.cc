@@ -28,13 +28,20 @@ absl::Status UnknownWorkerError(const std::string& worker_id) {
 
 }  // namespace
 
-absl::StatusOr<v1::RegisterResponse> Coordinator::Register(const v1::RegisterRequest& request) {
+absl::StatusOr<v1::RegisterResponse> Coordinator::Register(const v1::RegisterRequest& request,
+                                                           const Caller& caller) {
+  if (request.name().size() > 256 || request.version().size() > 256 ||
+      request.hash_group().size() > 256 || request.cpu_flags_size() > 512)
+    return absl::InvalidArgumentError(
+        "worker name, version and hash_group must have at most 256 bytes, cpu_flags 512 entries");
   absl::MutexLock lock(&mu_);
   if (shutting_down_) return ShuttingDownError();
   WorkerInfo info;
   info.name = request.name();
-  info.threads = request.threads();
-  info.hash_group = request.hash_group().substr(0, 256);
+  // A worker leases at most as many jobs as it runs threads; the declaration is capped.
+  info.threads = std::clamp<uint32_t>(request.threads(), 1, kMaxWorkerThreads);
+  info.hash_group = request.hash_group();
+  info.token = caller.name;
   const std::string id = workers_.Register(std::move(info));
   spdlog::info("worker {} registered: name '{}', {} threads, {} cores, version '{}'", id,
                workers_.Find(id)->name, request.threads(), request.cores(), request.version());
@@ -44,8 +51,25 @@ absl::StatusOr<v1::RegisterResponse> Coordinator::Register(const v1::RegisterReq
   return out;
 }
 
+absl::StatusOr<WorkerInfo*> Coordinator::CallerWorkerLocked(const std::string& worker_id,
+                                                            const Caller& caller) {
+  WorkerInfo* w = workers_.Find(worker_id);
+  if (!w) return UnknownWorkerError(worker_id);
+  if (w->token != caller.name)
+    return absl::PermissionDeniedError(
+        Cat("worker id '", worker_id, "' was registered by another token; register your own"));
+  return w;
+}
+
+void Coordinator::LeaseEndedLocked(const std::string& worker_id) {
+  WorkerInfo* w = workers_.Find(worker_id);
+  if (w && w->leases > 0) --w->leases;
+}
+
 Job* Coordinator::TakeJobLocked(const std::string& worker_id) {
-  return queue_.Take(worker_id, [&](uint64_t run_id) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  WorkerInfo* w = workers_.Find(worker_id);
+  if (!w || w->leases >= w->threads) return nullptr;
+  return queue_.Take(worker_id, w->token, [&](uint64_t run_id) ABSL_NO_THREAD_SAFETY_ANALYSIS {
     auto r = runs_.find(run_id);
     return r == runs_.end() ? kNoLane : LaneOfLocked(*r->second, worker_id);
   });
@@ -67,7 +91,9 @@ uint32_t Coordinator::LaneOfLocked(Run& run, const std::string& worker_id) {
 v1::AcquireJobResponse Coordinator::LeaseLocked(Job& job, const std::string& worker_id) {
   Run& run = *runs_[job.run_id];
   if (job.leases.empty() && job.pending == 0) ++run.jobs_leased;
-  const Lease& lease = queue_.Grant(job, worker_id);
+  WorkerInfo* w = workers_.Find(worker_id);
+  const Lease& lease = queue_.Grant(job, worker_id, w ? w->token : std::string());
+  if (w) ++w->leases;
   if (run.state == v1::RUN_STATE_QUEUED) {
     run.state = v1::RUN_STATE_RUNNING;
     if (run.started_unix == 0) run.started_unix = UnixNow();
@@ -84,21 +110,29 @@ v1::AcquireJobResponse Coordinator::LeaseLocked(Job& job, const std::string& wor
 }
 
 void Coordinator::RemoveLeaseLocked(Job& job, size_t index) {
+  LeaseEndedLocked(job.leases[index].worker_id);
   if (queue_.RemoveLease(job, index) && job.pending == 0) {
     auto r = runs_.find(job.run_id);
     if (r != runs_.end() && r->second->jobs_leased > 0) --r->second->jobs_leased;
   }
 }
 
-uint64_t Coordinator::AcquireJob(const v1::AcquireJobRequest& request, JobCallback cb) {
+uint64_t Coordinator::AcquireJob(const v1::AcquireJobRequest& request, JobCallback cb,
+                                 const Caller& caller) {
   absl::StatusOr<v1::AcquireJobResponse> now;
   {
     absl::MutexLock lock(&mu_);
-    WorkerInfo* w = workers_.Find(request.worker_id());
+    absl::StatusOr<WorkerInfo*> found = CallerWorkerLocked(request.worker_id(), caller);
+    WorkerInfo* w = found.ok() ? *found : nullptr;
     if (shutting_down_) {
       now = ShuttingDownError();
-    } else if (!w) {
-      now = UnknownWorkerError(request.worker_id());
+    } else if (!found.ok()) {
+      now = found.status();
+    } else if (w->leases >= w->threads) {
+      now = absl::ResourceExhaustedError(
+          Cat("worker ", request.worker_id(), " holds ", w->leases,
+              " leases, as many as the threads it declared (", w->threads,
+              "); complete or release one first"));
     } else if (request.wait_seconds() < 0 || request.wait_seconds() > 60) {
       now = absl::InvalidArgumentError(
           Cat("wait_seconds must be in 0..60, got ", request.wait_seconds()));
@@ -146,11 +180,12 @@ void Coordinator::DispatchLocked(Deferred& deferred) {
   }
 }
 
-absl::StatusOr<v1::HeartbeatResponse> Coordinator::Heartbeat(const v1::HeartbeatRequest& request) {
+absl::StatusOr<v1::HeartbeatResponse> Coordinator::Heartbeat(const v1::HeartbeatRequest& request,
+                                                             const Caller& caller) {
   absl::MutexLock lock(&mu_);
-  WorkerInfo* w = workers_.Find(request.worker_id());
-  if (!w) return UnknownWorkerError(request.worker_id());
-  workers_.Touch(*w);
+  absl::StatusOr<WorkerInfo*> w = CallerWorkerLocked(request.worker_id(), caller);
+  if (!w.ok()) return w.status();
+  workers_.Touch(**w);
   Job* found = queue_.Find(request.job_id());
   if (!found) return NoJobError(request.job_id());
   Job& job = *found;
@@ -202,7 +237,8 @@ absl::Status Coordinator::CheckCompletionLocked(Job& job, const v1::CompleteJobR
       Cat("lease ", request.lease_id(), " was never issued for job ", job.id));
 }
 
-void Coordinator::CompleteJob(const v1::CompleteJobRequest& request, CompleteCallback cb) {
+void Coordinator::CompleteJob(const v1::CompleteJobRequest& request, CompleteCallback cb,
+                              const Caller& caller) {
   // A slow check (a match's replay) runs outside the lock on copies (the job's spec does not
   // change while the job can still take a result); the lease checks below decide whether its
   // verdict is used.
@@ -221,8 +257,11 @@ void Coordinator::CompleteJob(const v1::CompleteJobRequest& request, CompleteCal
   {
     absl::MutexLock lock(&mu_);
     Job* job = queue_.Find(request.job_id());
+    absl::StatusOr<WorkerInfo*> worker = CallerWorkerLocked(request.worker_id(), caller);
     if (shutting_down_) {
       error = ShuttingDownError();
+    } else if (!worker.ok()) {
+      error = worker.status();
     } else if (!job) {
       error = NoJobError(request.job_id());
     } else {
@@ -241,17 +280,18 @@ void Coordinator::CompleteJob(const v1::CompleteJobRequest& request, CompleteCal
           bool requeue = false;
           absl::StatusOr<Result> result = run.handler->CheckResult(*job, request, slow, requeue);
           if (result.ok()) {
-            WorkerInfo* w = workers_.Find(request.worker_id());
+            WorkerInfo* w = *worker;
             CommitLog::Entry e{job->id, job->run_id, run.handler.get(), std::move(*result), {}};
             e.result.worker_id = request.worker_id();
-            e.result.worker_name = w ? w->name : request.worker_id();
+            e.result.worker_name = w->name;
+            e.result.token = w->token;
             e.result.lease_id = request.lease_id();
             e.result.seconds = request.seconds();
             e.callbacks.push_back(std::move(cb));
             ++job->pending;
             RemoveLeaseLocked(*job, index);
             commits_->Add(std::move(e));
-            if (w) workers_.Touch(*w);
+            workers_.Touch(*w);
             return;  // the commit log answers
           }
           error = result.status();
@@ -276,10 +316,13 @@ void Coordinator::CompleteJob(const v1::CompleteJobRequest& request, CompleteCal
   }
 }
 
-absl::Status Coordinator::ReleaseJob(const v1::ReleaseJobRequest& request) {
+absl::Status Coordinator::ReleaseJob(const v1::ReleaseJobRequest& request,
+                                     const Caller& caller) {
   Deferred deferred;
   {
     absl::MutexLock lock(&mu_);
+    if (absl::StatusOr<WorkerInfo*> w = CallerWorkerLocked(request.worker_id(), caller); !w.ok())
+      return w.status();
     Job* job = queue_.Find(request.job_id());
     if (!job) return NoJobError(request.job_id());
     const size_t index = JobQueue::LeaseIndex(*job, request.lease_id());
@@ -374,6 +417,7 @@ void Coordinator::TickLocked(Deferred& deferred) {
   for (auto& [job, lease] : queue_.Expire()) {
     spdlog::warn("job {}: lease {} of worker {} expired; re-queued", job->id, lease.id,
                  lease.worker_id);
+    LeaseEndedLocked(lease.worker_id);
     if (job->leases.empty() && job->pending == 0) {
       Run& run = *runs_[job->run_id];
       if (run.jobs_leased > 0) --run.jobs_leased;
@@ -403,6 +447,13 @@ void Coordinator::TickLocked(Deferred& deferred) {
     } else {
       ++i;
     }
+  }
+  if (now - last_token_flush_ > std::chrono::seconds(5)) {
+    last_token_flush_ = now;
+    deferred.push_back([this] {
+      if (absl::Status st = tokens_->Flush(); !st.ok())
+        spdlog::warn("recording token use failed: {}", st.ToString());
+    });
   }
   if (metrics_ && now - last_gauges_ > std::chrono::milliseconds(500)) {
     last_gauges_ = now;

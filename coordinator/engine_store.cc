@@ -18,6 +18,7 @@ v1::Engine EngineOf(const StoredEngine& e) {
   out.set_name(e.name);
   out.set_size_bytes(e.size_bytes);
   out.set_uploaded_unix(e.uploaded_unix);
+  out.set_owner(e.owner);
   return out;
 }
 
@@ -39,24 +40,35 @@ std::string EngineStore::UploadDir() const {
   return (std::filesystem::path(dir_) / "engines" / "tmp").string();
 }
 
-absl::StatusOr<v1::Engine> EngineStore::Add(const std::string& name,
-                                            const std::string& temp_path) {
+absl::StatusOr<v1::Engine> EngineStore::Add(const std::string& name, const std::string& temp_path,
+                                            const std::string& owner, uint64_t quota_bytes) {
   ASSIGN_OR_RETURN(std::string sha, net::Sha256OfFile(temp_path));
   std::error_code ec;
   const uint64_t size = std::filesystem::file_size(temp_path, ec);
+  if (ec) return absl::InternalError(Cat("cannot read upload size: ", ec.message()));
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = engines_.find(sha);
+    if (it != engines_.end()) {
+      std::filesystem::remove(temp_path, ec);
+      return it->second;
+    }
+    uint64_t used = 0;
+    for (const auto& [s, e] : engines_)
+      if (e.owner() == owner) used += e.size_bytes();
+    if (used + size > quota_bytes)
+      return absl::ResourceExhaustedError(
+          Cat("upload quota of '", owner, "' exceeded: ", used, " bytes kept + ", size,
+              " new > ", quota_bytes, " (delete engines with `arbiter engines delete`)"));
+  }
   const auto final_path = std::filesystem::path(dir_) / "engines" / sha;
   std::filesystem::rename(temp_path, final_path, ec);
   if (ec) return absl::InternalError(Cat("cannot store engine ", sha, ": ", ec.message()));
   std::filesystem::permissions(final_path, std::filesystem::perms::owner_exec,
                                std::filesystem::perm_options::add, ec);
-  {
-    absl::MutexLock lock(&mu_);
-    auto it = engines_.find(sha);
-    if (it != engines_.end()) return it->second;
-  }
   const double now =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  StoredEngine e{sha, name, size, now, ""};
+  StoredEngine e{sha, name, size, now, owner};
   RETURN_IF_ERROR(store_->PutEngine(e));
   absl::MutexLock lock(&mu_);
   const v1::Engine& out = engines_[sha] = EngineOf(e);
@@ -82,6 +94,24 @@ absl::StatusOr<std::string> EngineStore::Path(const std::string& sha256) {
   absl::MutexLock lock(&mu_);
   if (!engines_.contains(sha256)) return absl::NotFoundError(Cat("no engine with sha256 ", sha256));
   return (std::filesystem::path(dir_) / "engines" / sha256).string();
+}
+
+absl::StatusOr<v1::Engine> EngineStore::Get(const std::string& sha256) {
+  absl::MutexLock lock(&mu_);
+  auto it = engines_.find(sha256);
+  if (it == engines_.end()) return absl::NotFoundError(Cat("no engine with sha256 ", sha256));
+  return it->second;
+}
+
+absl::Status EngineStore::Delete(const std::string& sha256) {
+  absl::MutexLock lock(&mu_);
+  if (!engines_.contains(sha256)) return absl::NotFoundError(Cat("no engine with sha256 ", sha256));
+  RETURN_IF_ERROR(store_->DeleteEngine(sha256));
+  engines_.erase(sha256);
+  std::error_code ec;
+  std::filesystem::remove(std::filesystem::path(dir_) / "engines" / sha256, ec);
+  spdlog::info("engine {} deleted", sha256);
+  return absl::OkStatus();
 }
 
 bool EngineStore::Known(const std::string& sha256) {

@@ -20,8 +20,13 @@ class EngineStore {
   static absl::StatusOr<std::unique_ptr<EngineStore>> Open(const std::string& data_dir,
                                                            Store* store);
 
-  // A finished upload (the bytes are in `temp_path`, which is moved into the store).
-  absl::StatusOr<v1::Engine> Add(const std::string& name, const std::string& temp_path);
+  // A finished upload (the bytes are in `temp_path`, which is moved into the store) by `owner`,
+  // whose uploads may keep at most `quota_bytes` (RESOURCE_EXHAUSTED beyond).
+  absl::StatusOr<v1::Engine> Add(const std::string& name, const std::string& temp_path,
+                                 const std::string& owner, uint64_t quota_bytes);
+  absl::StatusOr<v1::Engine> Get(const std::string& sha256);
+  // Removes the record and the file; NOT_FOUND when there is none.
+  absl::Status Delete(const std::string& sha256);
   v1::ListEnginesResponse List();
   // Path of a stored artifact, INVALID_ARGUMENT for a malformed sha256, or NOT_FOUND.
   absl::StatusOr<std::string> Path(const std::string& sha256);

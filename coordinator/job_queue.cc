@@ -28,7 +28,8 @@ void JobQueue::Unready(uint64_t job_id) {
   if (slot != ready_.end()) ready_.erase(slot);
 }
 
-Job* JobQueue::Take(const std::string& worker_id, const LaneOf& lane_of) {
+Job* JobQueue::Take(const std::string& worker_id, const std::string& token,
+                    const LaneOf& lane_of) {
   uint64_t steal_job = 0, steal_run = 0;  // the last job of another lane seen (0: none yet)
   uint64_t lane_run = 0;                  // the run whose lane `mine` is
   uint32_t mine = kNoLane;
@@ -40,7 +41,7 @@ Job* JobQueue::Take(const std::string& worker_id, const LaneOf& lane_of) {
     }
     Job& job = *j->second;
     // A verified job goes to different workers.
-    if (job.want > 1 && HeldBy(job, worker_id)) {
+    if (job.want > 1 && HeldBy(job, worker_id, token)) {
       ++it;
       continue;
     }
@@ -68,8 +69,8 @@ Job* JobQueue::Take(const std::string& worker_id, const LaneOf& lane_of) {
   return jobs_[steal_job].get();
 }
 
-const Lease& JobQueue::Grant(Job& job, const std::string& worker_id) {
-  job.leases.push_back({rng_() | 1, worker_id, now_() + lease_});
+const Lease& JobQueue::Grant(Job& job, const std::string& worker_id, const std::string& token) {
+  job.leases.push_back({rng_() | 1, worker_id, token, now_() + lease_});
   job.past_leases.push_back(job.leases.back().id);
   leased_.insert(job.id);
   return job.leases.back();
@@ -123,11 +124,14 @@ bool JobQueue::WasIssued(const Job& job, uint64_t lease_id) {
          job.past_leases.end();
 }
 
-bool JobQueue::HeldBy(const Job& job, const std::string& worker_id) {
+bool JobQueue::HeldBy(const Job& job, const std::string& worker_id, const std::string& token) {
+  auto same = [&](const std::string& id, const std::string& t) {
+    return id == worker_id || (!token.empty() && t == token);
+  };
   for (const Lease& l : job.leases)
-    if (l.worker_id == worker_id) return true;
+    if (same(l.worker_id, l.token)) return true;
   for (const Result& r : job.results)
-    if (r.worker_id == worker_id) return true;
+    if (same(r.worker_id, r.token)) return true;
   return false;
 }
 

@@ -38,10 +38,10 @@ class JobQueue {
   void Unready(uint64_t job_id);
   bool HasReady() const { return !ready_.empty(); }
 
-  // The next job for `worker_id` (its entry removed), or null.
-  Job* Take(const std::string& worker_id, const LaneOf& lane_of);
-  // A new lease of `job` for `worker_id`.
-  const Lease& Grant(Job& job, const std::string& worker_id);
+  // The next job for `worker_id` of token `token` (its entry removed), or null.
+  Job* Take(const std::string& worker_id, const std::string& token, const LaneOf& lane_of);
+  // A new lease of `job` for `worker_id` of token `token`.
+  const Lease& Grant(Job& job, const std::string& worker_id, const std::string& token);
   // Extends the lease at `index` by a lease period.
   void Extend(Job& job, size_t index) { job.leases[index].expiry = now_() + lease_; }
   // Removes the lease at `index`; true when the job holds no lease afterwards.
@@ -54,8 +54,9 @@ class JobQueue {
   static size_t LeaseIndex(const Job& job, uint64_t lease_id);
   // Whether `lease_id` was ever granted for the job (live or not).
   static bool WasIssued(const Job& job, uint64_t lease_id);
-  // Whether `worker_id` holds a lease of the job or gave one of its results.
-  static bool HeldBy(const Job& job, const std::string& worker_id);
+  // Whether `worker_id`, or another worker of the same (non-empty) token, holds a lease of the
+  // job or gave one of its results.
+  static bool HeldBy(const Job& job, const std::string& worker_id, const std::string& token);
 
   double lease_seconds() const { return std::chrono::duration<double>(lease_).count(); }
 

@@ -1,11 +1,13 @@
 #include "coordinator/match_run.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 
 #include "base/status_macros.h"
 #include "base/strings.h"
 #include "engine/rules.h"
+#include "match/time_control.h"
 #include "net/sha256.h"
 #include "stats/elo.h"
 #include "stats/ratings.h"
@@ -20,6 +22,46 @@ int HalfPoints(const std::string& result, bool first_is_white) {
   return white_won == first_is_white ? 2 : 0;
 }
 
+// Size bounds of one engine spec (each names the limit it breaks).
+absl::Status CheckEngineBounds(const v1::EngineSpec& e) {
+  if (e.name().size() > kMaxEngineNameBytes)
+    return absl::InvalidArgumentError(
+        Cat("engine name must have at most ", kMaxEngineNameBytes, " bytes, got ", e.name().size()));
+  if (e.path().size() > kMaxEngineTextBytes)
+    return absl::InvalidArgumentError(Cat("engine '", e.name(), "': path must have at most ",
+                                          kMaxEngineTextBytes, " bytes"));
+  if (e.options_size() > int(kMaxEngineEntries) || e.args_size() > int(kMaxEngineEntries))
+    return absl::InvalidArgumentError(Cat("engine '", e.name(), "': at most ", kMaxEngineEntries,
+                                          " options and ", kMaxEngineEntries, " args"));
+  for (const auto& [k, v] : e.options())
+    if (k.size() > kMaxEngineTextBytes || v.size() > kMaxEngineTextBytes)
+      return absl::InvalidArgumentError(Cat("engine '", e.name(), "': option names and values ",
+                                            "must have at most ", kMaxEngineTextBytes, " bytes"));
+  for (const std::string& a : e.args())
+    if (a.size() > kMaxEngineTextBytes)
+      return absl::InvalidArgumentError(
+          Cat("engine '", e.name(), "': args must have at most ", kMaxEngineTextBytes, " bytes"));
+  if (!e.tc().empty()) {
+    absl::StatusOr<match::TimeControl> tc = match::ParseTimeControl(e.tc());
+    if (!tc.ok())
+      return absl::InvalidArgumentError(
+          Cat("engine '", e.name(), "': tc: ", std::string(tc.status().message())));
+  }
+  return absl::OkStatus();
+}
+
+// The time control parses (the workers would fail every game otherwise).
+absl::Status CheckTimeControl(const std::string& text) {
+  if (text.empty()) return absl::InvalidArgumentError("tc (time control) is required");
+  if (text.size() > kMaxEngineTextBytes)
+    return absl::InvalidArgumentError(
+        Cat("tc must have at most ", kMaxEngineTextBytes, " bytes, got ", text.size()));
+  absl::StatusOr<match::TimeControl> tc = match::ParseTimeControl(text);
+  if (!tc.ok())
+    return absl::InvalidArgumentError(Cat("tc '", text, "': ", std::string(tc.status().message())));
+  return absl::OkStatus();
+}
+
 // Names and sources of an engine list. An unknown upload is NOT_FOUND
 // for match requests and INVALID_ARGUMENT (`unknown_is_invalid`) for tournaments.
 absl::Status ValidateEngineList(const google::protobuf::RepeatedPtrField<v1::EngineSpec>& engines,
@@ -28,6 +70,7 @@ absl::Status ValidateEngineList(const google::protobuf::RepeatedPtrField<v1::Eng
   for (int i = 0; i < engines.size(); ++i) {
     const v1::EngineSpec& e = engines[i];
     if (e.name().empty()) return absl::InvalidArgumentError(Cat("engine ", i + 1, " has no name"));
+    RETURN_IF_ERROR(CheckEngineBounds(e));
     for (int j = 0; j < i; ++j)
       if (engines[j].name() == e.name())
         return absl::InvalidArgumentError(
@@ -65,6 +108,9 @@ absl::Status ValidateEngineList(const google::protobuf::RepeatedPtrField<v1::Eng
 
 // One FEN per non-empty line (EPD): each must parse.
 absl::Status ValidateOpenings(const std::string& openings) {
+  if (openings.size() > kMaxOpeningsBytes)
+    return absl::InvalidArgumentError(Cat("openings must have at most ", kMaxOpeningsBytes,
+                                          " bytes, got ", openings.size()));
   int line_number = 0;
   for (std::string_view line : Split(openings, '\n')) {
     ++line_number;
@@ -115,7 +161,10 @@ absl::Status ValidateMatchRequest(const v1::SubmitMatchRequest& request,
   if (engines.size() != 2)
     return absl::InvalidArgumentError(Cat("a match needs exactly 2 engines, got ", engines.size()));
   RETURN_IF_ERROR(ValidateEngineList(engines, engine_known, /*unknown_is_invalid=*/false));
-  if (request.tc().empty()) return absl::InvalidArgumentError("tc (time control) is required");
+  RETURN_IF_ERROR(CheckTimeControl(request.tc()));
+  if (request.games() > kMaxMatchGames)
+    return absl::InvalidArgumentError(
+        Cat("games must be at most ", kMaxMatchGames, ", got ", request.games()));
   if (request.games() % 2 != 0)
     return absl::InvalidArgumentError(
         Cat("games must be even (game pairs), got ", request.games()));
@@ -123,6 +172,9 @@ absl::Status ValidateMatchRequest(const v1::SubmitMatchRequest& request,
     return absl::InvalidArgumentError("give a number of games, an sprt, or both");
   if (request.has_sprt()) {
     const v1::SprtSpec& s = request.sprt();
+    if (!std::isfinite(s.elo0()) || !std::isfinite(s.elo1()) || std::abs(s.elo0()) > 1000 ||
+        std::abs(s.elo1()) > 1000)
+      return absl::InvalidArgumentError("sprt: elo0 and elo1 must be finite, within +-1000");
     if (!(s.elo1() > s.elo0()))
       return absl::InvalidArgumentError(
           Cat("sprt: elo1 (", s.elo1(), ") must be above elo0 (", s.elo0(), ")"));
@@ -148,7 +200,7 @@ absl::Status ValidateTournamentRequest(
     return absl::InvalidArgumentError(Cat("a tournament takes at most ", kMaxTournamentEngines,
                                           " engines, got ", engines.size()));
   RETURN_IF_ERROR(ValidateEngineList(engines, engine_known, /*unknown_is_invalid=*/true));
-  if (request.tc().empty()) return absl::InvalidArgumentError("tc (time control) is required");
+  RETURN_IF_ERROR(CheckTimeControl(request.tc()));
   if (request.games_per_pairing() == 0 || request.games_per_pairing() % 2 != 0)
     return absl::InvalidArgumentError(
         Cat("games_per_pairing must be even and positive, got ", request.games_per_pairing()));

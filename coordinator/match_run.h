@@ -16,6 +16,13 @@
 
 namespace arbiter::coordinator {
 
+// Bounds of a submitted request (refused with INVALID_ARGUMENT naming the bound).
+inline constexpr uint64_t kMaxMatchGames = 1'000'000;
+inline constexpr size_t kMaxEngineNameBytes = 64;
+inline constexpr size_t kMaxEngineTextBytes = 1024;  // a path, an option, an arg, a tc
+inline constexpr size_t kMaxEngineEntries = 64;      // options, args
+inline constexpr size_t kMaxOpeningsBytes = size_t(16) << 20;
+
 // Largest game count of an SPRT run that gives no `games` (it stops when the SPRT decides).
 inline constexpr uint64_t kMaxSprtGames = 100000;
 

@@ -24,6 +24,22 @@ namespace {
 // in the queue costs up to the queue's length, ~16 jobs a worker.
 constexpr size_t kMaxLanes = 64;
 
+// The automatic split and job count consider at most this many workers.
+constexpr size_t kMaxPlanWorkers = 1024;
+
+// A FEN's longest form is under 100 bytes; this leaves room for odd spacing.
+constexpr size_t kMaxFenBytes = 256;
+
+// 218^depth (the most legal moves of any position, to the power of the plies), saturated.
+uint64_t CountBound(uint32_t depth) {
+  uint64_t bound = 1;
+  for (uint32_t d = 0; d < depth; ++d) {
+    if (bound > UINT64_MAX / 218) return UINT64_MAX;
+    bound *= 218;
+  }
+  return bound;
+}
+
 // Most results a verified job may collect without a majority before the run fails.
 constexpr int kMaxVerifyResults = 5;
 
@@ -61,6 +77,14 @@ class PerftRun final : public RunHandler {
           Cat("job ", job.id, " has ", positions,
               " positions; the result must carry as many perft counts, got ",
               request.has_perft() ? request.perft().counts_size() : 0));
+    // No position has more than 218 legal moves: a count above 218^depth is forged or broken.
+    const uint64_t bound = CountBound(jobs_[job.index].work().depth());
+    for (int i = 0; i < request.perft().counts_size(); ++i)
+      if (request.perft().counts(i) > bound)
+        return absl::InvalidArgumentError(
+            Cat("job ", job.id, ": count ", request.perft().counts(i), " of position ", i,
+                " exceeds 218^", jobs_[job.index].work().depth(), " = ", bound,
+                ", the most any position has at that depth"));
     Result result;
     result.counts.assign(request.perft().counts().begin(), request.perft().counts().end());
     return result;
@@ -185,7 +209,11 @@ void PerftRun::FillStatus(const Run&, double elapsed, v1::Run& out) const {
 
 absl::Status CheckPerftRequest(const v1::SubmitPerftRequest& request) {
   const v1::PerftRequest& p = request.perft();
-  if (p.fen().empty()) return absl::InvalidArgumentError("perft.fen is required");
+  if (Strip(p.fen()).empty()) return absl::InvalidArgumentError("perft.fen is required");
+  if (p.fen().size() > 64 * kMaxFenBytes || Strip(p.fen()).size() > kMaxFenBytes)
+    return absl::InvalidArgumentError(
+        Cat("perft.fen must have at most ", kMaxFenBytes, " bytes after trimming, got ",
+            p.fen().size() > 64 * kMaxFenBytes ? p.fen().size() : Strip(p.fen()).size()));
   if (p.depth() < 1 || p.depth() > uint32_t(kMaxPerftDepth))
     return absl::InvalidArgumentError(
         Cat("perft.depth must be in 1..", kMaxPerftDepth, ", got ", p.depth()));
@@ -203,9 +231,12 @@ absl::Status CheckPerftRequest(const v1::SubmitPerftRequest& request) {
 
 }  // namespace
 
-absl::StatusOr<RunPlan> PlanPerftRun(const v1::SubmitPerftRequest& request,
+absl::StatusOr<RunPlan> PlanPerftRun(const v1::SubmitPerftRequest& submitted,
                                      const PlanContext& context) {
-  RETURN_IF_ERROR(CheckPerftRequest(request));
+  RETURN_IF_ERROR(CheckPerftRequest(submitted));
+  // Kept as trimmed (runs are listed with their requests).
+  v1::SubmitPerftRequest request = submitted;
+  request.mutable_perft()->set_fen(std::string(Strip(submitted.perft().fen())));
   const v1::PerftRequest& p = request.perft();
   absl::StatusOr<Position> root = Position::FromFen(p.fen());
   if (!root.ok())
@@ -213,7 +244,8 @@ absl::StatusOr<RunPlan> PlanPerftRun(const v1::SubmitPerftRequest& request,
         Cat("malformed FEN '", p.fen(), "': ", std::string(root.status().message())));
   SplitOptions so{.depth = int(p.depth()),
                   .split_depth = int(request.split_depth()),
-                  .workers = int(std::max<size_t>(1, context.connected_workers)),
+                  // Bounded: job counts follow workers, and registrations are cheap.
+                  .workers = int(std::clamp<size_t>(context.connected_workers, 1, kMaxPlanWorkers)),
                   .target_jobs = request.target_jobs(),
                   // Merge unless every worker hashes into one table; with no worker connected
                   // yet nobody knows (merge); a verified run's workers hash on their own.

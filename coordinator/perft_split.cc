@@ -314,10 +314,16 @@ absl::StatusOr<PerftSplit> SplitPerft(const Position& root, const SplitOptions& 
                                              (level.size() < wanted || plies < merge_to);
     if (!deeper) break;
     uint64_t dup = 0;
-    const size_t limit =
-        opts.split_depth > 0 ? std::numeric_limits<size_t>::max() : opts.max_positions;
-    if (!ExpandLevel(level, root, limit, SplitThreads(level.size(), opts.threads), next, dup))
+    // An explicit split depth is bounded like the automatic one: beyond the cap it is refused.
+    if (!ExpandLevel(level, root, opts.max_positions, SplitThreads(level.size(), opts.threads),
+                     next, dup)) {
+      if (opts.split_depth > 0)
+        return absl::InvalidArgumentError(
+            Cat("split_depth ", opts.split_depth, " expands more than ", opts.max_positions,
+                " unique positions at ply ", plies + 1,
+                " (the coordinator's bound); choose a smaller split depth or 0 for automatic"));
       break;
+    }
     level.swap(next);
     with_duplicates = dup;
     ++plies;

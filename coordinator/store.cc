@@ -1,7 +1,12 @@
 #include "coordinator/store.h"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/file.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 
 #include "base/status_macros.h"
@@ -113,14 +118,28 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir) {
   std::filesystem::create_directories(dir, ec);
   if (ec)
     return absl::InvalidArgumentError(Cat("cannot create data dir '", dir, "': ", ec.message()));
+  // One coordinator per data directory: an exclusive lock held for the process's life.
+  const std::string lock_path = (std::filesystem::path(dir) / "arbiter.lock").string();
+  const int lock_fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock_fd < 0)
+    return absl::PermissionDeniedError(Cat("cannot open '", lock_path, "': ", std::strerror(errno),
+                                           " (is the data directory writable?)"));
+  if (flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    close(lock_fd);
+    return absl::FailedPreconditionError(
+        Cat("data directory '", dir, "' is in use by another coordinator (", lock_path,
+            " is locked)"));
+  }
+  auto unlock = [lock_fd] { close(lock_fd); };
   const std::string path = (std::filesystem::path(dir) / "arbiter.db").string();
   sqlite3* db = nullptr;
   if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) {
     std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
     sqlite3_close(db);
+    unlock();
     return absl::InvalidArgumentError(Cat("cannot open database '", path, "': ", msg));
   }
-  std::unique_ptr<Store> store(new Store(db));
+  std::unique_ptr<Store> store(new Store(db, lock_fd));
   sqlite3_busy_timeout(db, 5000);
   // A damaged file is refused, not used: runs would vanish or come back wrong.
   absl::StatusOr<std::string> check = store->QueryText("PRAGMA quick_check");
@@ -143,7 +162,10 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir) {
   return store;
 }
 
-Store::~Store() { sqlite3_close(db_); }
+Store::~Store() {
+  sqlite3_close(db_);
+  if (lock_fd_ >= 0) close(lock_fd_);
+}
 
 absl::Status Store::Exec(const char* sql) {
   char* err = nullptr;

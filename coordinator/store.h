@@ -72,8 +72,8 @@ struct RunUpdate {
 
 class Store {
  public:
-  // Opens (creating if needed) DIR/arbiter.db. Refuses a database that fails SQLite's
-  // quick_check or has another schema version.
+  // Opens (creating if needed) DIR/arbiter.db. Refuses a directory another process holds
+  // (DIR/arbiter.lock), a database that fails SQLite's quick_check or has another schema version.
   static absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& dir);
   ~Store();
   Store(const Store&) = delete;
@@ -100,7 +100,7 @@ class Store {
   absl::StatusOr<std::vector<StoredToken>> LoadTokens();
 
  private:
-  explicit Store(sqlite3* db) : db_(db) {}
+  Store(sqlite3* db, int lock_fd) : db_(db), lock_fd_(lock_fd) {}
   absl::Status Exec(const char* sql);
   // The first column of the first row of `sql`, as text.
   absl::StatusOr<std::string> QueryText(const char* sql);
@@ -108,6 +108,7 @@ class Store {
   absl::Status InTransaction(const std::function<absl::Status()>& body);
   absl::Mutex mu_;
   sqlite3* db_;
+  int lock_fd_ = -1;  // flock'd DATA/arbiter.lock
 };
 
 }  // namespace arbiter::coordinator

@@ -19,6 +19,7 @@ struct WorkerInfo {
   uint32_t threads = 0;
   std::string hash_group;  // empty: its own hash
   std::string token;       // name of the token it registered with
+  uint32_t leases = 0;     // live leases it holds
   SteadyClock::time_point last_seen;
 };
 

@@ -12,6 +12,7 @@
 #include "engine/perft_hash.h"
 #include "engine/position.h"
 #include "grpcpp/grpcpp.h"
+#include "net/client.h"
 #include "net/metrics.h"
 #include "prometheus/counter.h"
 #include "prometheus/gauge.h"
@@ -341,7 +342,9 @@ Worker::Worker(const WorkerOptions& options, prometheus::Registry* registry)
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
   impl_->channel =
-      grpc::CreateCustomChannel(options.coordinator, grpc::InsecureChannelCredentials(), args);
+      options.token.empty()
+          ? net::Dial(options.coordinator, args)
+          : net::Dial(options.coordinator, net::ClientCredentials{options.token, "", "", ""}, args);
   impl_->stub = v1::WorkService::NewStub(impl_->channel);
   std::string cache_dir = options.cache_dir;
   if (cache_dir.empty())

@@ -37,6 +37,8 @@ struct WorkerOptions {
   std::shared_ptr<PerftHash> shared_hash;
   std::string hash_group;
   std::string name;  // default: host name
+  // The worker token's secret; empty = from the environment (net/client.h).
+  std::string token;
   // Engine artifacts are cached here by sha256 (empty = a folder under the temp dir).
   std::string cache_dir;
   double wait_seconds = 20;   // long-poll time

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <future>
+#include <limits>
 #include <set>
 #include <thread>
 
@@ -34,11 +35,14 @@ class CoordinatorTest : public ::testing::Test {
     ASSERT_TRUE(c.ok()) << c.status();
     c_ = std::move(*c);
   }
-  std::string Register(const std::string& name, const std::string& hash_group = "") {
+  // A worker of token `token` that may hold `threads` leases at once.
+  std::string Register(const std::string& name, const std::string& hash_group = "",
+                       const std::string& token = "", uint32_t threads = 64) {
     v1::RegisterRequest req;
     req.set_name(name);
     req.set_hash_group(hash_group);
-    return c_->Register(req)->worker_id();
+    req.set_threads(threads);
+    return c_->Register(req, Caller{token, v1::ROLE_WORKER})->worker_id();
   }
   v1::Run Submit(int depth, uint32_t jobs, bool verify = false) {
     v1::SubmitPerftRequest req;
@@ -50,13 +54,19 @@ class CoordinatorTest : public ::testing::Test {
     EXPECT_TRUE(run.ok()) << run.status();
     return run.ok() ? *run : v1::Run();
   }
-  std::optional<v1::Job> Acquire(const std::string& worker) {
+  absl::StatusOr<v1::AcquireJobResponse> AcquireAs(const std::string& worker,
+                                                   const std::string& token) {
     v1::AcquireJobRequest req;
     req.set_worker_id(worker);
     req.set_wait_seconds(0.2);
     std::promise<absl::StatusOr<v1::AcquireJobResponse>> p;
-    c_->AcquireJob(req, [&](absl::StatusOr<v1::AcquireJobResponse> r) { p.set_value(r); });
-    absl::StatusOr<v1::AcquireJobResponse> r = p.get_future().get();
+    c_->AcquireJob(
+        req, [&](absl::StatusOr<v1::AcquireJobResponse> r) { p.set_value(r); },
+        Caller{token, v1::ROLE_WORKER});
+    return p.get_future().get();
+  }
+  std::optional<v1::Job> Acquire(const std::string& worker, const std::string& token = "") {
+    absl::StatusOr<v1::AcquireJobResponse> r = AcquireAs(worker, token);
     if (!r.ok() || !r->has_job()) return std::nullopt;
     return r->job();
   }
@@ -72,18 +82,22 @@ class CoordinatorTest : public ::testing::Test {
   }
   absl::StatusOr<v1::CompleteJobResponse> Complete(const std::string& worker, const v1::Job& job,
                                                    std::vector<uint64_t> counts,
-                                                   uint64_t lease = 0) {
+                                                   uint64_t lease = 0,
+                                                   const std::string& token = "") {
     v1::CompleteJobRequest req;
     req.set_worker_id(worker);
     req.set_job_id(job.job_id());
     req.set_lease_id(lease ? lease : job.lease_id());
     for (uint64_t c : counts) req.mutable_perft()->add_counts(c);
     std::promise<absl::StatusOr<v1::CompleteJobResponse>> p;
-    c_->CompleteJob(req, [&](absl::StatusOr<v1::CompleteJobResponse> r) { p.set_value(r); });
+    c_->CompleteJob(
+        req, [&](absl::StatusOr<v1::CompleteJobResponse> r) { p.set_value(r); },
+        Caller{token, v1::ROLE_WORKER});
     return p.get_future().get();
   }
-  absl::StatusOr<v1::CompleteJobResponse> Complete(const std::string& worker, const v1::Job& job) {
-    return Complete(worker, job, Count(job));
+  absl::StatusOr<v1::CompleteJobResponse> Complete(const std::string& worker, const v1::Job& job,
+                                                   const std::string& token = "") {
+    return Complete(worker, job, Count(job), 0, token);
   }
 
   std::filesystem::path dir_;
@@ -181,7 +195,7 @@ TEST_F(CoordinatorTest, RestartKeepsCommittedResultsAndCountsThemOnce) {
   EXPECT_EQ(r->state(), v1::RUN_STATE_RUNNING);
   EXPECT_EQ(r->jobs().done(), 2u);
   // The old worker id and lease mean nothing to the new process.
-  EXPECT_EQ(Complete(w, *in_flight).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(Complete(w, *in_flight).status().code(), absl::StatusCode::kNotFound);
   w = Register("w2");
   int jobs = 0;
   while (std::optional<v1::Job> job = Acquire(w)) {
@@ -361,6 +375,194 @@ TEST(Uint128, Decimal) {
   EXPECT_EQ(Uint128ToString(uint64_t(18446744073709551615u)), "18446744073709551615");
   unsigned __int128 big = (unsigned __int128)1 << 64;
   EXPECT_EQ(Uint128ToString(big * 1000), "18446744073709551616000");
+}
+
+
+
+// A worker id belongs to the token that registered it: another token cannot acquire, heartbeat,
+// complete or release with it (PERMISSION_DENIED), so a stolen id is worth nothing.
+TEST_F(CoordinatorTest, WorkerIdsAreBoundToTheirToken) {
+  const std::string w = Register("w", "", "worker-a");
+  Submit(4, 4);
+  EXPECT_EQ(AcquireAs(w, "worker-b").status().code(), absl::StatusCode::kPermissionDenied);
+  std::optional<v1::Job> job = Acquire(w, "worker-a");
+  ASSERT_TRUE(job);
+  EXPECT_EQ(Complete(w, *job, "worker-b").status().code(), absl::StatusCode::kPermissionDenied);
+  v1::HeartbeatRequest hb;
+  hb.set_worker_id(w);
+  hb.set_job_id(job->job_id());
+  hb.set_lease_id(job->lease_id());
+  EXPECT_EQ(c_->Heartbeat(hb, Caller{"worker-b", v1::ROLE_WORKER}).status().code(),
+            absl::StatusCode::kPermissionDenied);
+  v1::ReleaseJobRequest rel;
+  rel.set_worker_id(w);
+  rel.set_job_id(job->job_id());
+  rel.set_lease_id(job->lease_id());
+  EXPECT_EQ(c_->ReleaseJob(rel, Caller{"worker-b", v1::ROLE_WORKER}).code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_TRUE(Complete(w, *job, "worker-a").ok());
+}
+
+// A worker holds at most as many leases as it declared threads: one client cannot lease every job
+// of a run and sit on them with heartbeats.
+TEST_F(CoordinatorTest, LeasesAreCappedByDeclaredThreads) {
+  const std::string w = Register("w", "", "t", /*threads=*/2);
+  Submit(5, 8);
+  std::optional<v1::Job> a = Acquire(w, "t"), b = Acquire(w, "t");
+  ASSERT_TRUE(a && b);
+  absl::StatusOr<v1::AcquireJobResponse> third = AcquireAs(w, "t");
+  EXPECT_EQ(third.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(third.status().message().find("threads"), std::string::npos) << third.status();
+  ASSERT_TRUE(Complete(w, *a, "t").ok());
+  EXPECT_TRUE(Acquire(w, "t")) << "a finished lease frees a slot";
+  // A declaration of a million threads is capped.
+  v1::RegisterRequest big;
+  big.set_threads(1'000'000);
+  ASSERT_TRUE(c_->Register(big, Caller{"t", v1::ROLE_WORKER}).ok());
+}
+
+// --verify needs two different worker tokens: two ids under one token count as one worker, so a
+// single client cannot confirm its own forged count.
+TEST_F(CoordinatorTest, VerificationNeedsTwoTokens) {
+  const std::string a1 = Register("a1", "", "same"), a2 = Register("a2", "", "same");
+  const v1::Run run = Submit(4, 1, /*verify=*/true);
+  std::optional<v1::Job> job = Acquire(a1, "same");
+  ASSERT_TRUE(job);
+  EXPECT_FALSE(Acquire(a2, "same")) << "the second copy must go to another token";
+  const std::string b = Register("b", "", "other");
+  std::optional<v1::Job> copy = Acquire(b, "other");
+  ASSERT_TRUE(copy);
+  EXPECT_EQ(copy->job_id(), job->job_id());
+  ASSERT_TRUE(Complete(a1, *job, "same").ok());
+  ASSERT_TRUE(Complete(b, *copy, "other").ok());
+  EXPECT_EQ(c_->GetRun(run.id())->state(), v1::RUN_STATE_SUCCEEDED);
+}
+
+// A count above 218^depth for any position cannot be right: refused, never summed.
+TEST_F(CoordinatorTest, ForgedCountsAreRefused) {
+  const std::string w = Register("w");
+  const v1::Run run = Submit(4, 1);
+  std::optional<v1::Job> job = Acquire(w);
+  ASSERT_TRUE(job);
+  std::vector<uint64_t> counts = Count(*job);
+  counts[0] = 400'000'000;
+  absl::StatusOr<v1::CompleteJobResponse> r = Complete(w, *job, counts);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("218^"), std::string::npos) << r.status();
+  counts[0] = UINT64_MAX;
+  EXPECT_EQ(Complete(w, *job, counts).status().code(), absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE(Complete(w, *job).ok());
+  EXPECT_EQ(c_->GetRun(run.id())->perft().result().nodes(), 197281u);
+}
+
+// Runs record their owner; only the owner or an admin may cancel; lists filter and page.
+TEST_F(CoordinatorTest, OwnersCancelAndListPages) {
+  v1::SubmitPerftRequest req;
+  req.mutable_perft()->set_fen(std::string(Position::kStartFen));
+  req.mutable_perft()->set_depth(5);
+  std::vector<uint64_t> ids;
+  for (const char* owner : {"alice", "bob", "alice", "alice"}) {
+    absl::StatusOr<v1::Run> run = c_->SubmitPerft(req, Caller{owner, v1::ROLE_SUBMITTER});
+    ASSERT_TRUE(run.ok()) << run.status();
+    EXPECT_EQ(run->owner(), owner);
+    ids.push_back(run->id());
+  }
+  absl::StatusOr<v1::Run> denied = c_->CancelRun(ids[0], "", Caller{"bob", v1::ROLE_SUBMITTER});
+  EXPECT_EQ(denied.status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_NE(denied.status().message().find("alice"), std::string::npos);
+  EXPECT_TRUE(c_->CancelRun(ids[0], "", Caller{"alice", v1::ROLE_SUBMITTER}).ok());
+  EXPECT_TRUE(c_->CancelRun(ids[1], "", Caller{"root", v1::ROLE_ADMIN}).ok());
+  // alice's runs, two a page: 4 and 3, then 1.
+  v1::ListRunsRequest list;
+  list.set_owner("alice");
+  list.set_page_size(2);
+  absl::StatusOr<v1::ListRunsResponse> page = c_->ListRuns(list);
+  ASSERT_TRUE(page.ok());
+  ASSERT_EQ(page->runs_size(), 2);
+  EXPECT_EQ(page->runs(0).id(), ids[3]);
+  EXPECT_EQ(page->runs(1).id(), ids[2]);
+  ASSERT_FALSE(page->next_page_token().empty());
+  list.set_page_token(page->next_page_token());
+  page = c_->ListRuns(list);
+  ASSERT_TRUE(page.ok());
+  ASSERT_EQ(page->runs_size(), 1);
+  EXPECT_EQ(page->runs(0).id(), ids[0]);
+  EXPECT_TRUE(page->next_page_token().empty());
+  list.set_page_token("x9");
+  EXPECT_EQ(c_->ListRuns(list).status().code(), absl::StatusCode::kInvalidArgument);
+  list.set_page_token("");
+  list.set_page_size(5000);
+  EXPECT_EQ(c_->ListRuns(list).status().code(), absl::StatusCode::kInvalidArgument);
+  // Owners survive a restart.
+  Open();
+  EXPECT_EQ(c_->GetRun(ids[3])->owner(), "alice");
+}
+
+// Per-token limits: unfinished runs and submissions a minute, each refused with the limit named.
+TEST_F(CoordinatorTest, PerTokenLimits) {
+  c_.reset();
+  auto c = Coordinator::Open({.data_dir = dir_.string(), .max_active_runs = 2}, nullptr);
+  ASSERT_TRUE(c.ok());
+  c_ = std::move(*c);
+  v1::SubmitPerftRequest req;
+  req.mutable_perft()->set_fen(std::string(Position::kStartFen));
+  req.mutable_perft()->set_depth(5);
+  const Caller carol{"carol", v1::ROLE_SUBMITTER};
+  ASSERT_TRUE(c_->SubmitPerft(req, carol).ok());
+  absl::StatusOr<v1::Run> second = c_->SubmitPerft(req, carol);
+  ASSERT_TRUE(second.ok());
+  absl::StatusOr<v1::Run> third = c_->SubmitPerft(req, carol);
+  EXPECT_EQ(third.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(third.status().message().find("limit"), std::string::npos) << third.status();
+  EXPECT_TRUE(c_->SubmitPerft(req, Caller{"dave", v1::ROLE_SUBMITTER}).ok()) << "others still may";
+  ASSERT_TRUE(c_->CancelRun(second->id(), "", carol).ok());
+  EXPECT_TRUE(c_->SubmitPerft(req, carol).ok()) << "a finished run frees its slot";
+}
+
+// Requests that would exhaust the coordinator are refused at submit with the bound named.
+TEST_F(CoordinatorTest, OversizedRequestsAreRefused) {
+  auto refused = [](const absl::StatusOr<v1::Run>& r, const std::string& words) {
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << r.status();
+    EXPECT_NE(r.status().message().find(words), std::string::npos) << r.status();
+  };
+  v1::SubmitPerftRequest perft;
+  perft.mutable_perft()->set_fen(std::string(Position::kStartFen) + std::string(1 << 20, ' '));
+  perft.mutable_perft()->set_depth(4);
+  refused(c_->SubmitPerft(perft), "at most 256 bytes");
+  // Trailing spaces within the bound are trimmed, not stored.
+  perft.mutable_perft()->set_fen(std::string(Position::kStartFen) + "    ");
+  absl::StatusOr<v1::Run> ok = c_->SubmitPerft(perft);
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->perft().request().perft().fen(), Position::kStartFen);
+  perft.mutable_perft()->set_depth(7);
+  perft.set_split_depth(7);
+  refused(c_->SubmitPerft(perft), "split_depth 7 expands more than");
+  v1::SubmitMatchRequest match;
+  for (const char* name : {"a", "b"}) {
+    v1::EngineSpec* e = match.add_engines();
+    e->set_name(name);
+    e->set_builtin(true);
+  }
+  match.set_tc("10+0.1");
+  match.set_games(4'294'967'294ull);
+  refused(c_->SubmitMatch(match), "games must be at most");
+  match.set_games(uint64_t(1) << 33);
+  refused(c_->SubmitMatch(match), "games must be at most");
+  match.set_games(10);
+  match.set_tc("abc");
+  refused(c_->SubmitMatch(match), "tc 'abc'");
+  match.set_tc("10+0.1");
+  match.mutable_sprt()->set_elo0(0);
+  match.mutable_sprt()->set_elo1(std::numeric_limits<double>::infinity());
+  match.mutable_sprt()->set_alpha(0.05);
+  match.mutable_sprt()->set_beta(0.05);
+  refused(c_->SubmitMatch(match), "finite");
+  match.clear_sprt();
+  match.mutable_engines(0)->mutable_options()->insert({"X", std::string(5000, 'x')});
+  refused(c_->SubmitMatch(match), "at most 1024 bytes");
+  // And the coordinator still serves.
+  match.mutable_engines(0)->clear_options();
+  EXPECT_TRUE(c_->SubmitMatch(match).ok());
 }
 
 }  // namespace

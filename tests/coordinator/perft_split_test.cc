@@ -122,9 +122,15 @@ TEST(SplitPerft, AutomaticDepthStopsBeforeTooManyPositions) {
   ASSERT_TRUE(split.ok());
   EXPECT_EQ(split->split_depth, 3);
   EXPECT_EQ(split->unique.size(), 5362u);
-  // An explicit split depth is not limited.
+  // An explicit split depth has the same bound: beyond it the request is refused, not expanded.
   split = SplitPerft(Position::StartPosition(),
                      {.depth = 9, .split_depth = 4, .workers = 2, .max_positions = 50'000});
+  ASSERT_FALSE(split.ok());
+  EXPECT_EQ(split.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(split.status().message().find("50000 unique positions"), std::string::npos)
+      << split.status();
+  split = SplitPerft(Position::StartPosition(),
+                     {.depth = 9, .split_depth = 4, .workers = 2, .max_positions = 100'000});
   ASSERT_TRUE(split.ok());
   EXPECT_EQ(split->unique.size(), 72078u);
 }

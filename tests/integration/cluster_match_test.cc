@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "proto/arbiter/v1/cluster.grpc.pb.h"
 #include "tests/integration/process.h"
+#include "tests/integration/tokens.h"
 
 namespace arbiter {
 namespace {
@@ -72,6 +73,7 @@ class ClusterMatchTest : public ::testing::Test {
 
   // `arbiter local` with two workers on a free port.
   void StartLocal() {
+    unsetenv("ARBITER_TOKEN_FILE");  // its clients find arbiter local's own token
     server_ = Process::Start({ARBITER_BINARY, "local", "--workers", "2", "--listen", "127.0.0.1:0",
                               "--data", (dir_ / "data").string()},
                              (dir_ / "local.log").string());
@@ -86,7 +88,7 @@ class ClusterMatchTest : public ::testing::Test {
   void StartCoordinator(int port = 0) {
     server_ = Process::Start(
         {ARBITER_BINARY, "coordinator", "--listen", "127.0.0.1:" + std::to_string(port), "--data",
-         (dir_ / "data").string(), "--lease-seconds", "5"},
+         (dir_ / "data").string(), "--lease-seconds", "5", "--admin-token-file", AdminTokenFile()},
         (dir_ / "coordinator.log").string());
     ASSERT_TRUE(server_);
     auto line = server_->ReadLineWith("listening on port", 60);
@@ -97,14 +99,29 @@ class ClusterMatchTest : public ::testing::Test {
 
   void StartWorker() {
     const std::string n = std::to_string(workers_.size() + 1);
+    const auto token = dir_ / ("worker" + n + ".token");
+    const grpc::Status created =
+        testing::CreateTokenFile(Address(), admin_secret_, "w" + n, v1::ROLE_WORKER, token);
+    ASSERT_TRUE(created.ok()) << created.error_message();
     workers_.push_back(
-        Process::Start({ARBITER_BINARY, "worker", "--coordinator", Address(), "--name", "w" + n,
+        Process::Start({ARBITER_BINARY, "--token-file", token.string(), "worker", "--coordinator",
+                        Address(), "--name", "w" + n,
                         "--wait-seconds", "1", "--grace-seconds", "2"},
                        (dir_ / ("worker" + n + ".log")).string()));
     ASSERT_TRUE(workers_.back()->ReadLineWith("health on port", 60));
   }
 
   std::string Address() const { return "127.0.0.1:" + std::to_string(port_); }
+
+  // The admin's secret in a file, also the token of this test's own calls and CLI children
+  // (`arbiter local` leaves its own token where its clients find it).
+  std::string AdminTokenFile() {
+    const auto path = dir_ / "admin.token";
+    if (admin_secret_.empty()) admin_secret_ = testing::WriteTokenFile(path);
+    setenv("ARBITER_TOKEN_FILE", path.c_str(), 1);
+    return path.string();
+  }
+  std::string admin_secret_;
 
   std::unique_ptr<Process> Cli(std::vector<std::string> args) {
     args.insert(args.begin(), ARBITER_BINARY);
@@ -202,7 +219,7 @@ TEST_F(ClusterMatchTest, MatchSurvivesCoordinatorKill) {
                   Address(), "--pgn", pgn, "--json"});
   // Wait until some but not all jobs of the run are done, then kill the coordinator.
   auto stub =
-      v1::RunService::NewStub(grpc::CreateChannel(Address(), grpc::InsecureChannelCredentials()));
+      v1::RunService::NewStub(net::Dial(Address()));
   v1::Run run;
   for (int i = 0; i < 6000; ++i) {
     grpc::ClientContext ctx;
@@ -274,7 +291,7 @@ TEST_F(ClusterMatchTest, RoundRobinOfThreeOnCluster) {
 
   // The run through the API: 3 pairings, ratings for all three.
   auto stub =
-      v1::RunService::NewStub(grpc::CreateChannel(Address(), grpc::InsecureChannelCredentials()));
+      v1::RunService::NewStub(net::Dial(Address()));
   {
     grpc::ClientContext ctx;
     v1::GetRunRequest req;

@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "proto/arbiter/v1/cluster.grpc.pb.h"
 #include "tests/integration/process.h"
+#include "tests/integration/tokens.h"
 
 namespace arbiter {
 namespace {
@@ -40,8 +41,11 @@ class ClusterTest : public ::testing::Test {
   // Starts the coordinator (on `port`, 0 = any) and connects the stubs.
   void StartCoordinator(std::vector<std::string> extra = {}, int port = 0) {
     std::vector<std::string> args = {
-        ARBITER_BINARY, "coordinator", "--listen", "127.0.0.1:" + std::to_string(port),
-        "--metrics",    "127.0.0.1:0", "--data",   (dir_ / "data").string()};
+        ARBITER_BINARY,  "coordinator",
+        "--listen",      "127.0.0.1:" + std::to_string(port),
+        "--metrics",     "127.0.0.1:0",
+        "--data",        (dir_ / "data").string(),
+        "--admin-token-file", AdminTokenFile()};
     args.insert(args.end(), extra.begin(), extra.end());
     coordinator_ = Process::Start(args, (dir_ / "coordinator.log").string());
     ASSERT_TRUE(coordinator_);
@@ -50,7 +54,7 @@ class ClusterTest : public ::testing::Test {
     port_ = NumberAfter(*line, "listening on port ");
     metrics_port_ = NumberAfter(*line, "metrics on port ");
     ASSERT_GT(port_, 0);
-    auto channel = grpc::CreateChannel(Address(), grpc::InsecureChannelCredentials());
+    auto channel = net::Dial(Address());
     runs_ = v1::RunService::NewStub(channel);
     work_ = v1::WorkService::NewStub(channel);
     channel_ = channel;
@@ -59,8 +63,14 @@ class ClusterTest : public ::testing::Test {
   // Starts a worker process; returns its metrics port.
   int StartWorker(int threads = 1) {
     const int n = int(workers_.size()) + 1;
+    // Each worker its own token: verification needs different ones.
+    const auto token = dir_ / ("worker" + std::to_string(n) + ".token");
+    const grpc::Status created = testing::CreateTokenFile(
+        Address(), admin_secret_, "w" + std::to_string(n), v1::ROLE_WORKER, token);
+    EXPECT_TRUE(created.ok()) << created.error_message();
     workers_.push_back(
-        Process::Start({ARBITER_BINARY, "worker", "--coordinator", Address(), "--threads",
+        Process::Start({ARBITER_BINARY, "--token-file", token.string(), "worker", "--coordinator",
+                        Address(), "--threads",
                         std::to_string(threads), "--metrics", "127.0.0.1:0", "--name",
                         "w" + std::to_string(n), "--wait-seconds", "2", "--grace-seconds", "5"},
                        (dir_ / ("worker" + std::to_string(n) + ".log")).string()));
@@ -70,6 +80,15 @@ class ClusterTest : public ::testing::Test {
   }
 
   std::string Address() const { return "127.0.0.1:" + std::to_string(port_); }
+
+  // The admin's secret in a file, also the token of this test's own calls and CLI children.
+  std::string AdminTokenFile() {
+    const auto path = dir_ / "admin.token";
+    if (admin_secret_.empty()) admin_secret_ = testing::WriteTokenFile(path);
+    setenv("ARBITER_TOKEN_FILE", path.c_str(), 1);
+    return path.string();
+  }
+  std::string admin_secret_;
 
   static std::chrono::system_clock::time_point In(double seconds) {
     return std::chrono::system_clock::now() + std::chrono::milliseconds(int64_t(seconds * 1000));

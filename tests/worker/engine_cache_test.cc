@@ -26,6 +26,7 @@ TEST(EngineCache, FetchesVerifiesAndRepairs) {
   coordinator::ServerOptions options;
   options.listen = "127.0.0.1:0";
   options.coordinator.data_dir = (dir / "data").string();
+  options.no_auth = true;  // loopback only; authentication has its own tests
   auto server = coordinator::Server::Start(options);
   ASSERT_TRUE(server.ok()) << server.status();
   auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string((*server)->port()),

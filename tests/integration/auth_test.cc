@@ -1,0 +1,300 @@
+// Authentication, roles, limits, TLS and loud start-up failures of `arbiter coordinator`, with
+// real processes on loopback: each abuse refused with its code and message, and the coordinator
+// still serving afterwards.
+#include <netinet/in.h>
+#include <sqlite3.h>
+#include <sys/socket.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "engine/position.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "net/client.h"
+#include "proto/arbiter/v1/cluster.grpc.pb.h"
+#include "tests/integration/process.h"
+#include "tests/integration/tokens.h"
+
+namespace arbiter {
+namespace {
+
+using testing::NumberAfter;
+using testing::Process;
+
+class AuthTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("arbiter-auth-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    unsetenv("ARBITER_TOKEN_FILE");
+    unsetenv("ARBITER_TOKEN");
+    admin_ = testing::WriteTokenFile(dir_ / "admin.token");
+  }
+  void TearDown() override {
+    worker_.reset();
+    server_.reset();
+    if (!HasFailure()) std::filesystem::remove_all(dir_);
+  }
+
+  // `arbiter coordinator` with `extra` flags; empty optional when it did not start.
+  std::unique_ptr<Process> Coordinator(std::vector<std::string> extra, int& port,
+                                       const std::string& log = "coordinator.log") {
+    std::vector<std::string> args = {ARBITER_BINARY, "coordinator", "--data",
+                                     (dir_ / "data").string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto p = Process::Start(args, (dir_ / log).string());
+    auto line = p->ReadLineWith("listening on port", 30);
+    port = line ? NumberAfter(*line, "listening on port ") : 0;
+    return p;
+  }
+  void Start(std::vector<std::string> extra = {}) {
+    extra.insert(extra.begin(), {"--listen", "127.0.0.1:0", "--admin-token-file",
+                                 (dir_ / "admin.token").string()});
+    server_ = Coordinator(extra, port_);
+    ASSERT_GT(port_, 0) << Log("coordinator.log");
+  }
+  std::string Address() const { return "127.0.0.1:" + std::to_string(port_); }
+  std::string Log(const std::string& name) const {
+    std::ifstream in(dir_ / name);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+  std::unique_ptr<v1::RunService::Stub> Runs(const std::string& secret) {
+    return v1::RunService::NewStub(net::Dial(Address(), net::ClientCredentials{secret, "", "", ""}));
+  }
+  std::string Token(const std::string& name, v1::Role role) {
+    const auto path = dir_ / (name + ".token");
+    grpc::Status s = testing::CreateTokenFile(Address(), admin_, name, role, path);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return *net::ReadSecret(path.string());
+  }
+  static grpc::Status List(v1::RunService::Stub& stub) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    v1::ListRunsResponse resp;
+    return stub.ListRuns(&ctx, v1::ListRunsRequest(), &resp);
+  }
+  static grpc::Status SubmitPerft(v1::RunService::Stub& stub, int depth, v1::Run* run = nullptr) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    v1::SubmitPerftRequest req;
+    req.mutable_perft()->set_fen(std::string(Position::kStartFen));
+    req.mutable_perft()->set_depth(depth);
+    v1::SubmitRunResponse resp;
+    grpc::Status s = stub.SubmitPerft(&ctx, req, &resp);
+    if (run) *run = resp.run();
+    return s;
+  }
+  // A real perft run with a real worker of a worker token: the coordinator still serves.
+  void ExpectServes() {
+    if (!worker_) {
+      Token("worker-1", v1::ROLE_WORKER);
+      worker_ = Process::Start({ARBITER_BINARY, "--token-file", (dir_ / "worker-1.token").string(),
+                                "worker", "--coordinator", Address(), "--wait-seconds", "1"},
+                               (dir_ / "worker.log").string());
+    }
+    auto stub = Runs(admin_);
+    v1::Run run;
+    ASSERT_TRUE(SubmitPerft(*stub, 4, &run).ok());
+    for (int i = 0; i < 600 && run.state() != v1::RUN_STATE_SUCCEEDED; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      grpc::ClientContext ctx;
+      v1::GetRunRequest req;
+      req.set_run_id(run.id());
+      ASSERT_TRUE(stub->GetRun(&ctx, req, &run).ok());
+    }
+    EXPECT_EQ(run.state(), v1::RUN_STATE_SUCCEEDED) << Log("worker.log");
+    EXPECT_EQ(run.perft().result().nodes(), 197281u);
+  }
+
+  std::filesystem::path dir_;
+  std::string admin_;
+  std::unique_ptr<Process> server_, worker_;
+  int port_ = 0;
+};
+
+TEST_F(AuthTest, NoTokenOrAnUnknownOneIsUnauthenticated) {
+  Start();
+  auto none = v1::RunService::NewStub(
+      grpc::CreateChannel(Address(), grpc::InsecureChannelCredentials()));
+  grpc::Status s = List(*none);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_NE(s.error_message().find("no token"), std::string::npos) << s.error_message();
+  EXPECT_EQ(List(*Runs("arb_0000000000000000000000000000000000000000")).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  // Nor can anyone act as a worker without a worker token.
+  auto work = v1::WorkService::NewStub(
+      grpc::CreateChannel(Address(), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext ctx;
+  v1::RegisterResponse resp;
+  EXPECT_EQ(work->Register(&ctx, v1::RegisterRequest(), &resp).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  ExpectServes();
+}
+
+TEST_F(AuthTest, RolesOwnersAndRevocation) {
+  Start();
+  const std::string viewer = Token("vera", v1::ROLE_VIEWER);
+  const std::string alice = Token("alice", v1::ROLE_SUBMITTER);
+  const std::string bob = Token("bob", v1::ROLE_SUBMITTER);
+  const std::string worker = Token("wendy", v1::ROLE_WORKER);
+  EXPECT_TRUE(List(*Runs(viewer)).ok());
+  grpc::Status s = SubmitPerft(*Runs(viewer), 3);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_NE(s.error_message().find("needs role submitter"), std::string::npos) << s.error_message();
+  EXPECT_EQ(List(*Runs(worker)).error_code(), grpc::StatusCode::PERMISSION_DENIED)
+      << "a worker token is for WorkService only";
+  {
+    auto work = v1::WorkService::NewStub(
+        net::Dial(Address(), net::ClientCredentials{alice, "", "", ""}));
+    grpc::ClientContext ctx;
+    v1::RegisterResponse resp;
+    EXPECT_EQ(work->Register(&ctx, v1::RegisterRequest(), &resp).error_code(),
+              grpc::StatusCode::PERMISSION_DENIED);
+  }
+  v1::Run run;
+  ASSERT_TRUE(SubmitPerft(*Runs(alice), 6, &run).ok());
+  EXPECT_EQ(run.owner(), "alice");
+  auto cancel = [&](const std::string& secret) {
+    grpc::ClientContext ctx;
+    v1::CancelRunRequest req;
+    req.set_run_id(run.id());
+    v1::Run out;
+    return Runs(secret)->CancelRun(&ctx, req, &out);
+  };
+  s = cancel(bob);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_NE(s.error_message().find("belongs to 'alice'"), std::string::npos) << s.error_message();
+  EXPECT_TRUE(cancel(alice).ok());
+  // Token management is the admin's, through the CLI.
+  auto list = Process::Start({ARBITER_BINARY, "--token-file", (dir_ / "alice.token").string(),
+                              "tokens", "--coordinator", Address(), "list"},
+                             (dir_ / "cli.log").string());
+  EXPECT_EQ(list->Wait(), 3) << "alice may not list tokens";
+  list = Process::Start({ARBITER_BINARY, "--token-file", (dir_ / "admin.token").string(), "tokens",
+                         "--coordinator", Address(), "list"},
+                        (dir_ / "cli.log").string());
+  const std::string listed = list->ReadAll();
+  EXPECT_EQ(list->Wait(), 0);
+  for (const char* name : {"admin", "alice", "bob", "vera", "wendy"})
+    EXPECT_NE(listed.find(name), std::string::npos) << listed;
+  EXPECT_EQ(listed.find(alice), std::string::npos) << "secrets are never listed";
+  auto revoke = Process::Start({ARBITER_BINARY, "--token-file", (dir_ / "admin.token").string(),
+                                "tokens", "--coordinator", Address(), "revoke", "bob"},
+                               (dir_ / "cli.log").string());
+  EXPECT_EQ(revoke->Wait(), 0);
+  EXPECT_EQ(List(*Runs(bob)).error_code(), grpc::StatusCode::UNAUTHENTICATED)
+      << "revocation takes effect on the next call";
+  ExpectServes();
+}
+
+TEST_F(AuthTest, NoAuthOnlyOnLoopback) {
+  int port = 0;
+  auto open = Coordinator({"--listen", "0.0.0.0:0", "--no-auth"}, port);
+  EXPECT_EQ(open->Wait(), 2);
+  EXPECT_NE(Log("coordinator.log").find("loopback"), std::string::npos);
+  auto loopback = Coordinator({"--listen", "127.0.0.1:0", "--no-auth"}, port, "loopback.log");
+  ASSERT_GT(port, 0);
+  port_ = port;
+  auto stub = v1::RunService::NewStub(
+      grpc::CreateChannel(Address(), grpc::InsecureChannelCredentials()));
+  EXPECT_TRUE(List(*stub).ok());
+}
+
+// Every start-up failure: one line naming the cause, exit code 2 (never a signal).
+TEST_F(AuthTest, StartupFailuresAreLoudAndOneCoordinatorPerPortAndDirectory) {
+  Start();
+  int port = 0;
+  // The same data directory, another port.
+  auto second = Coordinator({"--listen", "127.0.0.1:0"}, port, "second.log");
+  EXPECT_EQ(second->Wait(), 2);
+  EXPECT_NE(Log("second.log").find("in use by another coordinator"), std::string::npos)
+      << Log("second.log");
+  // The same port, another data directory.
+  auto same_port = Process::Start({ARBITER_BINARY, "coordinator", "--data", (dir_ / "d2").string(),
+                                   "--listen", Address()},
+                                  (dir_ / "port.log").string());
+  EXPECT_EQ(same_port->Wait(), 2);
+  EXPECT_NE(Log("port.log").find("cannot listen"), std::string::npos) << Log("port.log");
+  ExpectServes();
+  worker_.reset();
+  server_.reset();
+  // Metrics port taken.
+  const int taken = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(taken, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(taken, 1), 0);
+  socklen_t len = sizeof addr;
+  getsockname(taken, reinterpret_cast<sockaddr*>(&addr), &len);
+  auto metrics = Coordinator({"--listen", "127.0.0.1:0", "--metrics",
+                              "127.0.0.1:" + std::to_string(ntohs(addr.sin_port))},
+                             port, "metrics.log");
+  EXPECT_EQ(metrics->Wait(), 2) << Log("metrics.log");
+  EXPECT_NE(Log("metrics.log").find("error:"), std::string::npos);
+  close(taken);
+  // A data directory that cannot be created.
+  std::ofstream(dir_ / "file") << "x";
+  auto bad_dir = Process::Start({ARBITER_BINARY, "coordinator", "--data",
+                                 (dir_ / "file" / "sub").string(), "--listen", "127.0.0.1:0"},
+                                (dir_ / "dir.log").string());
+  EXPECT_EQ(bad_dir->Wait(), 2);
+  EXPECT_NE(Log("dir.log").find("cannot create data dir"), std::string::npos) << Log("dir.log");
+  // A database of a newer schema.
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((dir_ / "data" / "arbiter.db").c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version = 99", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+  }
+  auto newer = Coordinator({"--listen", "127.0.0.1:0"}, port, "newer.log");
+  EXPECT_EQ(newer->Wait(), 2);
+  EXPECT_NE(Log("newer.log").find("schema version 99"), std::string::npos) << Log("newer.log");
+  // A corrupt database: pages of garbage in the middle of the file.
+  {
+    std::fstream f(dir_ / "data" / "arbiter.db", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(0);
+    f << std::string(4096, '\x5a');
+  }
+  auto corrupt = Coordinator({"--listen", "127.0.0.1:0"}, port, "corrupt.log");
+  EXPECT_EQ(corrupt->Wait(), 2);
+  EXPECT_NE(Log("corrupt.log").find("corrupt"), std::string::npos) << Log("corrupt.log");
+}
+
+// TLS on the gRPC port: a plaintext client fails; a client with the CA succeeds; with mutual TLS
+// a client without a certificate is refused.
+TEST_F(AuthTest, TlsAndMutualTls) {
+  const auto certs = dir_ / "certs";
+  ASSERT_EQ(std::system(("scripts/dev-certs.sh " + certs.string() + " >/dev/null").c_str()), 0);
+  auto pem = [&](const char* name) { return *net::ReadSecret((certs / name).string()) + "\n"; };
+  Start({"--tls-cert", (certs / "server.pem").string(), "--tls-key",
+         (certs / "server.key").string(), "--tls-client-ca", (certs / "ca.pem").string()});
+  auto plaintext = Runs(admin_);
+  grpc::Status s = List(*plaintext);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAVAILABLE);
+  auto no_cert = v1::RunService::NewStub(
+      net::Dial(Address(), net::ClientCredentials{admin_, pem("ca.pem"), "", ""}));
+  EXPECT_EQ(List(*no_cert).error_code(), grpc::StatusCode::UNAVAILABLE)
+      << "mutual TLS: a client without a certificate is refused";
+  auto with_cert = v1::RunService::NewStub(net::Dial(
+      Address(), net::ClientCredentials{admin_, pem("ca.pem"), pem("client.pem"), pem("client.key")}));
+  EXPECT_TRUE(List(*with_cert).ok());
+  // The CLI with the same files.
+  auto cli = Process::Start({ARBITER_BINARY, "--token-file", (dir_ / "admin.token").string(),
+                             "--tls-ca", (certs / "ca.pem").string(), "--tls-cert",
+                             (certs / "client.pem").string(), "--tls-key",
+                             (certs / "client.key").string(), "runs", "--coordinator", Address(),
+                             "list"},
+                            (dir_ / "cli.log").string());
+  EXPECT_EQ(cli->Wait(), 0) << Log("cli.log");
+}
+
+}  // namespace
+}  // namespace arbiter

@@ -1,0 +1,46 @@
+// Test helpers for a coordinator with authentication: token secrets in files, tokens created
+// through the AdminService with the admin's secret.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "coordinator/auth.h"
+#include "grpcpp/grpcpp.h"
+#include "net/client.h"
+#include "proto/arbiter/v1/cluster.grpc.pb.h"
+
+namespace arbiter::testing {
+
+// A new secret written to `path` (mode 0600); returns the secret.
+inline std::string WriteTokenFile(const std::filesystem::path& path) {
+  const std::string secret = *coordinator::NewTokenSecret();
+  std::ofstream(path) << secret << "\n";
+  std::filesystem::permissions(path, std::filesystem::perms::owner_read |
+                                         std::filesystem::perms::owner_write);
+  return secret;
+}
+
+// Creates token `name` with `role` on the coordinator at `address` (as the admin `admin_secret`)
+// and writes its secret to `path`; returns the gRPC status of the call.
+inline grpc::Status CreateTokenFile(const std::string& address, const std::string& admin_secret,
+                                    const std::string& name, v1::Role role,
+                                    const std::filesystem::path& path) {
+  auto stub = v1::AdminService::NewStub(
+      net::Dial(address, net::ClientCredentials{admin_secret, "", "", ""}));
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  v1::CreateTokenRequest req;
+  req.set_name(name);
+  req.set_role(role);
+  v1::CreateTokenResponse resp;
+  grpc::Status s = stub->CreateToken(&ctx, req, &resp);
+  if (s.ok()) std::ofstream(path) << resp.secret() << "\n";
+  return s;
+}
+
+}  // namespace arbiter::testing
