@@ -551,6 +551,8 @@ TEST_F(CoordinatorTest, OversizedRequestsAreRefused) {
   match.set_games(10);
   match.set_tc("abc");
   refused(c_->SubmitMatch(match), "tc 'abc'");
+  match.set_tc("0+0");
+  refused(c_->SubmitMatch(match), "no time at all");
   match.set_tc("10+0.1");
   match.mutable_sprt()->set_elo0(0);
   match.mutable_sprt()->set_elo1(std::numeric_limits<double>::infinity());
@@ -563,6 +565,15 @@ TEST_F(CoordinatorTest, OversizedRequestsAreRefused) {
   // And the coordinator still serves.
   match.mutable_engines(0)->clear_options();
   EXPECT_TRUE(c_->SubmitMatch(match).ok());
+}
+
+// Registrations are cheap, so the split does not trust their number: 2,000 registered workers
+// plan a perft as 1,024 would (16 jobs each at most), not 32,000 jobs.
+TEST_F(CoordinatorTest, ManyRegistrationsDoNotBlowUpTheSplit) {
+  for (int i = 0; i < 2000; ++i) Register(std::to_string(i));
+  const v1::Run run = Submit(6, 0);
+  EXPECT_LE(run.jobs().total(), 16u * 1024u);
+  EXPECT_GT(run.jobs().total(), 0u);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "net/client.h"
+#include "net/sha256.h"
 #include "proto/arbiter/v1/cluster.grpc.pb.h"
 #include "tests/integration/process.h"
 #include "tests/integration/tokens.h"
@@ -294,6 +295,52 @@ TEST_F(AuthTest, TlsAndMutualTls) {
                              "list"},
                             (dir_ / "cli.log").string());
   EXPECT_EQ(cli->Wait(), 0) << Log("cli.log");
+}
+
+// Uploads: the stored bytes must hash to what the client sent; each token has a quota; only the
+// uploader or an admin deletes.
+TEST_F(AuthTest, UploadsAreCheckedQuotaedAndDeletable) {
+  Start({"--upload-quota-mb", "1"});
+  const std::string alice = Token("alice", v1::ROLE_SUBMITTER);
+  const std::string bob = Token("bob", v1::ROLE_SUBMITTER);
+  auto upload = [&](const std::string& secret, const std::string& bytes, const std::string& sha,
+                    v1::UploadEngineResponse& resp) {
+    auto stub = Runs(secret);
+    grpc::ClientContext ctx;
+    auto writer = stub->UploadEngine(&ctx, &resp);
+    v1::UploadEngineRequest part;
+    part.set_name("e");
+    part.set_sha256(sha);
+    writer->Write(part);
+    part.clear_sha256();
+    part.set_chunk(bytes);
+    writer->Write(part);
+    writer->WritesDone();
+    return writer->Finish();
+  };
+  const std::string small(600 << 10, 'a');
+  v1::UploadEngineResponse resp;
+  grpc::Status s = upload(alice, small, std::string(64, '0'), resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::DATA_LOSS) << s.error_message();
+  ASSERT_TRUE(upload(alice, small, net::Sha256Hex(small), resp).ok());
+  EXPECT_EQ(resp.engine().owner(), "alice");
+  const std::string sha = resp.engine().sha256();
+  const std::string other(600 << 10, 'b');
+  s = upload(alice, other, net::Sha256Hex(other), resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_NE(s.error_message().find("quota"), std::string::npos) << s.error_message();
+  auto del = [&](const std::string& secret) {
+    grpc::ClientContext ctx;
+    v1::DeleteEngineRequest req;
+    req.set_sha256(sha);
+    v1::DeleteEngineResponse out;
+    return Runs(secret)->DeleteEngine(&ctx, req, &out);
+  };
+  EXPECT_EQ(del(bob).error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_TRUE(del(alice).ok());
+  EXPECT_EQ(del(alice).error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_TRUE(upload(alice, other, net::Sha256Hex(other), resp).ok()) << "deleting freed quota";
+  ExpectServes();
 }
 
 }  // namespace
