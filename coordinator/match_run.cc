@@ -152,6 +152,36 @@ absl::Status ValidateBatching(uint32_t pairs_per_job, uint32_t concurrency) {
   return absl::OkStatus();
 }
 
+// A game lost by a fault must have the result the Laws give it: the faulty side loses, except
+// that when its flag fell (a late move, a stall or a disconnect on its own turn under a clock)
+// and the opponent cannot checkmate by any series of legal moves, it is a draw.
+absl::Status CheckForfeit(const v1::MatchJob& job, const v1::ReportedGame& g, int game_index,
+                          const Position& final_position, const std::string& where) {
+  const std::string& end = g.end();
+  const bool on_time = end == "time forfeit" || end == "stall" || end == "disconnect";
+  if (!on_time && end != "illegal move") return absl::OkStatus();
+  if (g.faulty() != "white" && g.faulty() != "black")
+    return absl::InvalidArgumentError(Cat(where, ": a '", end, "' needs the side at fault"));
+  const Color faulty = g.faulty() == "white" ? kWhite : kBlack;
+  // Game 0 has the first engine as White; its own tc (time odds) wins over the job's.
+  const int engine = (faulty == kWhite) == (game_index == 0) ? 0 : 1;
+  const std::string& tc_text =
+      engine < job.engines_size() && !job.engines(engine).tc().empty() ? job.engines(engine).tc()
+                                                                       : job.tc();
+  absl::StatusOr<match::TimeControl> tc = match::ParseTimeControl(tc_text);
+  const bool clocked = tc.ok() && tc->HasClock();
+  std::string expected = faulty == kWhite ? "0-1" : "1-0";
+  if (on_time && clocked && final_position.SideToMove() == faulty &&
+      !CanCheckmate(final_position, ~faulty))
+    expected = "1/2-1/2";
+  if (g.result() != expected)
+    return absl::InvalidArgumentError(
+        Cat(where, ": a '", end, "' of ", g.faulty(), " is ", expected, " under the Laws",
+            expected == "1/2-1/2" ? " (the opponent cannot checkmate)" : "", ", reported ",
+            g.result()));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ValidateMatchRequest(const v1::SubmitMatchRequest& request,
@@ -356,6 +386,7 @@ absl::Status CheckMatchResult(const v1::MatchJob& job, const v1::MatchJobResult&
                                             std::string(TerminationName(outcome.termination)),
                                             ") but it is reported as '", g.end(), "'"));
     }
+    RETURN_IF_ERROR(CheckForfeit(job, g, i % 2, game->Current(), where));
   }
   return absl::OkStatus();
 }

@@ -142,6 +142,22 @@ GameRecord PlayGame(UciEngine* engines[2], const Opening& opening, const GameSet
     rec.reason = std::move(reason);
   };
 
+  // The flag of `side` fell (a late move, a stall past its clock, a disconnect with its clock
+  // running): it loses unless the opponent cannot checkmate by any series of legal moves, and then
+  // it is a draw (the Laws, 6.9). `end` still says how (a stall or a crash is that engine's
+  // fault). Without a clock (depth=/nodes= searches) nothing falls: a plain loss.
+  auto on_time = [&](const Position& pos, Color side, GameEnd end, const std::string& what,
+                     bool clocked) {
+    if (clocked && !CanCheckmate(pos, ~side)) {
+      rec.result = GameResult::kDraw;
+      rec.end = end;
+      rec.faulty = side;
+      rec.reason = Cat(what, ", but ", kColorName[~side], " cannot checkmate: draw");
+      return;
+    }
+    lose(side, end, what);
+  };
+
   // Engines that cannot be (re)started or do not answer ucinewgame lose by disconnect.
   bool failed[2] = {false, false};
   std::string why[2];
@@ -214,14 +230,15 @@ GameRecord PlayGame(UciEngine* engines[2], const Opening& opening, const GameSet
     std::string go = GoCommand(clocks, side);
     absl::Status st = eng.Send(position_cmd);
     if (st.ok()) st = eng.Send(go);
+    const bool clocked = clock.tc().HasClock();
     if (!st.ok()) {
+      // It died during the opponent's time: its clock runs, and it can only fall.
       eng.Kill();
-      lose(side, GameEnd::kDisconnect,
-           Cat(kColorName[side], " disconnects (", std::string(st.message()), ")"));
+      on_time(pos, side, GameEnd::kDisconnect,
+              Cat(kColorName[side], " disconnects (", std::string(st.message()), ")"), clocked);
       return finish();
     }
     const SteadyTime t0 = eng.LastWriteTime();
-    const bool clocked = clock.tc().HasClock();
     SteadyTime deadline =
         t0 + (clocked ? clock.Allowance() + settings.margin : settings.no_clock_timeout);
 
@@ -247,7 +264,8 @@ GameRecord PlayGame(UciEngine* engines[2], const Opening& opening, const GameSet
       if (best) break;
       if (r == ReadResult::kEof) {
         eng.Kill();
-        lose(side, GameEnd::kDisconnect, Cat(kColorName[side], " disconnects (engine exited)"));
+        on_time(pos, side, GameEnd::kDisconnect,
+                Cat(kColorName[side], " disconnects (engine exited)"), clocked);
         return finish();
       }
       if (r == ReadResult::kLine) continue;
@@ -257,9 +275,11 @@ GameRecord PlayGame(UciEngine* engines[2], const Opening& opening, const GameSet
         deadline = SteadyClock::now() + settings.stop_grace;
       } else {
         eng.Kill();
-        lose(side, GameEnd::kStall,
-             Cat(kColorName[side], " stalls (no bestmove ", settings.stop_grace.count(),
-                 " ms after stop)"));
+        // Silent past its whole clock and the grace after `stop`: a flag fall (and a stall).
+        on_time(pos, side, GameEnd::kStall,
+                Cat(kColorName[side], " stalls (no bestmove ", settings.stop_grace.count(),
+                    " ms after stop)", clocked ? "; its flag fell" : ""),
+                clocked);
         rec.overrun = duration_cast<Millis>(SteadyClock::now() - t0) - clock.Allowance();
         return finish();
       }
@@ -270,18 +290,10 @@ GameRecord PlayGame(UciEngine* engines[2], const Opening& opening, const GameSet
     const Millis used = duration_cast<Millis>(used_us);
     MoveVerdict verdict = clock.Finish(used, settings.margin);
     if (verdict.flag_fell) {
-      rec.end = GameEnd::kTimeForfeit;
-      rec.faulty = side;
       rec.overrun = verdict.overrun;
-      if (CanCheckmate(pos, ~side)) {
-        rec.result = side == kWhite ? GameResult::kBlackWins : GameResult::kWhiteWins;
-        rec.reason =
-            Cat(kColorName[side], " loses on time (overrun ", verdict.overrun.count(), " ms)");
-      } else {
-        rec.result = GameResult::kDraw;
-        rec.reason = Cat(kColorName[side], "'s flag fell (overrun ", verdict.overrun.count(),
-                         " ms) but ", kColorName[~side], " cannot checkmate: draw");
-      }
+      on_time(pos, side, GameEnd::kTimeForfeit,
+              Cat(kColorName[side], "'s flag fell (overrun ", verdict.overrun.count(), " ms)"),
+              true);
       return finish();
     }
     absl::StatusOr<Move> move = ParseUciMove(pos, *best);

@@ -69,7 +69,7 @@ struct GameRecord {
   GameResult result = GameResult::kOngoing;
   GameEnd end = GameEnd::kAborted;
   Termination board = Termination::kNone;  // kNormal: which rule
-  std::string reason;                      // e.g. "Black loses on time (overrun 12 ms)"
+  std::string reason;                      // e.g. "Black's flag fell (overrun 12 ms)"
   Color faulty = kWhite;                   // the side at fault (faults and time forfeits)
   Millis overrun{0};
   std::string illegal_move;  // kIllegalMove: the text the engine sent

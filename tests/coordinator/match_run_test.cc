@@ -159,5 +159,45 @@ TEST(TournamentStatus, RatesAllEnginesAnchoredAtTheFirst) {
   }
 }
 
+// The replay applies the Laws to games lost by a fault: a worker that reports a loss where the
+// opponent could not checkmate (a draw) is refused, and the draw is accepted.
+TEST(MatchReplay, ForfeitsFollowTheLaws) {
+  v1::MatchJob job;
+  for (const char* name : {"a", "b"}) {
+    v1::EngineSpec* e = job.add_engines();
+    e->set_name(name);
+    e->set_builtin(true);
+  }
+  job.set_tc("1+0.1");
+  job.set_pairs(1);
+  auto result = [](const std::string& end, const std::string& faulty, const std::string& res) {
+    v1::MatchJobResult r;
+    for (int g = 0; g < 2; ++g) {
+      v1::ReportedGame* game = r.add_games();
+      game->set_pair(0);
+      game->set_game(uint32_t(g));
+      game->set_start_fen("4k3/8/8/8/8/8/8/KQ6 w - - 0 1");  // K+Q vs a bare king, White to move
+      game->set_end(end);
+      game->set_faulty(faulty);
+      game->set_result(res);
+    }
+    return r;
+  };
+  // White (the queen side) stalls or crashes on its turn: Black cannot mate, so a draw.
+  for (const char* end : {"stall", "time forfeit", "disconnect"}) {
+    absl::Status loss = CheckMatchResult(job, result(end, "white", "0-1"));
+    EXPECT_EQ(loss.code(), absl::StatusCode::kInvalidArgument) << end;
+    EXPECT_NE(loss.message().find("cannot checkmate"), std::string::npos) << loss;
+    EXPECT_TRUE(CheckMatchResult(job, result(end, "white", "1/2-1/2")).ok()) << end;
+  }
+  // An illegal move is a plain loss; a fault with no side named is refused.
+  EXPECT_TRUE(CheckMatchResult(job, result("illegal move", "white", "0-1")).ok());
+  EXPECT_FALSE(CheckMatchResult(job, result("stall", "", "0-1")).ok());
+  // Without a clock there is no flag: the staller loses.
+  job.set_tc("depth=3");
+  EXPECT_TRUE(CheckMatchResult(job, result("stall", "white", "0-1")).ok());
+  EXPECT_FALSE(CheckMatchResult(job, result("stall", "white", "1/2-1/2")).ok());
+}
+
 }  // namespace
 }  // namespace arbiter::coordinator

@@ -8,6 +8,7 @@
 //   --flood BYTES     print BYTES of info to stdout and to stderr before each bestmove
 //   --slow-start MS   wait MS before answering `uci`
 //   --perft-bug       `go perft N` divide that never generates en passant captures
+//   --exit-after-move exit right after its bestmove (it dies during the opponent's time)
 #include <poll.h>
 #include <unistd.h>
 
@@ -33,7 +34,7 @@ namespace {
 struct Flags {
   int after = 0;
   bool crash = false, hang = false, ignore_stop = false, illegal = false, garbage = false,
-       none = false, perft_bug = false;
+       none = false, perft_bug = false, exit_after_move = false;
   int sleep_past_ms = -1;
   long flood = 0;
   int slow_start_ms = 0;
@@ -116,6 +117,8 @@ int main(int argc, char** argv) {
       f.none = true;
     else if (a == "--perft-bug")
       f.perft_bug = true;
+    else if (a == "--exit-after-move")
+      f.exit_after_move = true;
     else if (a == "--sleep-past")
       f.sleep_past_ms = int(num());
     else if (a == "--flood")
@@ -252,6 +255,7 @@ int main(int argc, char** argv) {
       Say(Cat("info depth 1 seldepth 1 score cp ", -score, " nodes ", legal.size,
               " nps 1000 time 0 pv ", text));
       Say(Cat("bestmove ", text));
+      if (bad && f.exit_after_move) return 0;
     } else if (w[0] == "quit") {
       return 0;
     }

@@ -115,12 +115,7 @@ class ClusterMatchTest : public ::testing::Test {
 
   // The admin's secret in a file, also the token of this test's own calls and CLI children
   // (`arbiter local` leaves its own token where its clients find it).
-  std::string AdminTokenFile() {
-    const auto path = dir_ / "admin.token";
-    if (admin_secret_.empty()) admin_secret_ = testing::WriteTokenFile(path);
-    setenv("ARBITER_TOKEN_FILE", path.c_str(), 1);
-    return path.string();
-  }
+  std::string AdminTokenFile() { return testing::AdminTokenFile(dir_, admin_secret_); }
   std::string admin_secret_;
 
   std::unique_ptr<Process> Cli(std::vector<std::string> args) {

@@ -82,12 +82,7 @@ class ClusterTest : public ::testing::Test {
   std::string Address() const { return "127.0.0.1:" + std::to_string(port_); }
 
   // The admin's secret in a file, also the token of this test's own calls and CLI children.
-  std::string AdminTokenFile() {
-    const auto path = dir_ / "admin.token";
-    if (admin_secret_.empty()) admin_secret_ = testing::WriteTokenFile(path);
-    setenv("ARBITER_TOKEN_FILE", path.c_str(), 1);
-    return path.string();
-  }
+  std::string AdminTokenFile() { return testing::AdminTokenFile(dir_, admin_secret_); }
   std::string admin_secret_;
 
   static std::chrono::system_clock::time_point In(double seconds) {

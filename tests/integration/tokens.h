@@ -25,6 +25,15 @@ inline std::string WriteTokenFile(const std::filesystem::path& path) {
   return secret;
 }
 
+// The admin secret of a test's coordinator in DIR/admin.token (made once; `secret` keeps it), and
+// ARBITER_TOKEN_FILE pointing there so that the test's own calls and its CLI children use it.
+inline std::string AdminTokenFile(const std::filesystem::path& dir, std::string& secret) {
+  const auto path = dir / "admin.token";
+  if (secret.empty()) secret = WriteTokenFile(path);
+  setenv("ARBITER_TOKEN_FILE", path.c_str(), 1);
+  return path.string();
+}
+
 // Creates token `name` with `role` on the coordinator at `address` (as the admin `admin_secret`)
 // and writes its secret to `path`; returns the gRPC status of the call.
 inline grpc::Status CreateTokenFile(const std::string& address, const std::string& admin_secret,

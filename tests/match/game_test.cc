@@ -221,6 +221,79 @@ TEST(Game, OnlinePerMoveLimitAutoMovesOnceThenForfeits) {
   EXPECT_TRUE(r.moves[2].auto_move);  // the first expiry: a move is made for White
 }
 
+// The Laws at every overrun: whatever way an engine's flag falls (a late move, a stall past its
+// clock, a crash with its clock running, a per-move-limit forfeit), it loses unless the opponent
+// cannot checkmate, and then it is a draw; the termination still says what the engine did.
+// Without a clock there is no flag: a plain loss. White has K+Q, Black a bare king.
+constexpr char kQueenVsBareKing[] = "4k3/8/8/8/8/8/8/KQ6 w - - 0 1";
+
+TEST(FlagFall, StallUnderAClockAgainstABareKingIsADraw) {
+  Pair p{Engine("w", {"--hang"}), Engine("b")};
+  GameRecord r = p.Play(FromFen(kQueenVsBareKing), Settings("0.2"));
+  EXPECT_EQ(r.end, GameEnd::kStall) << "still counted as the engine's stall";
+  EXPECT_EQ(r.faulty, kWhite);
+  EXPECT_EQ(r.result, GameResult::kDraw) << r.reason;
+  EXPECT_NE(r.reason.find("cannot checkmate"), std::string::npos) << r.reason;
+  // Ignoring `stop` is the same.
+  Pair q{Engine("w", {"--ignore-stop"}), Engine("b")};
+  r = q.Play(FromFen(kQueenVsBareKing), Settings("movetime=0.1"));
+  EXPECT_EQ(r.end, GameEnd::kStall);
+  EXPECT_EQ(r.result, GameResult::kDraw) << r.reason;
+}
+
+TEST(FlagFall, StallOfTheBareKingLoses) {
+  Pair p{Engine("w"), Engine("b", {"--hang"})};
+  GameRecord r = p.Play(FromFen(kQueenVsBareKing), Settings("0.2"));
+  EXPECT_EQ(r.end, GameEnd::kStall);
+  EXPECT_EQ(r.result, GameResult::kWhiteWins) << "the queen side can mate";
+}
+
+TEST(FlagFall, StallWithoutAClockIsAPlainLoss) {
+  Pair p{Engine("w", {"--hang"}), Engine("b")};
+  GameSettings s = Settings("depth=3");
+  s.no_clock_timeout = Millis(200);
+  GameRecord r = p.Play(FromFen(kQueenVsBareKing), s);
+  EXPECT_EQ(r.end, GameEnd::kStall);
+  EXPECT_EQ(r.result, GameResult::kBlackWins) << "no clock, no flag: the Laws' exception is moot";
+}
+
+TEST(FlagFall, CrashOnItsOwnTurnAgainstABareKingIsADraw) {
+  Pair p{Engine("w", {"--crash"}), Engine("b")};
+  GameRecord r = p.Play(FromFen(kQueenVsBareKing), Settings("1+0.1"));
+  EXPECT_EQ(r.end, GameEnd::kDisconnect);
+  EXPECT_EQ(r.faulty, kWhite);
+  EXPECT_EQ(r.result, GameResult::kDraw) << r.reason;
+}
+
+TEST(FlagFall, CrashDuringTheOpponentsTimeAgainstABareKingIsADraw) {
+  // White moves once and exits while Black thinks; at its next turn its clock can only fall.
+  Pair p{Engine("w", {"--exit-after-move"}), Engine("b")};
+  GameRecord r = p.Play(FromFen(kQueenVsBareKing), Settings("1+0.1"));
+  EXPECT_EQ(r.end, GameEnd::kDisconnect);
+  EXPECT_EQ(r.faulty, kWhite);
+  EXPECT_EQ(r.moves.size(), 2u);
+  EXPECT_EQ(r.result, GameResult::kDraw) << r.reason;
+  // The bare king's side crashing loses: White can mate.
+  Pair q{Engine("w"), Engine("b", {"--exit-after-move"})};
+  r = q.Play(FromFen(kQueenVsBareKing), Settings("1+0.1"));
+  EXPECT_EQ(r.end, GameEnd::kDisconnect);
+  EXPECT_EQ(r.result, GameResult::kWhiteWins) << r.reason;
+}
+
+TEST(FlagFall, PerMoveLimitForfeitAfterAnAutoMoveThatLeavesABareKingIsADraw) {
+  // White's first overrun: the arbiter plays its (legal) move, Qxh1, which takes Black's last
+  // piece. Its second overrun forfeits, and Black, a bare king, cannot checkmate: draw.
+  Pair p{Engine("w", {"--sleep-past", "150"}), Engine("b")};
+  GameRecord r = p.Play(FromFen("4k3/8/8/8/8/8/8/KQ5r w - - 0 1"),
+                        Settings("movetime=0.1,forfeit=2"));
+  ASSERT_GE(r.moves.size(), 2u);
+  EXPECT_TRUE(r.moves[0].auto_move);
+  EXPECT_EQ(r.moves[0].san, "Qxh1");
+  EXPECT_EQ(r.end, GameEnd::kTimeForfeit);
+  EXPECT_EQ(r.faulty, kWhite);
+  EXPECT_EQ(r.result, GameResult::kDraw) << r.reason;
+}
+
 TEST(Game, ResignAndDrawAdjudication) {
   // White is a queen up: both engines' material scores agree.
   Pair p{Engine("w"), Engine("b")};
