@@ -4,7 +4,6 @@
 #include <sys/resource.h>
 
 #include <algorithm>
-#include <charconv>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -14,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
+#include "base/numbers.h"
 #include "base/status_macros.h"
 #include "base/strings.h"
 #include "cli/cluster_client.h"
@@ -60,12 +60,6 @@ struct MatchFlags {
 
 absl::Status FlagError(std::string_view flag, std::string_view text, std::string_view why) {
   return absl::InvalidArgumentError(Cat(flag, " '", text, "': ", why));
-}
-
-template <typename T>
-bool ParseNumber(std::string_view s, T& out) {
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc() && p == s.data() + s.size();
 }
 
 // "k=v,k=v" with numeric values, each key from `allowed`.

@@ -1,18 +1,11 @@
 #include "match/uci_engine.h"
 
-#include <charconv>
-
+#include "base/numbers.h"
 #include "base/status_macros.h"
 #include "base/strings.h"
 
 namespace arbiter::match {
 namespace {
-
-template <typename T>
-bool ParseNumber(std::string_view s, T& out) {
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc() && p == s.data() + s.size();
-}
 
 bool StartsWith(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
