@@ -11,8 +11,8 @@
 
 #include "absl/strings/str_format.h"
 #include "base/strings.h"
+#include "base/uint128.h"
 #include "cli/json.h"
-#include "coordinator/coordinator.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/arbiter/v1/cluster.grpc.pb.h"
 
@@ -230,9 +230,7 @@ void PrintPerftResult(const v1::Run& run, bool divide) {
   const v1::PerftResult& r = run.perft().result();
   if (divide) {
     for (const auto& d : r.divide()) {
-      std::cout << d.move() << ": "
-                << coordinator::Uint128ToString(
-                       (static_cast<unsigned __int128>(d.nodes_high()) << 64) | d.nodes())
+      std::cout << d.move() << ": " << Uint128ToString(Uint128FromParts(d.nodes_high(), d.nodes()))
                 << "\n";
     }
     std::cout << "\n";
