@@ -14,6 +14,7 @@
 #include "base/uint128.h"
 #include "cli/json.h"
 #include "grpcpp/grpcpp.h"
+#include "net/status.h"
 #include "proto/arbiter/v1/cluster.grpc.pb.h"
 
 namespace arbiter::cli {
@@ -137,11 +138,6 @@ class ProgressDisplay {
   bool tty_;
   std::chrono::steady_clock::time_point last_{};
 };
-
-absl::Status ToAbsl(const grpc::Status& s, const std::string& what) {
-  if (s.ok()) return absl::OkStatus();
-  return absl::Status(absl::StatusCode(int(s.error_code())), what + ": " + s.error_message());
-}
 
 std::unique_ptr<v1::RunService::Stub> Connect(const std::string& address) {
   grpc::ChannelArguments args;
@@ -314,14 +310,14 @@ absl::StatusOr<v1::Run> SubmitAndFollow(
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(2));
   v1::SubmitRunResponse submitted;
   grpc::Status s = ((*stub).*submit)(&ctx, request, &submitted);
-  if (!s.ok()) return ToAbsl(s, "submit to " + coordinator);
+  if (!s.ok()) return net::FromGrpc(s, "submit to " + coordinator);
   if (!quiet)
     std::cerr << absl::StrFormat("run %d submitted to %s: %d jobs\n", submitted.run().id(),
                                  coordinator, submitted.run().jobs().total());
   v1::Run last = submitted.run();
   canceller.Watch(*stub, last.id());
   s = Follow(*stub, last.id(), last, quiet);
-  if (!s.ok()) return ToAbsl(s, absl::StrFormat("watch run %d", last.id()));
+  if (!s.ok()) return net::FromGrpc(s, absl::StrFormat("watch run %d", last.id()));
   return last;
 }
 
@@ -359,7 +355,7 @@ absl::StatusOr<v1::Engine> UploadEngineFile(const std::string& coordinator, cons
   }
   writer->WritesDone();
   grpc::Status s = writer->Finish();
-  if (!s.ok()) return ToAbsl(s, Cat("upload of '", path, "' to ", coordinator));
+  if (!s.ok()) return net::FromGrpc(s, Cat("upload of '", path, "' to ", coordinator));
   return resp.engine();
 }
 
@@ -374,7 +370,7 @@ absl::StatusOr<v1::GetPgnResponse> FetchRunPgn(const std::string& coordinator, u
     grpc::Status s = stub->GetPgn(&ctx, req, &out);
     if (s.ok()) return out;
     if (s.error_code() != grpc::StatusCode::UNAVAILABLE || attempt >= 20)
-      return ToAbsl(s, absl::StrFormat("PGN of run %d", run_id));
+      return net::FromGrpc(s, absl::StrFormat("PGN of run %d", run_id));
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
 }

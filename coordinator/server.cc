@@ -11,16 +11,14 @@
 #include "grpcpp/grpcpp.h"
 #include "net/metrics.h"
 #include "net/server.h"
+#include "net/status.h"
 #include "proto/arbiter/v1/cluster.grpc.pb.h"
 #include "spdlog/spdlog.h"
 
 namespace arbiter::coordinator {
 namespace {
 
-grpc::Status ToGrpc(const absl::Status& s) {
-  if (s.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
-}
+using net::ToGrpc;
 
 // Moves a call's value into its response, if it has one; returns the call's status.
 template <typename T>
