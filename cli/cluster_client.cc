@@ -16,6 +16,7 @@
 #include "grpcpp/grpcpp.h"
 #include "net/status.h"
 #include "proto/arbiter/v1/cluster.grpc.pb.h"
+#include "proto/run_states.h"
 
 namespace arbiter::cli {
 namespace {
@@ -28,26 +29,11 @@ sigset_t TerminationSignals() {
   return set;
 }
 
-std::string StateName(v1::RunState s) {
-  std::string name = v1::RunState_Name(s);
-  return name.size() > 10 ? name.substr(10) : name;
-}
-
-std::string KindName(v1::RunKind k) {
-  std::string name = v1::RunKind_Name(k);
-  return name.size() > 9 ? name.substr(9) : name;
-}
-
 std::string Duration(double s) {
   if (s <= 0) return "--:--";
   long t = long(s + 0.5);
   if (t >= 3600) return absl::StrFormat("%d:%02d:%02d", t / 3600, (t / 60) % 60, t % 60);
   return absl::StrFormat("%d:%02d", t / 60, t % 60);
-}
-
-bool Finished(const v1::Run& run) {
-  return run.state() == v1::RUN_STATE_SUCCEEDED || run.state() == v1::RUN_STATE_FAILED ||
-         run.state() == v1::RUN_STATE_CANCELLED;
 }
 
 double GamesPerMinute(const v1::Run& run, uint64_t games) {
@@ -94,7 +80,7 @@ class ProgressDisplay {
   void Show(const v1::Run& run) {
     if (quiet_) return;
     const auto now = std::chrono::steady_clock::now();
-    const bool finished = Finished(run);
+    const bool finished = IsTerminal(run.state());
     if (!tty_ && !finished && now - last_ < std::chrono::seconds(1)) return;
     last_ = now;
     const double p = run.progress();
@@ -107,27 +93,27 @@ class ProgressDisplay {
       if (run.has_match())
         std::cerr << absl::StrFormat("\r[%s] %5.1f%%  %s  ETA %s  %-9s", bar, 100 * p,
                                      MatchProgress(run), Duration(run.eta_seconds()),
-                                     StateName(run.state()));
+                                     RunStateName(run.state()));
       else if (run.has_tournament())
         std::cerr << absl::StrFormat("\r[%s] %5.1f%%  %s  ETA %s  %-9s", bar, 100 * p,
                                      TournamentProgress(run), Duration(run.eta_seconds()),
-                                     StateName(run.state()));
+                                     RunStateName(run.state()));
       else
         std::cerr << absl::StrFormat("\r[%s] %5.1f%%  %8.1f Mnodes/s  ETA %s  jobs %d/%d  %-9s",
                                      bar, 100 * p, r.nodes_per_second() / 1e6,
                                      Duration(run.eta_seconds()), run.jobs().done(),
-                                     run.jobs().total(), StateName(run.state()));
+                                     run.jobs().total(), RunStateName(run.state()));
       std::cerr << "\033[K";  // clear what a longer earlier line left
       if (finished) std::cerr << "\n";
       std::cerr.flush();
     } else if (run.has_match() || run.has_tournament()) {
-      std::cerr << absl::StrFormat("run %d %s %.1f%% %s ETA %s\n", run.id(), StateName(run.state()),
-                                   100 * p,
+      std::cerr << absl::StrFormat("run %d %s %.1f%% %s ETA %s\n", run.id(),
+                                   RunStateName(run.state()), 100 * p,
                                    run.has_match() ? MatchProgress(run) : TournamentProgress(run),
                                    Duration(run.eta_seconds()));
     } else {
       std::cerr << absl::StrFormat("run %d %s %.1f%% jobs %d/%d nodes %s %.1f Mnodes/s ETA %s\n",
-                                   run.id(), StateName(run.state()), 100 * p, run.jobs().done(),
+                                   run.id(), RunStateName(run.state()), 100 * p, run.jobs().done(),
                                    run.jobs().total(), r.nodes_decimal(),
                                    r.nodes_per_second() / 1e6, Duration(run.eta_seconds()));
     }
@@ -164,7 +150,7 @@ grpc::Status Follow(v1::RunService::Stub& stub, uint64_t run_id, v1::Run& last,
       display.Show(run);
     }
     grpc::Status s = reader->Finish();
-    if (s.ok() && Finished(last)) return s;
+    if (s.ok() && IsTerminal(last.state())) return s;
     if (!s.ok() && s.error_code() != grpc::StatusCode::UNAVAILABLE &&
         s.error_code() != grpc::StatusCode::CANCELLED)
       return s;
@@ -282,7 +268,7 @@ int RunRemotePerft(const std::string& coordinator, const v1::SubmitPerftRequest&
   s = Follow(*stub, last.id(), last);
   if (!s.ok()) return Report(s, "watch run");
   if (last.state() != v1::RUN_STATE_SUCCEEDED) {
-    std::cerr << "error: run " << last.id() << " " << StateName(last.state()) << ": "
+    std::cerr << "error: run " << last.id() << " " << RunStateName(last.state()) << ": "
               << last.message() << "\n";
     return canceller.interrupted() ? 130 : 1;
   }
@@ -404,13 +390,13 @@ void PrintRunLine(const v1::Run& run, std::ostream& out) {
     what = absl::StrFormat("perft depth %d of %s", run.perft().request().perft().depth(),
                            run.perft().result().fen());
   out << absl::StrFormat("%6d  %-6s %-10s %5.1f%%  jobs %d/%d  %s\n", run.id(),
-                         KindName(run.kind()), StateName(run.state()), 100 * run.progress(),
+                         RunKindName(run.kind()), RunStateName(run.state()), 100 * run.progress(),
                          run.jobs().done(), run.jobs().total(), what);
 }
 
 void PrintRun(const v1::Run& run, std::ostream& out) {
-  out << absl::StrFormat("Run %d (%s): %s%s\n", run.id(), KindName(run.kind()),
-                         StateName(run.state()),
+  out << absl::StrFormat("Run %d (%s): %s%s\n", run.id(), RunKindName(run.kind()),
+                         RunStateName(run.state()),
                          run.message().empty() ? "" : " - " + run.message());
   out << absl::StrFormat(
       "Progress: %.1f%%, jobs %d total, %d done, %d leased, %d queued, %d "

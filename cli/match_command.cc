@@ -24,6 +24,7 @@
 #include "engine/position.h"
 #include "match/runner.h"
 #include "proto/arbiter/v1/match.pb.h"
+#include "proto/run_states.h"
 #include "stats/ratings.h"
 
 namespace arbiter::cli {
@@ -427,8 +428,7 @@ absl::StatusOr<v1::GetPgnResponse> FetchGames(const MatchFlags& f, const v1::Run
 
 absl::Status RunFinished(const v1::Run& run) {
   if (run.state() == v1::RUN_STATE_SUCCEEDED) return absl::OkStatus();
-  return absl::AbortedError(Cat("run ", run.id(), " ended ",
-                                v1::RunState_Name(run.state()).substr(10),
+  return absl::AbortedError(Cat("run ", run.id(), " ended ", RunStateName(run.state()),
                                 run.message().empty() ? "" : ": " + run.message()));
 }
 
