@@ -568,6 +568,9 @@ int RunTournamentCommand(const MatchFlags& f) {
     std::cerr << "error: --pairs-per-job applies to cluster runs (--coordinator)\n";
     return 2;
   }
+  // Every engine once before the first game (RunMatch starts only the two of a pairing).
+  for (const match::EngineSpec& e : specs)
+    if (absl::Status st = match::CheckEngine(e, base->timeouts); !st.ok()) return Fail(st);
   std::vector<std::pair<int, int>> pairings;
   for (int i = 0; i < int(specs.size()); ++i)
     for (int j = i + 1; j < int(specs.size()); ++j)

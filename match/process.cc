@@ -50,6 +50,12 @@ std::vector<std::string> MergeEnv(const std::vector<std::string>& extra) {
 
 }  // namespace
 
+std::string SelfExecutable() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, size_t(n)) : std::string("arbiter");
+}
+
 int ExitCode(int wait_status) {
   return WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
 }

@@ -48,6 +48,9 @@ struct OutputLine {
 
 enum class ReadResult { kLine, kTimeout, kEof };
 
+// The path of this process's own executable (/proc/self/exe), or "arbiter" if unreadable.
+std::string SelfExecutable();
+
 // The exit status of a wait status (as from waitpid), or 128 + the signal that ended it.
 int ExitCode(int wait_status);
 
