@@ -224,7 +224,7 @@ v1::MatchResult ToProto(const match::MatchSummary& s, const match::MatchOptions&
   r.set_games_per_minute(s.seconds > 0 ? s.games * 60 / s.seconds : 0);
   r.set_overhead_ms_per_move(s.overhead_ms_per_move);
   r.set_game_loop_overhead_ms_per_move(s.game_loop_overhead_ms_per_move);
-  r.set_cpu_ms_per_move(s.cpu_ms_per_move);
+  if (s.cpu_ms_per_move) r.set_cpu_ms_per_move(*s.cpu_ms_per_move);
   r.set_concurrency(o.concurrency);
   r.set_pgn_out(o.pgn_out);
   r.set_max_rss_kib(MaxRssKib());
