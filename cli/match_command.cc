@@ -20,9 +20,9 @@
 #include "cli/commands.h"
 #include "cli/json.h"
 #include "cli/stats_report.h"
-#include "coordinator/match_run.h"
 #include "engine/position.h"
 #include "match/runner.h"
+#include "match/tournament.h"
 #include "proto/arbiter/v1/match.pb.h"
 #include "proto/run_states.h"
 #include "stats/ratings.h"
@@ -571,10 +571,8 @@ int RunTournamentCommand(const MatchFlags& f) {
   // Every engine once before the first game (RunMatch starts only the two of a pairing).
   for (const match::EngineSpec& e : specs)
     if (absl::Status st = match::CheckEngine(e, base->timeouts); !st.ok()) return Fail(st);
-  std::vector<std::pair<int, int>> pairings;
-  for (int i = 0; i < int(specs.size()); ++i)
-    for (int j = i + 1; j < int(specs.size()); ++j)
-      if (!f.gauntlet || i == 0) pairings.emplace_back(i, j);
+  const std::vector<std::pair<int, int>> pairings =
+      match::TournamentPairings(int(specs.size()), f.gauntlet);
   v1::TournamentResult out;
   out.set_format(f.gauntlet ? "gauntlet" : "round robin");
   std::vector<stats::PairingResult> results;
@@ -603,8 +601,7 @@ int RunTournamentCommand(const MatchFlags& f) {
   }
   std::vector<std::string> names;
   for (const auto& s : specs) names.push_back(s.name);
-  if (absl::Status st = coordinator::AddStandings(names, results, *out.mutable_standings());
-      !st.ok()) {
+  if (absl::Status st = match::AddStandings(names, results, *out.mutable_standings()); !st.ok()) {
     std::cerr << "error: ratings: " << st.message() << "\n";
     return 2;
   }
