@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <iostream>
 #include <thread>
@@ -31,7 +32,7 @@ sigset_t TerminationSignals() {
 
 std::string Duration(double s) {
   if (s <= 0) return "--:--";
-  long t = long(s + 0.5);
+  const long t = std::lround(s);
   if (t >= 3600) return absl::StrFormat("%d:%02d:%02d", t / 3600, (t / 60) % 60, t % 60);
   return absl::StrFormat("%d:%02d", t / 60, t % 60);
 }
@@ -87,7 +88,7 @@ class ProgressDisplay {
     const v1::PerftResult& r = run.perft().result();
     if (tty_) {
       constexpr int kWidth = 30;
-      int filled = int(p * kWidth + 0.5);
+      int filled = int(std::lround(p * kWidth));
       std::string bar(filled, '#');
       bar.resize(kWidth, ' ');
       if (run.has_match())
