@@ -5,18 +5,21 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <iostream>
 #include <thread>
 
 #include "absl/strings/str_format.h"
 #include "base/strings.h"
+#include "base/uint128.h"
 #include "cli/json.h"
-#include "coordinator/coordinator.h"
 #include "grpcpp/grpcpp.h"
 #include "net/client.h"
 #include "net/sha256.h"
+#include "net/status.h"
 #include "proto/arbiter/v1/cluster.grpc.pb.h"
+#include "proto/run_states.h"
 
 namespace arbiter::cli {
 namespace {
@@ -29,26 +32,11 @@ sigset_t TerminationSignals() {
   return set;
 }
 
-std::string StateName(v1::RunState s) {
-  std::string name = v1::RunState_Name(s);
-  return name.size() > 10 ? name.substr(10) : name;
-}
-
-std::string KindName(v1::RunKind k) {
-  std::string name = v1::RunKind_Name(k);
-  return name.size() > 9 ? name.substr(9) : name;
-}
-
 std::string Duration(double s) {
   if (s <= 0) return "--:--";
-  long t = long(s + 0.5);
+  const long t = std::lround(s);
   if (t >= 3600) return absl::StrFormat("%d:%02d:%02d", t / 3600, (t / 60) % 60, t % 60);
   return absl::StrFormat("%d:%02d", t / 60, t % 60);
-}
-
-bool Finished(const v1::Run& run) {
-  return run.state() == v1::RUN_STATE_SUCCEEDED || run.state() == v1::RUN_STATE_FAILED ||
-         run.state() == v1::RUN_STATE_CANCELLED;
 }
 
 double GamesPerMinute(const v1::Run& run, uint64_t games) {
@@ -95,40 +83,40 @@ class ProgressDisplay {
   void Show(const v1::Run& run) {
     if (quiet_) return;
     const auto now = std::chrono::steady_clock::now();
-    const bool finished = Finished(run);
+    const bool finished = IsTerminal(run.state());
     if (!tty_ && !finished && now - last_ < std::chrono::seconds(1)) return;
     last_ = now;
     const double p = run.progress();
     const v1::PerftResult& r = run.perft().result();
     if (tty_) {
       constexpr int kWidth = 30;
-      int filled = int(p * kWidth + 0.5);
+      int filled = int(std::lround(p * kWidth));
       std::string bar(filled, '#');
       bar.resize(kWidth, ' ');
       if (run.has_match())
         std::cerr << absl::StrFormat("\r[%s] %5.1f%%  %s  ETA %s  %-9s", bar, 100 * p,
                                      MatchProgress(run), Duration(run.eta_seconds()),
-                                     StateName(run.state()));
+                                     RunStateName(run.state()));
       else if (run.has_tournament())
         std::cerr << absl::StrFormat("\r[%s] %5.1f%%  %s  ETA %s  %-9s", bar, 100 * p,
                                      TournamentProgress(run), Duration(run.eta_seconds()),
-                                     StateName(run.state()));
+                                     RunStateName(run.state()));
       else
         std::cerr << absl::StrFormat("\r[%s] %5.1f%%  %8.1f Mnodes/s  ETA %s  jobs %d/%d  %-9s",
                                      bar, 100 * p, r.nodes_per_second() / 1e6,
                                      Duration(run.eta_seconds()), run.jobs().done(),
-                                     run.jobs().total(), StateName(run.state()));
+                                     run.jobs().total(), RunStateName(run.state()));
       std::cerr << "\033[K";  // clear what a longer earlier line left
       if (finished) std::cerr << "\n";
       std::cerr.flush();
     } else if (run.has_match() || run.has_tournament()) {
-      std::cerr << absl::StrFormat("run %d %s %.1f%% %s ETA %s\n", run.id(), StateName(run.state()),
-                                   100 * p,
+      std::cerr << absl::StrFormat("run %d %s %.1f%% %s ETA %s\n", run.id(),
+                                   RunStateName(run.state()), 100 * p,
                                    run.has_match() ? MatchProgress(run) : TournamentProgress(run),
                                    Duration(run.eta_seconds()));
     } else {
       std::cerr << absl::StrFormat("run %d %s %.1f%% jobs %d/%d nodes %s %.1f Mnodes/s ETA %s\n",
-                                   run.id(), StateName(run.state()), 100 * p, run.jobs().done(),
+                                   run.id(), RunStateName(run.state()), 100 * p, run.jobs().done(),
                                    run.jobs().total(), r.nodes_decimal(),
                                    r.nodes_per_second() / 1e6, Duration(run.eta_seconds()));
     }
@@ -139,11 +127,6 @@ class ProgressDisplay {
   bool tty_;
   std::chrono::steady_clock::time_point last_{};
 };
-
-absl::Status ToAbsl(const grpc::Status& s, const std::string& what) {
-  if (s.ok()) return absl::OkStatus();
-  return absl::Status(absl::StatusCode(int(s.error_code())), what + ": " + s.error_message());
-}
 
 std::unique_ptr<v1::RunService::Stub> Connect(const std::string& address) {
   grpc::ChannelArguments args;
@@ -169,7 +152,7 @@ grpc::Status Follow(v1::RunService::Stub& stub, uint64_t run_id, v1::Run& last,
       display.Show(run);
     }
     grpc::Status s = reader->Finish();
-    if (s.ok() && Finished(last)) return s;
+    if (s.ok() && IsTerminal(last.state())) return s;
     if (!s.ok() && s.error_code() != grpc::StatusCode::UNAVAILABLE &&
         s.error_code() != grpc::StatusCode::CANCELLED)
       return s;
@@ -231,9 +214,7 @@ void PrintPerftResult(const v1::Run& run, bool divide) {
   const v1::PerftResult& r = run.perft().result();
   if (divide) {
     for (const auto& d : r.divide()) {
-      std::cout << d.move() << ": "
-                << coordinator::Uint128ToString(
-                       (static_cast<unsigned __int128>(d.nodes_high()) << 64) | d.nodes())
+      std::cout << d.move() << ": " << Uint128ToString(Uint128FromParts(d.nodes_high(), d.nodes()))
                 << "\n";
     }
     std::cout << "\n";
@@ -289,7 +270,7 @@ int RunRemotePerft(const std::string& coordinator, const v1::SubmitPerftRequest&
   s = Follow(*stub, last.id(), last);
   if (!s.ok()) return Report(s, "watch run");
   if (last.state() != v1::RUN_STATE_SUCCEEDED) {
-    std::cerr << "error: run " << last.id() << " " << StateName(last.state()) << ": "
+    std::cerr << "error: run " << last.id() << " " << RunStateName(last.state()) << ": "
               << last.message() << "\n";
     return canceller.interrupted() ? 130 : 1;
   }
@@ -317,14 +298,14 @@ absl::StatusOr<v1::Run> SubmitAndFollow(
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(2));
   v1::SubmitRunResponse submitted;
   grpc::Status s = ((*stub).*submit)(&ctx, request, &submitted);
-  if (!s.ok()) return ToAbsl(s, "submit to " + coordinator);
+  if (!s.ok()) return net::FromGrpc(s, "submit to " + coordinator);
   if (!quiet)
     std::cerr << absl::StrFormat("run %d submitted to %s: %d jobs\n", submitted.run().id(),
                                  coordinator, submitted.run().jobs().total());
   v1::Run last = submitted.run();
   canceller.Watch(*stub, last.id());
   s = Follow(*stub, last.id(), last, quiet);
-  if (!s.ok()) return ToAbsl(s, absl::StrFormat("watch run %d", last.id()));
+  if (!s.ok()) return net::FromGrpc(s, absl::StrFormat("watch run %d", last.id()));
   return last;
 }
 
@@ -366,7 +347,7 @@ absl::StatusOr<v1::Engine> UploadEngineFile(const std::string& coordinator, cons
   }
   writer->WritesDone();
   grpc::Status s = writer->Finish();
-  if (!s.ok()) return ToAbsl(s, Cat("upload of '", path, "' to ", coordinator));
+  if (!s.ok()) return net::FromGrpc(s, Cat("upload of '", path, "' to ", coordinator));
   // What the coordinator kept must be what this file is.
   if (resp.engine().sha256() != *sha)
     return absl::DataLossError(Cat("upload of '", path, "': the coordinator stored sha256 ",
@@ -385,7 +366,7 @@ absl::StatusOr<v1::GetPgnResponse> FetchRunPgn(const std::string& coordinator, u
     grpc::Status s = stub->GetPgn(&ctx, req, &out);
     if (s.ok()) return out;
     if (s.error_code() != grpc::StatusCode::UNAVAILABLE || attempt >= 20)
-      return ToAbsl(s, absl::StrFormat("PGN of run %d", run_id));
+      return net::FromGrpc(s, absl::StrFormat("PGN of run %d", run_id));
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
 }
@@ -419,14 +400,14 @@ void PrintRunLine(const v1::Run& run, std::ostream& out) {
     what = absl::StrFormat("perft depth %d of %s", run.perft().request().perft().depth(),
                            run.perft().result().fen());
   out << absl::StrFormat("%6d  %-6s %-10s %-12s %5.1f%%  jobs %d/%d  %s\n", run.id(),
-                         KindName(run.kind()), StateName(run.state()),
+                         RunKindName(run.kind()), RunStateName(run.state()),
                          run.owner().empty() ? "-" : run.owner(), 100 * run.progress(),
                          run.jobs().done(), run.jobs().total(), what);
 }
 
 void PrintRun(const v1::Run& run, std::ostream& out) {
-  out << absl::StrFormat("Run %d (%s) of %s: %s%s\n", run.id(), KindName(run.kind()),
-                         run.owner().empty() ? "-" : run.owner(), StateName(run.state()),
+  out << absl::StrFormat("Run %d (%s) of %s: %s%s\n", run.id(), RunKindName(run.kind()),
+                         run.owner().empty() ? "-" : run.owner(), RunStateName(run.state()),
                          run.message().empty() ? "" : " - " + run.message());
   out << absl::StrFormat(
       "Progress: %.1f%%, jobs %d total, %d done, %d leased, %d queued, %d "

@@ -391,7 +391,7 @@ void AddClusterCommands(CLI::App& app, int& exit_code) {
     });
     CLI::App* show = runs->add_subcommand("show", "One run in detail");
     show->add_option("id", *id, "Run id")->required();
-    show->callback([=, &exit_code] {
+    show->callback([=] {
       v1::GetRunRequest req;
       req.set_run_id(*id);
       v1::Run run;
@@ -413,7 +413,7 @@ void AddClusterCommands(CLI::App& app, int& exit_code) {
     CLI::App* cancel = runs->add_subcommand("cancel", "Cancel a run");
     cancel->add_option("id", *id, "Run id")->required();
     cancel->add_option("--reason", *reason, "Why (recorded with the run)");
-    cancel->callback([=, &exit_code] {
+    cancel->callback([=] {
       v1::CancelRunRequest req;
       req.set_run_id(*id);
       req.set_reason(*reason);

@@ -4,7 +4,6 @@
 #include <sys/resource.h>
 
 #include <algorithm>
-#include <charconv>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -14,16 +13,18 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
+#include "base/numbers.h"
 #include "base/status_macros.h"
 #include "base/strings.h"
 #include "cli/cluster_client.h"
 #include "cli/commands.h"
 #include "cli/json.h"
 #include "cli/stats_report.h"
-#include "coordinator/match_run.h"
 #include "engine/position.h"
 #include "match/runner.h"
+#include "match/tournament.h"
 #include "proto/arbiter/v1/match.pb.h"
+#include "proto/run_states.h"
 #include "stats/ratings.h"
 
 namespace arbiter::cli {
@@ -60,12 +61,6 @@ struct MatchFlags {
 
 absl::Status FlagError(std::string_view flag, std::string_view text, std::string_view why) {
   return absl::InvalidArgumentError(Cat(flag, " '", text, "': ", why));
-}
-
-template <typename T>
-bool ParseNumber(std::string_view s, T& out) {
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc() && p == s.data() + s.size();
 }
 
 // "k=v,k=v" with numeric values, each key from `allowed`.
@@ -229,7 +224,7 @@ v1::MatchResult ToProto(const match::MatchSummary& s, const match::MatchOptions&
   r.set_games_per_minute(s.seconds > 0 ? s.games * 60 / s.seconds : 0);
   r.set_overhead_ms_per_move(s.overhead_ms_per_move);
   r.set_game_loop_overhead_ms_per_move(s.game_loop_overhead_ms_per_move);
-  r.set_cpu_ms_per_move(s.cpu_ms_per_move);
+  if (s.cpu_ms_per_move) r.set_cpu_ms_per_move(*s.cpu_ms_per_move);
   r.set_concurrency(o.concurrency);
   r.set_pgn_out(o.pgn_out);
   r.set_max_rss_kib(MaxRssKib());
@@ -433,8 +428,7 @@ absl::StatusOr<v1::GetPgnResponse> FetchGames(const MatchFlags& f, const v1::Run
 
 absl::Status RunFinished(const v1::Run& run) {
   if (run.state() == v1::RUN_STATE_SUCCEEDED) return absl::OkStatus();
-  return absl::AbortedError(Cat("run ", run.id(), " ended ",
-                                v1::RunState_Name(run.state()).substr(10),
+  return absl::AbortedError(Cat("run ", run.id(), " ended ", RunStateName(run.state()),
                                 run.message().empty() ? "" : ": " + run.message()));
 }
 
@@ -574,10 +568,11 @@ int RunTournamentCommand(const MatchFlags& f) {
     std::cerr << "error: --pairs-per-job applies to cluster runs (--coordinator)\n";
     return 2;
   }
-  std::vector<std::pair<int, int>> pairings;
-  for (int i = 0; i < int(specs.size()); ++i)
-    for (int j = i + 1; j < int(specs.size()); ++j)
-      if (!f.gauntlet || i == 0) pairings.emplace_back(i, j);
+  // Every engine once before the first game (RunMatch starts only the two of a pairing).
+  for (const match::EngineSpec& e : specs)
+    if (absl::Status st = match::CheckEngine(e, base->timeouts); !st.ok()) return Fail(st);
+  const std::vector<std::pair<int, int>> pairings =
+      match::TournamentPairings(int(specs.size()), f.gauntlet);
   v1::TournamentResult out;
   out.set_format(f.gauntlet ? "gauntlet" : "round robin");
   std::vector<stats::PairingResult> results;
@@ -606,8 +601,7 @@ int RunTournamentCommand(const MatchFlags& f) {
   }
   std::vector<std::string> names;
   for (const auto& s : specs) names.push_back(s.name);
-  if (absl::Status st = coordinator::AddStandings(names, results, *out.mutable_standings());
-      !st.ok()) {
+  if (absl::Status st = match::AddStandings(names, results, *out.mutable_standings()); !st.ok()) {
     std::cerr << "error: ratings: " << st.message() << "\n";
     return 2;
   }

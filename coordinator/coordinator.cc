@@ -9,6 +9,7 @@
 #include "coordinator/metrics.h"
 #include "coordinator/perft_run.h"
 #include "coordinator/pgn_export.h"
+#include "proto/run_states.h"
 #include "spdlog/spdlog.h"
 
 namespace arbiter::coordinator {
@@ -18,31 +19,12 @@ double UnixNow() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-bool Terminal(v1::RunState s) {
-  return s == v1::RUN_STATE_SUCCEEDED || s == v1::RUN_STATE_FAILED || s == v1::RUN_STATE_CANCELLED;
-}
-
-std::string RunStateName(v1::RunState s) {
-  std::string name = v1::RunState_Name(s);
-  return name.size() > 10 ? name.substr(10) : name;  // drop "RUN_STATE_"
-}
-
 absl::Status ShuttingDownError() { return absl::UnavailableError("coordinator is shutting down"); }
 absl::Status NoRunError(uint64_t run_id) {
   return absl::NotFoundError(Cat("run ", run_id, " does not exist"));
 }
 
 }  // namespace
-
-std::string Uint128ToString(unsigned __int128 v) {
-  if (v == 0) return "0";
-  std::string s;
-  while (v > 0) {
-    s.push_back(char('0' + int(v % 10)));
-    v /= 10;
-  }
-  return std::string(s.rbegin(), s.rend());
-}
 
 Coordinator::Coordinator(const CoordinatorOptions& options, std::unique_ptr<Store> store,
                          prometheus::Registry* registry)
@@ -99,7 +81,7 @@ absl::Status Coordinator::Load() {
     absl::MutexLock lock(&mu_);
     int resumed = 0;
     for (StoredRun& stored : runs) {
-      const bool unfinished = !Terminal(v1::RunState(stored.state));
+      const bool unfinished = !IsTerminal(v1::RunState(stored.state));
       RETURN_IF_ERROR(LoadRun(stored, updates));
       resumed += unfinished;
     }
@@ -123,7 +105,7 @@ absl::Status Coordinator::LoadRun(StoredRun& stored, std::vector<RunUpdate>& upd
       LoadRunHandler(v1::RunKind(stored.kind), stored.spec);
   if (!handler.ok()) return absl::DataLossError(Cat("run ", stored.id, ": ", std::string(handler.status().message())));
   run->handler = std::move(*handler);
-  if (Terminal(run->state)) {
+  if (IsTerminal(run->state)) {
     run->final = std::make_unique<v1::Run>();
     if (stored.result.empty() || !run->final->ParseFromString(stored.result)) {
       run->final->set_id(run->id);
@@ -225,7 +207,7 @@ absl::StatusOr<v1::Run> Coordinator::SubmitTournament(const v1::SubmitTournament
 absl::Status Coordinator::CheckOwnerLimits(const std::string& owner) {
   absl::MutexLock lock(&mu_);
   size_t active = 0;
-  for (const auto& [id, run] : runs_) active += run->owner == owner && !Terminal(run->state);
+  for (const auto& [id, run] : runs_) active += run->owner == owner && !IsTerminal(run->state);
   if (active >= options_.max_active_runs)
     return absl::ResourceExhaustedError(
         Cat("'", owner, "' has ", active, " unfinished runs, the limit per token (",
@@ -387,7 +369,7 @@ absl::StatusOr<v1::Run> Coordinator::CancelRun(uint64_t run_id, const std::strin
     if (!caller.admin() && run.owner != caller.name)
       return absl::PermissionDeniedError(Cat("run ", run_id, " belongs to '", run.owner,
                                              "'; only its owner or an admin may cancel it"));
-    if (Terminal(run.state))
+    if (IsTerminal(run.state))
       return absl::FailedPreconditionError(
           Cat("run ", run_id, " already finished (", RunStateName(run.state), ")"));
     FinishRunLocked(run, v1::RUN_STATE_CANCELLED,

@@ -219,7 +219,4 @@ class Coordinator {
   std::unique_ptr<CommitLog> commits_;  // started once the runs are loaded
 };
 
-// The decimal text of a 128-bit count.
-std::string Uint128ToString(unsigned __int128 v);
-
 }  // namespace arbiter::coordinator

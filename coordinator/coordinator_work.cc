@@ -5,6 +5,7 @@
 #include "base/strings.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/metrics.h"
+#include "proto/run_states.h"
 #include "spdlog/spdlog.h"
 
 namespace arbiter::coordinator {
@@ -12,10 +13,6 @@ namespace {
 
 double UnixNow() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-bool Terminal(v1::RunState s) {
-  return s == v1::RUN_STATE_SUCCEEDED || s == v1::RUN_STATE_FAILED || s == v1::RUN_STATE_CANCELLED;
 }
 
 absl::Status ShuttingDownError() { return absl::UnavailableError("coordinator is shutting down"); }
@@ -346,7 +343,7 @@ void Coordinator::IngestResultLocked(Job& job, Result result, std::vector<RunUpd
   if (job.leases.empty() && job.pending == 0 && run.jobs_leased > 0) --run.jobs_leased;
   job.results.push_back(std::move(result));
   ++run.version;
-  if (!job.open() || Terminal(run.state)) return;
+  if (!job.open() || IsTerminal(run.state)) return;
   const IngestOutcome outcome = run.handler->Ingest(job, metrics_.get());
   switch (outcome.job) {
     case IngestOutcome::JobEffect::kNone:
@@ -374,7 +371,7 @@ std::vector<RunUpdate> Coordinator::BeforeCommitLocked(
   std::vector<RunUpdate> started;
   for (const CommitLog::Entry& e : batch) {
     Run& run = *runs_[e.run_id];
-    if (!run.started_persisted && !Terminal(run.state)) {
+    if (!run.started_persisted && !IsTerminal(run.state)) {
       run.started_persisted = true;
       started.push_back({run.id, int(run.state), run.started_unix, 0, "", ""});
     }
@@ -465,9 +462,8 @@ void Coordinator::UpdateGaugesLocked() {
   std::map<std::string, double> by_state;
   double queued = 0, leased = 0, done = 0, cancelled = 0;
   for (const auto& [id, run] : runs_) {
-    std::string state = v1::RunState_Name(run->state);
-    by_state[state.substr(std::min<size_t>(state.size(), 10))] += 1;  // drop "RUN_STATE_"
-    if (Terminal(run->state)) continue;
+    by_state[RunStateName(run->state)] += 1;
+    if (IsTerminal(run->state)) continue;
     leased += double(run->jobs_leased);
     done += double(run->jobs_done);
     cancelled += double(run->jobs_cancelled);

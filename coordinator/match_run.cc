@@ -251,12 +251,7 @@ absl::Status ValidateTournamentRequest(
 }
 
 std::vector<std::pair<int, int>> TournamentPairings(const v1::SubmitTournamentRequest& request) {
-  std::vector<std::pair<int, int>> out;
-  const int n = request.engines_size();
-  for (int i = 0; i < n; ++i)
-    for (int j = i + 1; j < n; ++j)
-      if (!request.gauntlet() || i == 0) out.emplace_back(i, j);
-  return out;
+  return match::TournamentPairings(request.engines_size(), request.gauntlet());
 }
 
 v1::SubmitMatchRequest PairingRequest(const v1::SubmitTournamentRequest& request, int first,
@@ -483,27 +478,6 @@ void FillTournamentStatus(const v1::SubmitTournamentRequest& request,
   std::vector<std::string> names;
   for (const v1::EngineSpec& e : request.engines()) names.push_back(e.name());
   (void)AddStandings(names, results, *out.mutable_standings());  // fails until games connect all
-}
-
-absl::Status AddStandings(const std::vector<std::string>& names,
-                          const std::vector<stats::PairingResult>& results,
-                          google::protobuf::RepeatedPtrField<v1::TournamentStanding>& out) {
-  ASSIGN_OR_RETURN(
-      stats::RatingTable table,
-      stats::ComputeRatings(names, results, stats::RatingOptions{.anchor = 0, .prior_draws = 1}));
-  std::vector<stats::EngineRating> ratings = table.ratings;
-  std::stable_sort(ratings.begin(), ratings.end(),
-                   [](const auto& a, const auto& b) { return a.elo > b.elo; });
-  for (const stats::EngineRating& e : ratings) {
-    v1::TournamentStanding* st = out.Add();
-    st->set_name(e.name);
-    st->set_elo(e.elo);
-    st->set_elo_error95(e.error95);
-    st->set_games(e.games);
-    st->set_points(e.points);
-    st->set_score(e.score);
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace arbiter::coordinator

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "match/tournament.h"
 #include "proto/arbiter/v1/cluster.pb.h"
 #include "stats/counts.h"
 #include "stats/ratings.h"
@@ -45,7 +46,8 @@ absl::Status ValidateTournamentRequest(const v1::SubmitTournamentRequest& reques
                                        const std::function<bool(const std::string&)>& engine_known);
 
 // Pairings of a tournament as engine indices (first < second), in schedule order: every pair
-// of engines (round robin) or the first engine against each of the others (gauntlet).
+// of engines (round robin) or the first engine against each of the others (gauntlet); see
+// match::TournamentPairings.
 std::vector<std::pair<int, int>> TournamentPairings(const v1::SubmitTournamentRequest& request);
 
 // The match that one pairing plays.
@@ -91,11 +93,7 @@ struct MatchTally {
 void FillTournamentStatus(const v1::SubmitTournamentRequest& request,
                           const std::vector<MatchTally>& tallies, v1::TournamentRunStatus& out);
 
-// Rates `names` (engine indices in `results`) by maximum likelihood, anchored at 0 with one
-// prior draw, and appends their standings to `out`, best first. Fails (adding nothing) when the
-// games do not connect every engine. Shared by cluster runs and `arbiter tournament`.
-absl::Status AddStandings(const std::vector<std::string>& names,
-                          const std::vector<stats::PairingResult>& results,
-                          google::protobuf::RepeatedPtrField<v1::TournamentStanding>& out);
+// Moved to match/tournament.h (shared with `arbiter tournament`).
+using match::AddStandings;
 
 }  // namespace arbiter::coordinator

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "base/status_macros.h"
+#include "base/uint128.h"
 #include "base/strings.h"
 #include "coordinator/metrics.h"
 #include "coordinator/perft_split.h"
@@ -15,8 +16,6 @@
 #include "spdlog/spdlog.h"
 
 namespace arbiter::coordinator {
-
-std::string Uint128ToString(unsigned __int128 v);
 
 namespace {
 

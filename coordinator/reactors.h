@@ -14,11 +14,12 @@
 #include "absl/synchronization/mutex.h"
 #include "coordinator/coordinator.h"
 #include "grpcpp/grpcpp.h"
+#include "net/status.h"
 #include "proto/arbiter/v1/cluster.grpc.pb.h"
 
 namespace arbiter::coordinator {
 
-grpc::Status ToGrpc(const absl::Status& s);
+using net::ToGrpc;
 
 // Moves a call's value into its response, if it has one; returns the call's status.
 template <typename T>

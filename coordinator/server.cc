@@ -12,6 +12,7 @@
 #include "grpcpp/grpcpp.h"
 #include "net/metrics.h"
 #include "net/server.h"
+#include "net/status.h"
 #include "proto/arbiter/v1/cluster.grpc.pb.h"
 #include "spdlog/spdlog.h"
 

@@ -164,7 +164,7 @@ std::string WritePgn(const PgnGame& game) {
         std::string word(words[w]);
         for (char& c : word)
           if (c == '}') c = ')';  // a comment cannot contain its own terminator
-        if (w == 0) word = "{" + word;
+        if (w == 0) word.insert(0, 1, '{');
         if (w + 1 == words.size()) word += "}";
         text.Add(word);
       }

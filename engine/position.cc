@@ -1,9 +1,9 @@
 #include "engine/position.h"
 
-#include <charconv>
 #include <cstring>
 #include <vector>
 
+#include "base/numbers.h"
 #include "base/strings.h"
 
 namespace arbiter {
@@ -55,12 +55,6 @@ absl::Status FenError(int field, std::string_view what) {
 }
 
 std::string SquareName(Square s) { return {char('a' + FileOf(s)), char('1' + RankOf(s))}; }
-
-bool ParseNumber(std::string_view text, int& out) {
-  if (text.empty() || text.size() > 6) return false;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-  return ec == std::errc() && ptr == text.data() + text.size() && out >= 0;
-}
 
 constexpr std::string_view kPieceChars = "PNBRQK";
 
@@ -252,7 +246,7 @@ absl::StatusOr<Position> Position::FromFen(std::string_view fen) {
   // Fields 5 and 6: counters (EPD omits them).
   if (fields.size() == 6) {
     int halfmove = 0, fullmove = 0;
-    if (!ParseNumber(fields[4], halfmove) || halfmove > 2000)
+    if (!ParseNumber(fields[4], halfmove) || halfmove < 0 || halfmove > 2000)
       return FenError(5, Cat("halfmove clock '", fields[4], "' is not a number 0..2000"));
     if (!ParseNumber(fields[5], fullmove) || fullmove < 1 || fullmove > 100000)
       return FenError(6, Cat("fullmove number '", fields[5], "' is not a number 1..100000"));

@@ -50,6 +50,16 @@ std::vector<std::string> MergeEnv(const std::vector<std::string>& extra) {
 
 }  // namespace
 
+std::string SelfExecutable() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, size_t(n)) : std::string("arbiter");
+}
+
+int ExitCode(int wait_status) {
+  return WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
+}
+
 absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Start(const ProcessSpec& spec,
                                                               const ProcessLimits& limits) {
   if (spec.argv.empty() || spec.argv[0].empty())
@@ -74,11 +84,23 @@ absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Start(const ProcessSpec&
   if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) ||
       pipe2(status_pipe, O_CLOEXEC))
     return absl::InternalError(Cat("pipe: ", strerror(errno)));
+  int err_file = -1;
+  if (!spec.stderr_path.empty()) {
+    err_file = open(spec.stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (err_file < 0)
+      return absl::FailedPreconditionError(
+          Cat("cannot open '", spec.stderr_path, "' for stderr: ", strerror(errno)));
+  }
   const char* cwd = spec.cwd.empty() ? nullptr : spec.cwd.c_str();
   const bool set_cpus = !spec.cpus.empty();
 
   pid_t pid = fork();
-  if (pid < 0) return absl::InternalError(Cat("fork: ", strerror(errno)));
+  if (pid < 0) {
+    for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1], status_pipe[0], status_pipe[1]})
+      close(fd);
+    if (err_file >= 0) close(err_file);
+    return absl::InternalError(Cat("fork: ", strerror(errno)));
+  }
   if (pid == 0) {
     // Child: report the failing step and errno through status_pipe (closed by a successful exec).
     auto fail = [&](int step) {
@@ -92,7 +114,8 @@ absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Start(const ProcessSpec&
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
-    if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0) fail(0);
+    if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || dup2(err_file >= 0 ? err_file : err[1], 2) < 0)
+      fail(0);
     if (cwd && chdir(cwd) != 0) fail(1);
     if (set_cpus && sched_setaffinity(0, sizeof cpus, &cpus) != 0) fail(2);
     execvpe(argv[0], argv.data(), envp.data());
@@ -102,6 +125,7 @@ absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Start(const ProcessSpec&
   close(out[1]);
   close(err[1]);
   close(status_pipe[1]);
+  if (err_file >= 0) close(err_file);
   int msg[2];
   ssize_t got;
   do {
@@ -282,6 +306,12 @@ void Subprocess::DiscardPending() {
   pending_bytes_ = 0;
   pending_bestmoves_ = 0;
 }
+
+void Subprocess::Signal(int sig) {
+  if (!reaped_) kill(pid_, sig);
+}
+
+void Subprocess::CloseInput() { CloseFd(in_fd_); }
 
 absl::Status Subprocess::WriteLine(std::string_view line, std::chrono::milliseconds timeout) {
   std::string data = Cat(line, '\n');

@@ -31,6 +31,7 @@ struct ProcessSpec {
   std::string cwd;                // empty: inherit
   std::vector<std::string> env;   // "KEY=VALUE" entries added to (or replacing in) ours
   std::vector<int> cpus;          // CPU affinity; empty: inherit
+  std::string stderr_path;        // non-empty: stderr is appended to this file, not kept
 };
 
 struct ProcessLimits {
@@ -47,6 +48,12 @@ struct OutputLine {
 
 enum class ReadResult { kLine, kTimeout, kEof };
 
+// The path of this process's own executable (/proc/self/exe), or "arbiter" if unreadable.
+std::string SelfExecutable();
+
+// The exit status of a wait status (as from waitpid), or 128 + the signal that ended it.
+int ExitCode(int wait_status);
+
 class Subprocess {
  public:
   static absl::StatusOr<std::unique_ptr<Subprocess>> Start(const ProcessSpec& spec,
@@ -54,6 +61,11 @@ class Subprocess {
   ~Subprocess();  // kills the process group if still running and reaps it
   Subprocess(const Subprocess&) = delete;
   Subprocess& operator=(const Subprocess&) = delete;
+
+  // Sends `sig` to the child (not to its process group).
+  void Signal(int sig);
+  // Closes the child's stdin: it reads end of file.
+  void CloseInput();
 
   // Writes `line` plus '\n'; fails if the child closed stdin or did not read within `timeout`.
   absl::Status WriteLine(std::string_view line,

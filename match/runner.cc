@@ -245,8 +245,9 @@ std::string MatchDetails(const MatchSummary& s) {
              s.faults[i].illegal_moves, "\n");
   r += Cat("Speed: ", Fmt("%.1f", s.seconds > 0 ? s.games * 60 / s.seconds : 0), " games/min, ",
            s.moves, " moves, arbiter overhead ", Fmt("%.3f", s.overhead_ms_per_move),
-           " ms/move (game loop ", Fmt("%.3f", s.game_loop_overhead_ms_per_move), "), arbiter CPU ",
-           Fmt("%.3f", s.cpu_ms_per_move), " ms/move\n");
+           " ms/move (game loop ", Fmt("%.3f", s.game_loop_overhead_ms_per_move), ")");
+  if (s.cpu_ms_per_move) r += Cat(", arbiter CPU ", Fmt("%.3f", *s.cpu_ms_per_move), " ms/move");
+  r += "\n";
   return r;
 }
 

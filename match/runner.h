@@ -52,9 +52,11 @@ struct MatchSummary {
   SideCounts faults[2];                          // per engine
   uint64_t games = 0, pairs = 0, moves = 0, aborted_games = 0;
   double seconds = 0;
-  // Engine think time and arbiter overhead: (wall x slots - think) / moves, and arbiter CPU.
+  // Engine think time and arbiter overhead: (wall x slots - think) / moves, and arbiter CPU
+  // (measured by the local runner only: a cluster run leaves it empty).
   double think_seconds = 0;
-  double overhead_ms_per_move = 0, game_loop_overhead_ms_per_move = 0, cpu_ms_per_move = 0;
+  double overhead_ms_per_move = 0, game_loop_overhead_ms_per_move = 0;
+  std::optional<double> cpu_ms_per_move;
   uint64_t rss_kib = 0;  // arbiter's resident memory after the last pair
 };
 

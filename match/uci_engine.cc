@@ -1,18 +1,11 @@
 #include "match/uci_engine.h"
 
-#include <charconv>
-
+#include "base/numbers.h"
 #include "base/status_macros.h"
 #include "base/strings.h"
 
 namespace arbiter::match {
 namespace {
-
-template <typename T>
-bool ParseNumber(std::string_view s, T& out) {
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc() && p == s.data() + s.size();
-}
 
 bool StartsWith(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
@@ -52,6 +45,9 @@ absl::StatusOr<EngineSpec> ParseEngineSpec(std::string_view text) {
     }
   }
   if (spec.cmd.empty()) return absl::InvalidArgumentError(Cat("--engine '", text, "': no cmd="));
+  if (spec.cmd == kBuiltinEngine && !spec.args.empty())
+    return absl::InvalidArgumentError(
+        Cat("--engine '", text, "': cmd=builtin takes no arguments (use option.X=V)"));
   if (spec.name.empty()) {
     std::string_view base = spec.cmd;
     if (size_t slash = base.rfind('/'); slash != std::string_view::npos)
@@ -109,6 +105,13 @@ std::optional<std::string> ParseBestMove(std::string_view line) {
   return w.size() > 1 ? std::string(w[1]) : std::string();
 }
 
+absl::Status CheckEngine(const EngineSpec& spec, const EngineTimeouts& timeouts) {
+  UciEngine engine(spec, timeouts);
+  absl::Status st = engine.Start();
+  engine.Quit();
+  return st;
+}
+
 UciEngine::UciEngine(EngineSpec spec, EngineTimeouts timeouts, ProcessLimits limits,
                      std::vector<int> cpus)
     : spec_(std::move(spec)), timeouts_(timeouts), limits_(limits), cpus_(std::move(cpus)) {}
@@ -123,10 +126,16 @@ absl::Status UciEngine::Start() {
   option_names_.clear();
   chess960_ = false;
   ProcessSpec ps{.argv = {}, .cwd = spec_.dir, .env = spec_.env, .cpus = cpus_};
-  ps.argv.push_back(spec_.cmd);
+  if (spec_.cmd == kBuiltinEngine) {
+    ps.argv = {SelfExecutable(), "uci"};
+  } else {
+    ps.argv.push_back(spec_.cmd);
+  }
   for (const std::string& a : spec_.args) ps.argv.push_back(a);
   absl::StatusOr<std::unique_ptr<Subprocess>> p = Subprocess::Start(ps, limits_);
-  if (!p.ok()) return p.status();
+  if (!p.ok())
+    return absl::Status(p.status().code(),
+                        Cat(spec_.name, ": ", std::string(p.status().message())));
   process_ = std::move(*p);
   RETURN_IF_ERROR(Send("uci"));
   std::vector<std::string> seen;

@@ -18,10 +18,14 @@ namespace arbiter::match {
 
 using Millis = std::chrono::milliseconds;
 
+// `cmd=builtin`: arbiter's own engine, i.e. this executable run as `arbiter uci` (locally and on
+// the workers alike).
+inline constexpr std::string_view kBuiltinEngine = "builtin";
+
 // How to start one engine (from `--engine name=A,cmd=PATH,option.Hash=16,...`).
 struct EngineSpec {
   std::string name;
-  std::string cmd;
+  std::string cmd;  // a program (searched in PATH if it has no '/'), or kBuiltinEngine
   std::vector<std::string> args;
   std::string dir;
   std::vector<std::string> env;                              // KEY=VALUE
@@ -60,6 +64,11 @@ struct InfoLine {
 bool ParseInfoLine(std::string_view line, InfoLine& out);
 // The move of a `bestmove` line (may be any text, e.g. "(none)"), or nullopt if not one.
 std::optional<std::string> ParseBestMove(std::string_view line);
+
+// Starts the engine once and runs the handshake (uci/uciok, options, isready/readyok), then quits
+// it: a wrong path or a program that does not speak UCI is reported before any game, with the
+// engine's name.
+absl::Status CheckEngine(const EngineSpec& spec, const EngineTimeouts& timeouts);
 
 class UciEngine {
  public:

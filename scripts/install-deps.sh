@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages arbiter needs to build, test and benchmark.
+# Installs the Debian 12 packages arbiter needs to build, test, benchmark and lint
+# (clang-format and clang-tidy 14 for scripts/format.sh and scripts/lint.sh).
 # Idempotent: packages already present are left alone. Extra package names given as arguments
 # are installed too (scripts/install-bazel.sh adds Bazel that way).
 set -euo pipefail
@@ -9,6 +10,7 @@ PACKAGES=(
   libabsl-dev prometheus-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
   libsqlite3-dev libspdlog-dev libcli11-dev
   stockfish pgn-extract python3 curl openssl
+  clang-format clang-tidy
   "$@"
 )
 missing=()

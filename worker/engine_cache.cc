@@ -8,6 +8,7 @@
 #include "base/strings.h"
 #include "grpcpp/grpcpp.h"
 #include "net/sha256.h"
+#include "net/status.h"
 #include "proto/arbiter/v1/cluster.grpc.pb.h"
 #include "spdlog/spdlog.h"
 
@@ -65,8 +66,7 @@ absl::Status EngineCache::Fetch(const std::string& sha256, const std::string& pa
   std::error_code ec;
   if (!s.ok()) {
     std::filesystem::remove(temp, ec);
-    return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
-                        Cat("fetch engine ", sha256, ": ", s.error_message()));
+    return net::FromGrpc(s, Cat("fetch engine ", sha256));
   }
   const std::string got = hash.Hex();
   if (got != sha256) {

@@ -18,19 +18,12 @@
 namespace arbiter::worker {
 namespace {
 
-std::string SelfPath() {
-  char buf[4096];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  return n > 0 ? std::string(buf, size_t(n)) : std::string("arbiter");
-}
-
 absl::StatusOr<match::EngineSpec> ToEngineSpec(const v1::EngineSpec& e, EngineCache& cache) {
   match::EngineSpec spec;
   spec.name = e.name();
   switch (e.source_case()) {
     case v1::EngineSpec::kBuiltin:
-      spec.cmd = SelfPath();
-      spec.args = {"uci"};
+      spec.cmd = std::string(match::kBuiltinEngine);
       break;
     case v1::EngineSpec::kPath:
       spec.cmd = e.path();

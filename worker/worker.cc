@@ -264,7 +264,9 @@ struct Worker::Impl {
       return;
     }
     if (!counts.ok()) {
-      if (release || Draining()) {
+      // A job the coordinator already took back (done elsewhere, run finished or cancelled,
+      // lease expired) is not ours to release, even while shutting down.
+      if (!lost && (release || Draining())) {
         Release(job, "worker shutting down");
         if (metrics) metrics->Job("released");
       } else {

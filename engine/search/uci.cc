@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <chrono>
 #include <istream>
 #include <new>
 #include <ostream>
 
+#include "base/numbers.h"
 #include "base/strings.h"
 #include "engine/movegen.h"
 #include "engine/notation.h"
@@ -21,14 +21,6 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
            return std::tolower(static_cast<unsigned char>(x)) ==
                   std::tolower(static_cast<unsigned char>(y));
          });
-}
-
-// Parses a whole word as an integer; nullopt-like false on anything else.
-template <typename T>
-bool ParseNumber(std::string_view s, T& value) {
-  const char* end = s.data() + s.size();
-  auto [ptr, ec] = std::from_chars(s.data(), end, value);
-  return ec == std::errc() && ptr == end;
 }
 
 std::string Join(const std::vector<std::string_view>& words, size_t from, size_t to) {

@@ -8,6 +8,7 @@
 #include <set>
 #include <thread>
 
+#include "base/uint128.h"
 #include "engine/packed_position.h"
 #include "engine/perft.h"
 #include "gtest/gtest.h"

@@ -68,4 +68,37 @@ TEST(TournamentCommand, RoundRobinAndGauntlet) {
   EXPECT_NE(out2.find("gauntlet"), std::string::npos) << out2;
 }
 
+// cmd=builtin is arbiter's own engine (`arbiter uci`) in a local run too, as on the cluster.
+TEST(TournamentCommand, BuiltinEngineLocally) {
+  auto [rc, out] = RunArbiter("tournament --engine name=own,cmd=builtin --engine name=a," +
+                              kEngine + " --tc depth=1 --games 2 --max-moves 10 --quiet");
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("own vs a"), std::string::npos) << out;
+  EXPECT_EQ(out.find("cannot start"), std::string::npos) << out;
+  auto [rc2, out2] = RunArbiter("match --engine name=own,cmd=builtin --engine name=a," + kEngine +
+                                " --tc depth=1 --games 2 --max-moves 10");
+  ASSERT_EQ(rc2, 0) << out2;
+  EXPECT_NE(out2.find("Results of own vs a"), std::string::npos) << out2;
+}
+
+// An engine that does not start, or does not speak UCI, stops a tournament before its first
+// game, with the engine's name, whichever pairing it is in.
+TEST(TournamentCommand, BadEngineFailsBeforeTheFirstGame) {
+  const std::string good = " --engine name=a," + kEngine + " --engine name=b," + kEngine;
+  const std::string rest = " --tc depth=1 --games 2 --max-moves 10 --handshake-timeout 2000";
+  auto [rc, out] =
+      RunArbiter("tournament" + good + " --engine name=ghost,cmd=/nonexistent/engine" + rest);
+  EXPECT_NE(rc, 0) << out;
+  EXPECT_NE(out.find("ghost: cannot start engine"), std::string::npos) << out;
+  EXPECT_EQ(out.find("Finished game"), std::string::npos) << out;
+  auto [rc2, out2] = RunArbiter("tournament" + good + " --engine name=mute,cmd=/bin/true" + rest);
+  EXPECT_NE(rc2, 0) << out2;
+  EXPECT_NE(out2.find("error: mute: "), std::string::npos) << out2;  // exited, or closed stdin
+  EXPECT_EQ(out2.find("Finished game"), std::string::npos) << out2;
+  auto [rc3, out3] = RunArbiter("match --engine name=a," + kEngine +
+                                " --engine name=ghost,cmd=/nonexistent" + rest);
+  EXPECT_NE(rc3, 0) << out3;
+  EXPECT_NE(out3.find("ghost: cannot start engine"), std::string::npos) << out3;
+}
+
 }  // namespace

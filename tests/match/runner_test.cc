@@ -208,4 +208,16 @@ TEST(RunMatch, PerEngineTimeControlOverride) {
 }
 
 }  // namespace
+// Arbiter CPU per move is reported only when it was measured (a cluster run does not).
+TEST(MatchDetails, CpuPerMoveOnlyWhenMeasured) {
+  MatchSummary s;
+  s.names[0] = "a";
+  s.names[1] = "b";
+  s.moves = 10;
+  EXPECT_EQ(MatchDetails(s).find("arbiter CPU"), std::string::npos) << MatchDetails(s);
+  s.cpu_ms_per_move = 0.25;
+  EXPECT_NE(MatchDetails(s).find("arbiter CPU 0.250 ms/move"), std::string::npos)
+      << MatchDetails(s);
+}
+
 }  // namespace arbiter::match
