@@ -183,11 +183,9 @@ int main(int argc, char** argv) {
   for (int i = 0; i < channels; ++i) {
     grpc::ChannelArguments args;
     args.SetInt("grpc.channel_id", i);  // distinct channels, distinct connections
-    shared.stubs.push_back(arbiter::v1::WorkService::NewStub(
-        arbiter::net::Dial(address, args)));
+    shared.stubs.push_back(arbiter::v1::WorkService::NewStub(arbiter::net::Dial(address, args)));
   }
-  auto runs = arbiter::v1::RunService::NewStub(
-      arbiter::net::Dial(address));
+  auto runs = arbiter::v1::RunService::NewStub(arbiter::net::Dial(address));
   std::vector<std::unique_ptr<SimWorker>> sims;
   for (int i = 0; i < workers; ++i) {
     arbiter::v1::RegisterRequest req;

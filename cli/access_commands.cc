@@ -21,10 +21,10 @@ int Failed(const grpc::Status& s) {
   return s.error_code() == grpc::StatusCode::UNAUTHENTICATED ||
                  s.error_code() == grpc::StatusCode::PERMISSION_DENIED
              ? 3
-             : s.error_code() == grpc::StatusCode::INVALID_ARGUMENT ||
-                       s.error_code() == grpc::StatusCode::NOT_FOUND
-                   ? 2
-                   : 1;
+         : s.error_code() == grpc::StatusCode::INVALID_ARGUMENT ||
+                 s.error_code() == grpc::StatusCode::NOT_FOUND
+             ? 2
+             : 1;
 }
 
 std::string When(double unix) {
@@ -72,7 +72,8 @@ void AddAccessCommands(CLI::App& app, int& exit_code) {
       req.set_name(*name);
       req.set_role(*r);
       v1::CreateTokenResponse resp;
-      grpc::Status s = Call<v1::AdminService>(*address, &v1::AdminService::Stub::CreateToken, req, &resp);
+      grpc::Status s =
+          Call<v1::AdminService>(*address, &v1::AdminService::Stub::CreateToken, req, &resp);
       if (!s.ok()) return void(exit_code = Failed(s));
       if (*json) return void(std::cout << ToJson(resp) << "\n");
       std::cout << resp.secret() << "\n";
@@ -82,8 +83,8 @@ void AddAccessCommands(CLI::App& app, int& exit_code) {
     CLI::App* list = tokens->add_subcommand("list", "Tokens: name, role, created, last used");
     list->callback([=, &exit_code] {
       v1::ListTokensResponse resp;
-      grpc::Status s =
-          Call<v1::AdminService>(*address, &v1::AdminService::Stub::ListTokens, v1::ListTokensRequest(), &resp);
+      grpc::Status s = Call<v1::AdminService>(*address, &v1::AdminService::Stub::ListTokens,
+                                              v1::ListTokensRequest(), &resp);
       if (!s.ok()) return void(exit_code = Failed(s));
       if (*json) return void(std::cout << ToJson(resp) << "\n");
       for (const v1::Token& t : resp.tokens())
@@ -97,7 +98,8 @@ void AddAccessCommands(CLI::App& app, int& exit_code) {
       v1::RevokeTokenRequest req;
       req.set_name(*name);
       v1::RevokeTokenResponse resp;
-      grpc::Status s = Call<v1::AdminService>(*address, &v1::AdminService::Stub::RevokeToken, req, &resp);
+      grpc::Status s =
+          Call<v1::AdminService>(*address, &v1::AdminService::Stub::RevokeToken, req, &resp);
       if (!s.ok()) return void(exit_code = Failed(s));
       std::cout << "revoked " << *name << "\n";
     });
@@ -107,8 +109,8 @@ void AddAccessCommands(CLI::App& app, int& exit_code) {
     whoami->add_option("--coordinator", *address, "Coordinator address HOST:PORT");
     whoami->callback([=, &exit_code] {
       v1::WhoAmIResponse resp;
-      grpc::Status s =
-          Call<v1::AdminService>(*address, &v1::AdminService::Stub::WhoAmI, v1::WhoAmIRequest(), &resp);
+      grpc::Status s = Call<v1::AdminService>(*address, &v1::AdminService::Stub::WhoAmI,
+                                              v1::WhoAmIRequest(), &resp);
       if (!s.ok()) return void(exit_code = Failed(s));
       std::cout << resp.token().name() << " (" << coordinator::RoleName(resp.token().role())
                 << ")\n";
@@ -122,8 +124,8 @@ void AddAccessCommands(CLI::App& app, int& exit_code) {
     CLI::App* list = engines->add_subcommand("list", "Uploaded engines, oldest first");
     list->callback([=, &exit_code] {
       v1::ListEnginesResponse resp;
-      grpc::Status s =
-          Call<v1::RunService>(*address, &v1::RunService::Stub::ListEngines, v1::ListEnginesRequest(), &resp);
+      grpc::Status s = Call<v1::RunService>(*address, &v1::RunService::Stub::ListEngines,
+                                            v1::ListEnginesRequest(), &resp);
       if (!s.ok()) return void(exit_code = Failed(s));
       if (*json) return void(std::cout << ToJson(resp) << "\n");
       for (const v1::Engine& e : resp.engines())
@@ -137,7 +139,8 @@ void AddAccessCommands(CLI::App& app, int& exit_code) {
       v1::DeleteEngineRequest req;
       req.set_sha256(*sha);
       v1::DeleteEngineResponse resp;
-      grpc::Status s = Call<v1::RunService>(*address, &v1::RunService::Stub::DeleteEngine, req, &resp);
+      grpc::Status s =
+          Call<v1::RunService>(*address, &v1::RunService::Stub::DeleteEngine, req, &resp);
       if (!s.ok()) return void(exit_code = Failed(s));
       std::cout << "deleted " << *sha << "\n";
     });

@@ -1,9 +1,8 @@
 // `arbiter coordinator`, `arbiter worker`, `arbiter local` and `arbiter runs`: the cluster's
 // processes and the client commands that look at runs.
 #include <signal.h>
-#include <unistd.h>
-
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -207,8 +206,7 @@ int RunLocal(const CoordinatorFlags& cf, int workers, int threads, int hash_mb) 
                                   *secret);
     }
   }
-  absl::StatusOr<std::unique_ptr<coordinator::Server>> server =
-      coordinator::Server::Start(options);
+  absl::StatusOr<std::unique_ptr<coordinator::Server>> server = coordinator::Server::Start(options);
   if (!server.ok()) {
     std::cerr << "error: " << server.status().message() << "\n";
     return 2;

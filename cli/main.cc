@@ -55,7 +55,8 @@ int main(int argc, char** argv) {
   auto set_env = [](const char* var) {
     return [var](const std::string& v) { setenv(var, v.c_str(), 1); };
   };
-  app.add_option("--token-file", "File with the API token (default: $ARBITER_TOKEN, "
+  app.add_option("--token-file",
+                 "File with the API token (default: $ARBITER_TOKEN, "
                  "$ARBITER_TOKEN_FILE, or arbiter local's own on loopback)")
       ->each(set_env("ARBITER_TOKEN_FILE"));
   app.add_option("--tls-ca", "CA certificate (PEM) of the coordinator's TLS: turns TLS on")

@@ -3,8 +3,8 @@
 #include <sys/random.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cctype>
+#include <cerrno>
 #include <chrono>
 
 #include "base/strings.h"
@@ -76,10 +76,9 @@ absl::Status Permit(const Caller& caller, v1::Role needed) {
   if (caller.role == v1::ROLE_ADMIN || caller.role == needed) return absl::OkStatus();
   if (needed != v1::ROLE_WORKER && Rank(caller.role) >= Rank(needed) && Rank(needed) > 0)
     return absl::OkStatus();
-  return absl::PermissionDeniedError(Cat("token '", caller.name, "' has role ",
-                                         RoleName(caller.role), "; this call needs role ",
-                                         RoleName(needed),
-                                         needed == v1::ROLE_WORKER ? "" : " (or above)"));
+  return absl::PermissionDeniedError(
+      Cat("token '", caller.name, "' has role ", RoleName(caller.role), "; this call needs role ",
+          RoleName(needed), needed == v1::ROLE_WORKER ? "" : " (or above)"));
 }
 
 absl::StatusOr<std::string> NewTokenSecret() {
@@ -133,7 +132,8 @@ absl::StatusOr<Caller> TokenRegistry::Authenticate(std::string_view authorizatio
     if (cached != hash_cache_.end()) {
       auto it = by_hash_.find(cached->second);
       if (it == by_hash_.end()) return absl::UnauthenticatedError("unknown or revoked token");
-      if (now - it->second.last_used_unix() < 1) return Caller{it->second.name(), it->second.role()};
+      if (now - it->second.last_used_unix() < 1)
+        return Caller{it->second.name(), it->second.role()};
     }
   }
   const std::string hash = net::Sha256Hex(secret);
@@ -165,19 +165,17 @@ absl::StatusOr<std::string> TokenRegistry::Create(const std::string& name, v1::R
   return *secret;
 }
 
-absl::Status TokenRegistry::Put(const std::string& name, v1::Role role,
-                                const std::string& secret) {
+absl::Status TokenRegistry::Put(const std::string& name, v1::Role role, const std::string& secret) {
   if (absl::Status st = CheckName(name); !st.ok()) return st;
   if (secret.size() < 16 || secret.size() > kMaxSecret - kBearer.size())
-    return absl::InvalidArgumentError(
-        Cat("token secret of '", name, "' must have 16..", kMaxSecret - kBearer.size(),
-            " characters, got ", secret.size()));
+    return absl::InvalidArgumentError(Cat("token secret of '", name, "' must have 16..",
+                                          kMaxSecret - kBearer.size(), " characters, got ",
+                                          secret.size()));
   StoredToken stored{name, int(role), net::Sha256Hex(secret), UnixNow(), 0};
   absl::MutexLock lock(&mu_);
   auto old = hash_of_.find(name);
   if (old != hash_of_.end()) {
-    if (old->second == stored.hash && by_hash_[old->second].role() == role)
-      return absl::OkStatus();
+    if (old->second == stored.hash && by_hash_[old->second].role() == role) return absl::OkStatus();
     if (absl::Status st = store_->DeleteToken(name); !st.ok()) return st;
     by_hash_.erase(old->second);
     hash_of_.erase(old);

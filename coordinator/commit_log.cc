@@ -24,9 +24,7 @@ CommitLog::Entry* CommitLog::Find(uint64_t job_id, uint64_t lease_id) {
 }
 
 void CommitLog::Loop() {
-  auto has_work = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return stop_ || !queue_.empty();
-  };
+  auto has_work = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_ || !queue_.empty(); };
   for (;;) {
     std::vector<Entry> batch;
     std::vector<RunUpdate> started;

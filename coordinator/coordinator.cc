@@ -103,7 +103,9 @@ absl::Status Coordinator::LoadRun(StoredRun& stored, std::vector<RunUpdate>& upd
   run->finished_unix = stored.finished_unix;
   absl::StatusOr<std::unique_ptr<RunHandler>> handler =
       LoadRunHandler(v1::RunKind(stored.kind), stored.spec);
-  if (!handler.ok()) return absl::DataLossError(Cat("run ", stored.id, ": ", std::string(handler.status().message())));
+  if (!handler.ok())
+    return absl::DataLossError(
+        Cat("run ", stored.id, ": ", std::string(handler.status().message())));
   run->handler = std::move(*handler);
   if (IsTerminal(run->state)) {
     run->final = std::make_unique<v1::Run>();
@@ -209,9 +211,9 @@ absl::Status Coordinator::CheckOwnerLimits(const std::string& owner) {
   size_t active = 0;
   for (const auto& [id, run] : runs_) active += run->owner == owner && !IsTerminal(run->state);
   if (active >= options_.max_active_runs)
-    return absl::ResourceExhaustedError(
-        Cat("'", owner, "' has ", active, " unfinished runs, the limit per token (",
-            options_.max_active_runs, "); cancel one or wait"));
+    return absl::ResourceExhaustedError(Cat("'", owner, "' has ", active,
+                                            " unfinished runs, the limit per token (",
+                                            options_.max_active_runs, "); cancel one or wait"));
   const auto now = Clock::now();
   std::deque<Clock::time_point>& times = submissions_[owner];
   while (!times.empty() && now - times.front() > std::chrono::minutes(1)) times.pop_front();
@@ -226,8 +228,7 @@ absl::Status Coordinator::CheckOwnerLimits(const std::string& owner) {
 absl::Status Coordinator::DeleteEngine(const std::string& sha256, const Caller& caller) {
   ASSIGN_OR_RETURN(v1::Engine engine, engines_->Get(sha256));
   if (!caller.admin() && engine.owner() != caller.name)
-    return absl::PermissionDeniedError(Cat("engine ", sha256, " was uploaded by '",
-                                           engine.owner(),
+    return absl::PermissionDeniedError(Cat("engine ", sha256, " was uploaded by '", engine.owner(),
                                            "'; only its uploader or an admin may delete it"));
   return engines_->Delete(sha256);
 }
@@ -238,8 +239,7 @@ absl::StatusOr<v1::Engine> Coordinator::AddEngine(const std::string& name,
   return engines_->Add(name, temp_path, caller.name, options_.upload_quota_bytes);
 }
 
-absl::StatusOr<v1::Run> Coordinator::Submit(absl::StatusOr<RunPlan> planned,
-                                            const Caller& caller) {
+absl::StatusOr<v1::Run> Coordinator::Submit(absl::StatusOr<RunPlan> planned, const Caller& caller) {
   if (!planned.ok()) return planned.status();
   RETURN_IF_ERROR(CheckAcceptingRuns());
   RunPlan& plan = *planned;
@@ -257,7 +257,8 @@ absl::StatusOr<v1::Run> Coordinator::Submit(absl::StatusOr<RunPlan> planned,
   stored.owner = run->owner;
   stored.spec = run->handler->SerializeSpec();
   std::vector<StoredJob> stored_jobs(plan.job_specs.size());
-  for (size_t i = 0; i < stored_jobs.size(); ++i) stored_jobs[i].spec = std::move(plan.job_specs[i]);
+  for (size_t i = 0; i < stored_jobs.size(); ++i)
+    stored_jobs[i].spec = std::move(plan.job_specs[i]);
   RETURN_IF_ERROR(store_->CreateRun(stored, stored_jobs));
   run->id = stored.id;
   std::vector<std::unique_ptr<Job>> jobs;
@@ -340,9 +341,8 @@ absl::StatusOr<v1::ListRunsResponse> Coordinator::ListRuns(const v1::ListRunsReq
   auto it = std::make_reverse_iterator(runs_.lower_bound(below));
   for (; it != runs_.rend(); ++it) {
     const Run& r = *it->second;
-    if (request.states_size() > 0 &&
-        std::find(request.states().begin(), request.states().end(), r.state) ==
-            request.states().end())
+    if (request.states_size() > 0 && std::find(request.states().begin(), request.states().end(),
+                                               r.state) == request.states().end())
       continue;
     if (!request.owner().empty() && r.owner != request.owner()) continue;
     if (size_t(out.runs_size()) == limit) {

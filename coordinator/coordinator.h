@@ -158,8 +158,7 @@ class Coordinator {
   // RESOURCE_EXHAUSTED when `owner` may not submit now (active runs, rate); records the attempt.
   absl::Status CheckOwnerLimits(const std::string& owner);
   // The registered worker `worker_id` if it belongs to `caller` (NOT_FOUND, PERMISSION_DENIED).
-  absl::StatusOr<WorkerInfo*> CallerWorkerLocked(const std::string& worker_id,
-                                                 const Caller& caller)
+  absl::StatusOr<WorkerInfo*> CallerWorkerLocked(const std::string& worker_id, const Caller& caller)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A lease of the worker ended (result, release, expiry, finished run).
   void LeaseEndedLocked(const std::string& worker_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -126,10 +126,9 @@ uint64_t Coordinator::AcquireJob(const v1::AcquireJobRequest& request, JobCallba
     } else if (!found.ok()) {
       now = found.status();
     } else if (w->leases >= w->threads) {
-      now = absl::ResourceExhaustedError(
-          Cat("worker ", request.worker_id(), " holds ", w->leases,
-              " leases, as many as the threads it declared (", w->threads,
-              "); complete or release one first"));
+      now = absl::ResourceExhaustedError(Cat("worker ", request.worker_id(), " holds ", w->leases,
+                                             " leases, as many as the threads it declared (",
+                                             w->threads, "); complete or release one first"));
     } else if (request.wait_seconds() < 0 || request.wait_seconds() > 60) {
       now = absl::InvalidArgumentError(
           Cat("wait_seconds must be in 0..60, got ", request.wait_seconds()));
@@ -313,8 +312,7 @@ void Coordinator::CompleteJob(const v1::CompleteJobRequest& request, CompleteCal
   }
 }
 
-absl::Status Coordinator::ReleaseJob(const v1::ReleaseJobRequest& request,
-                                     const Caller& caller) {
+absl::Status Coordinator::ReleaseJob(const v1::ReleaseJobRequest& request, const Caller& caller) {
   Deferred deferred;
   {
     absl::MutexLock lock(&mu_);
@@ -366,8 +364,7 @@ void Coordinator::IngestResultLocked(Job& job, Result result, std::vector<RunUpd
     FinishRunLocked(run, v1::RUN_STATE_SUCCEEDED, "", updates);
 }
 
-std::vector<RunUpdate> Coordinator::BeforeCommitLocked(
-    const std::vector<CommitLog::Entry>& batch) {
+std::vector<RunUpdate> Coordinator::BeforeCommitLocked(const std::vector<CommitLog::Entry>& batch) {
   std::vector<RunUpdate> started;
   for (const CommitLog::Entry& e : batch) {
     Run& run = *runs_[e.run_id];

@@ -57,9 +57,9 @@ absl::StatusOr<v1::Engine> EngineStore::Add(const std::string& name, const std::
     for (const auto& [s, e] : engines_)
       if (e.owner() == owner) used += e.size_bytes();
     if (used + size > quota_bytes)
-      return absl::ResourceExhaustedError(
-          Cat("upload quota of '", owner, "' exceeded: ", used, " bytes kept + ", size,
-              " new > ", quota_bytes, " (delete engines with `arbiter engines delete`)"));
+      return absl::ResourceExhaustedError(Cat("upload quota of '", owner, "' exceeded: ", used,
+                                              " bytes kept + ", size, " new > ", quota_bytes,
+                                              " (delete engines with `arbiter engines delete`)"));
   }
   const auto final_path = std::filesystem::path(dir_) / "engines" / sha;
   std::filesystem::rename(temp_path, final_path, ec);

@@ -54,7 +54,8 @@ class GamesRun : public RunHandler {
     if (!request.has_match())
       return absl::InvalidArgumentError(
           Cat("job ", job.id, " is a match job; the result must carry its games"));
-    const absl::Status check = slow ? *slow : CheckMatchResult(jobs_[job.index].work(), request.match());
+    const absl::Status check =
+        slow ? *slow : CheckMatchResult(jobs_[job.index].work(), request.match());
     if (!check.ok()) {
       // Refused and not counted: the job goes back to the queue for another worker.
       ++rejected_;
@@ -217,9 +218,9 @@ absl::StatusOr<RunPlan> PlanMatchRun(const v1::SubmitMatchRequest& submitted,
   v1::StoredMatchRun spec;
   *spec.mutable_request() = request;
   RunPlan plan = PlanOf(std::make_unique<MatchRun>(std::move(spec)), PlanMatchJobs(request));
-  plan.summary = Cat("match ", request.engines(0).name(), " vs ", request.engines(1).name(),
-                     " at ", request.tc(), ", ", plan.job_specs.size(), " jobs",
-                     request.has_sprt() ? " (SPRT)" : "");
+  plan.summary =
+      Cat("match ", request.engines(0).name(), " vs ", request.engines(1).name(), " at ",
+          request.tc(), ", ", plan.job_specs.size(), " jobs", request.has_sprt() ? " (SPRT)" : "");
   return plan;
 }
 
@@ -232,10 +233,10 @@ absl::StatusOr<RunPlan> PlanTournamentRun(const v1::SubmitTournamentRequest& sub
   const size_t pairings = TournamentPairings(request).size();
   RunPlan plan =
       PlanOf(std::make_unique<TournamentRun>(std::move(spec)), PlanTournamentJobs(request));
-  plan.summary = Cat(request.gauntlet() ? "gauntlet" : "round robin", " of ",
-                     request.engines_size(), " engines at ", request.tc(), ", ", pairings,
-                     " pairings of ", request.games_per_pairing(), " games, ",
-                     plan.job_specs.size(), " jobs");
+  plan.summary =
+      Cat(request.gauntlet() ? "gauntlet" : "round robin", " of ", request.engines_size(),
+          " engines at ", request.tc(), ", ", pairings, " pairings of ",
+          request.games_per_pairing(), " games, ", plan.job_specs.size(), " jobs");
   return plan;
 }
 

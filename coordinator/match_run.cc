@@ -25,11 +25,11 @@ int HalfPoints(const std::string& result, bool first_is_white) {
 // Size bounds of one engine spec (each names the limit it breaks).
 absl::Status CheckEngineBounds(const v1::EngineSpec& e) {
   if (e.name().size() > kMaxEngineNameBytes)
-    return absl::InvalidArgumentError(
-        Cat("engine name must have at most ", kMaxEngineNameBytes, " bytes, got ", e.name().size()));
+    return absl::InvalidArgumentError(Cat("engine name must have at most ", kMaxEngineNameBytes,
+                                          " bytes, got ", e.name().size()));
   if (e.path().size() > kMaxEngineTextBytes)
-    return absl::InvalidArgumentError(Cat("engine '", e.name(), "': path must have at most ",
-                                          kMaxEngineTextBytes, " bytes"));
+    return absl::InvalidArgumentError(
+        Cat("engine '", e.name(), "': path must have at most ", kMaxEngineTextBytes, " bytes"));
   if (e.options_size() > int(kMaxEngineEntries) || e.args_size() > int(kMaxEngineEntries))
     return absl::InvalidArgumentError(Cat("engine '", e.name(), "': at most ", kMaxEngineEntries,
                                           " options and ", kMaxEngineEntries, " args"));
@@ -109,8 +109,8 @@ absl::Status ValidateEngineList(const google::protobuf::RepeatedPtrField<v1::Eng
 // One FEN per non-empty line (EPD): each must parse.
 absl::Status ValidateOpenings(const std::string& openings) {
   if (openings.size() > kMaxOpeningsBytes)
-    return absl::InvalidArgumentError(Cat("openings must have at most ", kMaxOpeningsBytes,
-                                          " bytes, got ", openings.size()));
+    return absl::InvalidArgumentError(
+        Cat("openings must have at most ", kMaxOpeningsBytes, " bytes, got ", openings.size()));
   int line_number = 0;
   for (std::string_view line : Split(openings, '\n')) {
     ++line_number;
@@ -165,9 +165,9 @@ absl::Status CheckForfeit(const v1::MatchJob& job, const v1::ReportedGame& g, in
   const Color faulty = g.faulty() == "white" ? kWhite : kBlack;
   // Game 0 has the first engine as White; its own tc (time odds) wins over the job's.
   const int engine = (faulty == kWhite) == (game_index == 0) ? 0 : 1;
-  const std::string& tc_text =
-      engine < job.engines_size() && !job.engines(engine).tc().empty() ? job.engines(engine).tc()
-                                                                       : job.tc();
+  const std::string& tc_text = engine < job.engines_size() && !job.engines(engine).tc().empty()
+                                   ? job.engines(engine).tc()
+                                   : job.tc();
   absl::StatusOr<match::TimeControl> tc = match::ParseTimeControl(tc_text);
   const bool clocked = tc.ok() && tc->HasClock();
   std::string expected = faulty == kWhite ? "0-1" : "1-0";

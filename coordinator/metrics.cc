@@ -11,10 +11,10 @@ CoordinatorMetrics::CoordinatorMetrics(prometheus::Registry& r)
       commit(net::RegisterHistogram(r, "arbiter_commit_duration_seconds",
                                     "Time to commit a group of results to the store.",
                                     {0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5})),
-      expiries(net::RegisterCounters(
-                   r, "arbiter_lease_expiries_total",
-                   "Leases that expired without a result; their jobs were re-queued.")
-                   .Add({})),
+      expiries(
+          net::RegisterCounters(r, "arbiter_lease_expiries_total",
+                                "Leases that expired without a result; their jobs were re-queued.")
+              .Add({})),
       workers(net::RegisterGauges(r, "arbiter_workers_connected",
                                   "Workers seen within the last lease period or waiting for a job.")
                   .Add({})),

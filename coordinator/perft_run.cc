@@ -5,8 +5,8 @@
 #include <thread>
 
 #include "base/status_macros.h"
-#include "base/uint128.h"
 #include "base/strings.h"
+#include "base/uint128.h"
 #include "coordinator/metrics.h"
 #include "coordinator/perft_split.h"
 #include "engine/packed_position.h"
@@ -80,10 +80,10 @@ class PerftRun final : public RunHandler {
     const uint64_t bound = CountBound(jobs_[job.index].work().depth());
     for (int i = 0; i < request.perft().counts_size(); ++i)
       if (request.perft().counts(i) > bound)
-        return absl::InvalidArgumentError(
-            Cat("job ", job.id, ": count ", request.perft().counts(i), " of position ", i,
-                " exceeds 218^", jobs_[job.index].work().depth(), " = ", bound,
-                ", the most any position has at that depth"));
+        return absl::InvalidArgumentError(Cat("job ", job.id, ": count ", request.perft().counts(i),
+                                              " of position ", i, " exceeds 218^",
+                                              jobs_[job.index].work().depth(), " = ", bound,
+                                              ", the most any position has at that depth"));
     Result result;
     result.counts.assign(request.perft().counts().begin(), request.perft().counts().end());
     return result;
@@ -318,12 +318,11 @@ absl::StatusOr<RunPlan> PlanPerftRun(const v1::SubmitPerftRequest& submitted,
   const auto secs = [](SteadyClock::time_point a, SteadyClock::time_point b) {
     return std::chrono::duration<double>(b - a).count();
   };
-  plan.summary =
-      Cat("perft depth ", p.depth(), " of '", root_fen, "' split at depth ", split.split_depth,
-          " into ", split.unique.size(), " unique positions (", split.split_positions,
-          " with transpositions), ", groups.size(), " jobs", request.verify() ? ", verified" : "",
-          "; split ", secs(split_start, split_end), " s, job specs ",
-          secs(split_end, SteadyClock::now()), " s");
+  plan.summary = Cat("perft depth ", p.depth(), " of '", root_fen, "' split at depth ",
+                     split.split_depth, " into ", split.unique.size(), " unique positions (",
+                     split.split_positions, " with transpositions), ", groups.size(), " jobs",
+                     request.verify() ? ", verified" : "", "; split ", secs(split_start, split_end),
+                     " s, job specs ", secs(split_end, SteadyClock::now()), " s");
   return plan;
 }
 

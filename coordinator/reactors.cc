@@ -218,8 +218,7 @@ class UploadReactor : public grpc::ServerReadReactor<v1::UploadEngineRequest> {
       if (request_.name().empty() || request_.name().size() > 64)
         return Fail(grpc::StatusCode::INVALID_ARGUMENT, "engine name must have 1..64 bytes");
       if (!request_.sha256().empty() && !net::IsSha256Hex(request_.sha256()))
-        return Fail(grpc::StatusCode::INVALID_ARGUMENT,
-                    "sha256 must be 64 lowercase hex digits");
+        return Fail(grpc::StatusCode::INVALID_ARGUMENT, "sha256 must be 64 lowercase hex digits");
       name_ = request_.name();
       expected_sha_ = request_.sha256();
     } else {

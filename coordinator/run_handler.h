@@ -131,7 +131,7 @@ class RunHandler {
 // What a planner may know of the cluster when it plans a run.
 struct PlanContext {
   size_t connected_workers = 0;
-  size_t hash_tables = 0;          // perft hash tables among the connected workers
+  size_t hash_tables = 0;           // perft hash tables among the connected workers
   uint32_t max_worker_threads = 0;  // the largest --threads among them
   std::function<bool(const std::string&)> engine_known;  // an uploaded engine's sha256
 };

@@ -33,8 +33,9 @@ class Gate {
     if (!tokens_) return Caller{"anonymous", v1::ROLE_ADMIN};
     const auto& md = ctx->client_metadata();
     auto it = md.find("authorization");
-    const std::string_view header =
-        it == md.end() ? std::string_view() : std::string_view(it->second.data(), it->second.size());
+    const std::string_view header = it == md.end()
+                                        ? std::string_view()
+                                        : std::string_view(it->second.data(), it->second.size());
     absl::StatusOr<Caller> caller = tokens_->Authenticate(header);
     if (!caller.ok()) return caller.status();
     if (absl::Status st = Permit(*caller, needed); !st.ok()) return st;
@@ -46,9 +47,9 @@ class Gate {
 };
 
 // A unary method: the gate, then `call(caller)` answered at once or on `pool`.
-#define ARBITER_GATE(ctx, role)                               \
-  absl::StatusOr<Caller> caller = gate_.Check(ctx, role);     \
-  if (!caller.ok()) return Finish(ctx, caller.status());      \
+#define ARBITER_GATE(ctx, role)                           \
+  absl::StatusOr<Caller> caller = gate_.Check(ctx, role); \
+  if (!caller.ok()) return Finish(ctx, caller.status());  \
   const Caller who = *caller
 
 class RunServiceImpl final : public v1::RunService::CallbackService {
@@ -59,17 +60,15 @@ class RunServiceImpl final : public v1::RunService::CallbackService {
                                         const v1::SubmitPerftRequest* req,
                                         v1::SubmitRunResponse* resp) override {
     ARBITER_GATE(ctx, v1::ROLE_SUBMITTER);
-    return FinishOnPool(ctx, pool_, [this, req, resp, who] {
-      return AnswerRun(c_->SubmitPerft(*req, who), resp);
-    });
+    return FinishOnPool(
+        ctx, pool_, [this, req, resp, who] { return AnswerRun(c_->SubmitPerft(*req, who), resp); });
   }
   grpc::ServerUnaryReactor* SubmitMatch(grpc::CallbackServerContext* ctx,
                                         const v1::SubmitMatchRequest* req,
                                         v1::SubmitRunResponse* resp) override {
     ARBITER_GATE(ctx, v1::ROLE_SUBMITTER);
-    return FinishOnPool(ctx, pool_, [this, req, resp, who] {
-      return AnswerRun(c_->SubmitMatch(*req, who), resp);
-    });
+    return FinishOnPool(
+        ctx, pool_, [this, req, resp, who] { return AnswerRun(c_->SubmitMatch(*req, who), resp); });
   }
   grpc::ServerUnaryReactor* SubmitTournament(grpc::CallbackServerContext* ctx,
                                              const v1::SubmitTournamentRequest* req,
@@ -126,7 +125,8 @@ class RunServiceImpl final : public v1::RunService::CallbackService {
                                          const v1::DeleteEngineRequest* req,
                                          v1::DeleteEngineResponse*) override {
     ARBITER_GATE(ctx, v1::ROLE_SUBMITTER);
-    return FinishOnPool(ctx, pool_, [this, req, who] { return c_->DeleteEngine(req->sha256(), who); });
+    return FinishOnPool(ctx, pool_,
+                        [this, req, who] { return c_->DeleteEngine(req->sha256(), who); });
   }
 
  private:
@@ -245,7 +245,8 @@ class AdminServiceImpl final : public v1::AdminService::CallbackService {
       const auto& md = ctx->client_metadata();
       auto it = md.find("authorization");
       absl::StatusOr<Caller> me = c_->tokens().Authenticate(
-          it == md.end() ? std::string_view() : std::string_view(it->second.data(), it->second.size()));
+          it == md.end() ? std::string_view()
+                         : std::string_view(it->second.data(), it->second.size()));
       if (me.ok()) {
         resp->mutable_token()->set_name(me->name);
         resp->mutable_token()->set_role(me->role);
@@ -259,7 +260,8 @@ class AdminServiceImpl final : public v1::AdminService::CallbackService {
 
  private:
   static absl::Status NoAuth() {
-    return absl::FailedPreconditionError("this coordinator runs without authentication (--no-auth)");
+    return absl::FailedPreconditionError(
+        "this coordinator runs without authentication (--no-auth)");
   }
   Coordinator* c_;
   const Gate gate_;
@@ -312,8 +314,7 @@ absl::Status BootstrapAdmin(const ServerOptions& options, TokenRegistry& tokens)
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(
-    const ServerOptions& o) {
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(const ServerOptions& o) {
   if (o.tls_cert.empty() != o.tls_key.empty())
     return absl::InvalidArgumentError("--tls-cert and --tls-key go together");
   if (o.tls_cert.empty()) {
@@ -382,8 +383,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
   }
   const Gate gate(tokens);
   impl.pool = std::make_unique<TaskPool>(2);
-  impl.run_service =
-      std::make_unique<RunServiceImpl>(s->coordinator_.get(), impl.pool.get(), gate);
+  impl.run_service = std::make_unique<RunServiceImpl>(s->coordinator_.get(), impl.pool.get(), gate);
   impl.replay_pool =
       std::make_unique<TaskPool>(int(std::max(2u, std::thread::hardware_concurrency())));
   impl.work_service =

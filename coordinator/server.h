@@ -1,6 +1,7 @@
 // The coordinator process: the Coordinator behind RunService, WorkService and AdminService (gRPC
-// callback API; every call authenticated by a bearer token, optionally over TLS), health and reflection, and the metrics endpoint. `arbiter coordinator` and
-// `arbiter local` both run one of these.
+// callback API; every call authenticated by a bearer token, optionally over TLS), health and
+// reflection, and the metrics endpoint. `arbiter coordinator` and `arbiter local` both run one of
+// these.
 #pragma once
 
 #include <memory>

@@ -126,9 +126,8 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir) {
                                            " (is the data directory writable?)"));
   if (flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
     close(lock_fd);
-    return absl::FailedPreconditionError(
-        Cat("data directory '", dir, "' is in use by another coordinator (", lock_path,
-            " is locked)"));
+    return absl::FailedPreconditionError(Cat(
+        "data directory '", dir, "' is in use by another coordinator (", lock_path, " is locked)"));
   }
   auto unlock = [lock_fd] { close(lock_fd); };
   const std::string path = (std::filesystem::path(dir) / "arbiter.db").string();
@@ -201,7 +200,8 @@ absl::Status Store::CreateRun(StoredRun& run, std::vector<StoredJob>& jobs) {
   return InTransaction([&]() -> absl::Status {
     {
       Stmt s(db_,
-             "INSERT INTO runs (kind, state, created_unix, message, spec, owner) VALUES (?, ?, ?, ?, ?, "
+             "INSERT INTO runs (kind, state, created_unix, message, spec, owner) VALUES (?, ?, ?, "
+             "?, ?, "
              "?)");
       if (!s.ok()) return SqlError(db_, "prepare run insert");
       if (!s.Execute(run.kind, run.state, run.created_unix, Text{run.message}, run.spec,

@@ -21,8 +21,8 @@ inline constexpr int kSchemaVersion = 2;
 struct StoredRun {
   uint64_t id = 0;
   std::string owner;  // the submitting token's name
-  int kind = 0;   // v1::RunKind
-  int state = 0;  // v1::RunState
+  int kind = 0;       // v1::RunKind
+  int state = 0;      // v1::RunState
   double created_unix = 0, started_unix = 0, finished_unix = 0;
   std::string message;
   std::string spec;    // serialized StoredPerftRun (or another kind's record)

@@ -74,7 +74,8 @@ absl::StatusOr<ClientCredentials> CredentialsFromEnvironment(const std::string& 
   c.token = Env("ARBITER_TOKEN");
   if (c.token.empty() && !Env("ARBITER_TOKEN_FILE").empty()) {
     absl::StatusOr<std::string> t = ReadSecret(Env("ARBITER_TOKEN_FILE"));
-    if (!t.ok()) return absl::InvalidArgumentError(Cat("token file: ", std::string(t.status().message())));
+    if (!t.ok())
+      return absl::InvalidArgumentError(Cat("token file: ", std::string(t.status().message())));
     c.token = *t;
   }
   if (c.token.empty() && IsLoopback(address)) {
@@ -90,7 +91,8 @@ absl::StatusOr<ClientCredentials> CredentialsFromEnvironment(const std::string& 
                           {"ARBITER_TLS_KEY", &c.tls_key}}) {
     if (Env(var).empty()) continue;
     absl::StatusOr<std::string> pem = ReadSecret(Env(var));
-    if (!pem.ok()) return absl::InvalidArgumentError(Cat(var, ": ", std::string(pem.status().message())));
+    if (!pem.ok())
+      return absl::InvalidArgumentError(Cat(var, ": ", std::string(pem.status().message())));
     *out = *pem + "\n";
   }
   if (c.tls_cert.empty() != c.tls_key.empty())
@@ -113,7 +115,7 @@ std::shared_ptr<grpc::Channel> Dial(const std::string& address, const ClientCred
   std::vector<std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>> factories;
   if (!creds.token.empty()) factories.push_back(std::make_unique<BearerFactory>(creds.token));
   return grpc::experimental::CreateCustomChannelWithInterceptors(address, channel_creds, args,
-                                                                  std::move(factories));
+                                                                 std::move(factories));
 }
 
 std::shared_ptr<grpc::Channel> Dial(const std::string& address,

@@ -10,7 +10,8 @@
 // Terry 1952; the same model Ordo and BayesElo without its draw parameter fit.)
 // Intervals: the sandwich (robust) covariance H^-1 J H^-1 (Huber 1967, White 1980), with H the
 // Fisher information and J the observed per-game score variance, so draws narrow the intervals
-// as they do in the trinomial match error. One engine is anchored at 0 (default the first), or the mean is 0.
+// as they do in the trinomial match error. One engine is anchored at 0 (default the first), or the
+// mean is 0.
 #pragma once
 
 #include <string>

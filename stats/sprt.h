@@ -72,8 +72,9 @@ double GeneralizedLlrLogistic(std::span<const double> scores, std::span<const do
 double GeneralizedLlrNormalized(std::span<const double> scores, std::span<const double> counts,
                                 double t0, double t1);
 
-// BayesElo fit of game counts (Coulom, bayeselo; cutechess-cli sprt.cpp): with pw, pl the win and loss frequencies,
-// elo = 200 log10(pw/pl (1-pl)/(1-pw)), draw_elo = 200 log10((1-pl)/pl (1-pw)/pw).
+// BayesElo fit of game counts (Coulom, bayeselo; cutechess-cli sprt.cpp): with pw, pl the win and
+// loss frequencies, elo = 200 log10(pw/pl (1-pl)/(1-pw)), draw_elo = 200 log10((1-pl)/pl
+// (1-pw)/pw).
 struct BayesEloFit {
   double elo = 0, draw_elo = 0;
 };

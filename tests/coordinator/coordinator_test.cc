@@ -82,8 +82,7 @@ class CoordinatorTest : public ::testing::Test {
     return *PerftBatch(positions, {.depth = int(job.perft().depth())});
   }
   absl::StatusOr<v1::CompleteJobResponse> Complete(const std::string& worker, const v1::Job& job,
-                                                   std::vector<uint64_t> counts,
-                                                   uint64_t lease = 0,
+                                                   std::vector<uint64_t> counts, uint64_t lease = 0,
                                                    const std::string& token = "") {
     v1::CompleteJobRequest req;
     req.set_worker_id(worker);
@@ -377,8 +376,6 @@ TEST(Uint128, Decimal) {
   unsigned __int128 big = (unsigned __int128)1 << 64;
   EXPECT_EQ(Uint128ToString(big * 1000), "18446744073709551616000");
 }
-
-
 
 // A worker id belongs to the token that registered it: another token cannot acquire, heartbeat,
 // complete or release with it (PERMISSION_DENIED), so a stolen id is worth nothing.

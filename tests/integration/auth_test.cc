@@ -67,7 +67,8 @@ class AuthTest : public ::testing::Test {
     return ss.str();
   }
   std::unique_ptr<v1::RunService::Stub> Runs(const std::string& secret) {
-    return v1::RunService::NewStub(net::Dial(Address(), net::ClientCredentials{secret, "", "", ""}));
+    return v1::RunService::NewStub(
+        net::Dial(Address(), net::ClientCredentials{secret, "", "", ""}));
   }
   std::string Token(const std::string& name, v1::Role role) {
     const auto path = dir_ / (name + ".token");
@@ -122,16 +123,16 @@ class AuthTest : public ::testing::Test {
 
 TEST_F(AuthTest, NoTokenOrAnUnknownOneIsUnauthenticated) {
   Start();
-  auto none = v1::RunService::NewStub(
-      grpc::CreateChannel(Address(), grpc::InsecureChannelCredentials()));
+  auto none =
+      v1::RunService::NewStub(grpc::CreateChannel(Address(), grpc::InsecureChannelCredentials()));
   grpc::Status s = List(*none);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED);
   EXPECT_NE(s.error_message().find("no token"), std::string::npos) << s.error_message();
   EXPECT_EQ(List(*Runs("arb_0000000000000000000000000000000000000000")).error_code(),
             grpc::StatusCode::UNAUTHENTICATED);
   // Nor can anyone act as a worker without a worker token.
-  auto work = v1::WorkService::NewStub(
-      grpc::CreateChannel(Address(), grpc::InsecureChannelCredentials()));
+  auto work =
+      v1::WorkService::NewStub(grpc::CreateChannel(Address(), grpc::InsecureChannelCredentials()));
   grpc::ClientContext ctx;
   v1::RegisterResponse resp;
   EXPECT_EQ(work->Register(&ctx, v1::RegisterRequest(), &resp).error_code(),
@@ -152,8 +153,8 @@ TEST_F(AuthTest, RolesOwnersAndRevocation) {
   EXPECT_EQ(List(*Runs(worker)).error_code(), grpc::StatusCode::PERMISSION_DENIED)
       << "a worker token is for WorkService only";
   {
-    auto work = v1::WorkService::NewStub(
-        net::Dial(Address(), net::ClientCredentials{alice, "", "", ""}));
+    auto work =
+        v1::WorkService::NewStub(net::Dial(Address(), net::ClientCredentials{alice, "", "", ""}));
     grpc::ClientContext ctx;
     v1::RegisterResponse resp;
     EXPECT_EQ(work->Register(&ctx, v1::RegisterRequest(), &resp).error_code(),
@@ -203,8 +204,8 @@ TEST_F(AuthTest, NoAuthOnlyOnLoopback) {
   auto loopback = Coordinator({"--listen", "127.0.0.1:0", "--no-auth"}, port, "loopback.log");
   ASSERT_GT(port, 0);
   port_ = port;
-  auto stub = v1::RunService::NewStub(
-      grpc::CreateChannel(Address(), grpc::InsecureChannelCredentials()));
+  auto stub =
+      v1::RunService::NewStub(grpc::CreateChannel(Address(), grpc::InsecureChannelCredentials()));
   EXPECT_TRUE(List(*stub).ok());
 }
 
@@ -218,9 +219,9 @@ TEST_F(AuthTest, StartupFailuresAreLoudAndOneCoordinatorPerPortAndDirectory) {
   EXPECT_NE(Log("second.log").find("in use by another coordinator"), std::string::npos)
       << Log("second.log");
   // The same port, another data directory.
-  auto same_port = Process::Start({ARBITER_BINARY, "coordinator", "--data", (dir_ / "d2").string(),
-                                   "--listen", Address()},
-                                  (dir_ / "port.log").string());
+  auto same_port = Process::Start(
+      {ARBITER_BINARY, "coordinator", "--data", (dir_ / "d2").string(), "--listen", Address()},
+      (dir_ / "port.log").string());
   EXPECT_EQ(same_port->Wait(), 2);
   EXPECT_NE(Log("port.log").find("cannot listen"), std::string::npos) << Log("port.log");
   ExpectServes();
@@ -235,9 +236,9 @@ TEST_F(AuthTest, StartupFailuresAreLoudAndOneCoordinatorPerPortAndDirectory) {
   ASSERT_EQ(listen(taken, 1), 0);
   socklen_t len = sizeof addr;
   getsockname(taken, reinterpret_cast<sockaddr*>(&addr), &len);
-  auto metrics = Coordinator({"--listen", "127.0.0.1:0", "--metrics",
-                              "127.0.0.1:" + std::to_string(ntohs(addr.sin_port))},
-                             port, "metrics.log");
+  auto metrics = Coordinator(
+      {"--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:" + std::to_string(ntohs(addr.sin_port))},
+      port, "metrics.log");
   EXPECT_EQ(metrics->Wait(), 2) << Log("metrics.log");
   EXPECT_NE(Log("metrics.log").find("error:"), std::string::npos);
   close(taken);
@@ -285,15 +286,15 @@ TEST_F(AuthTest, TlsAndMutualTls) {
   EXPECT_EQ(List(*no_cert).error_code(), grpc::StatusCode::UNAVAILABLE)
       << "mutual TLS: a client without a certificate is refused";
   auto with_cert = v1::RunService::NewStub(net::Dial(
-      Address(), net::ClientCredentials{admin_, pem("ca.pem"), pem("client.pem"), pem("client.key")}));
+      Address(),
+      net::ClientCredentials{admin_, pem("ca.pem"), pem("client.pem"), pem("client.key")}));
   EXPECT_TRUE(List(*with_cert).ok());
   // The CLI with the same files.
-  auto cli = Process::Start({ARBITER_BINARY, "--token-file", (dir_ / "admin.token").string(),
-                             "--tls-ca", (certs / "ca.pem").string(), "--tls-cert",
-                             (certs / "client.pem").string(), "--tls-key",
-                             (certs / "client.key").string(), "runs", "--coordinator", Address(),
-                             "list"},
-                            (dir_ / "cli.log").string());
+  auto cli = Process::Start(
+      {ARBITER_BINARY, "--token-file", (dir_ / "admin.token").string(), "--tls-ca",
+       (certs / "ca.pem").string(), "--tls-cert", (certs / "client.pem").string(), "--tls-key",
+       (certs / "client.key").string(), "runs", "--coordinator", Address(), "list"},
+      (dir_ / "cli.log").string());
   EXPECT_EQ(cli->Wait(), 0) << Log("cli.log");
 }
 

@@ -103,11 +103,10 @@ class ClusterMatchTest : public ::testing::Test {
     const grpc::Status created =
         testing::CreateTokenFile(Address(), admin_secret_, "w" + n, v1::ROLE_WORKER, token);
     ASSERT_TRUE(created.ok()) << created.error_message();
-    workers_.push_back(
-        Process::Start({ARBITER_BINARY, "--token-file", token.string(), "worker", "--coordinator",
-                        Address(), "--name", "w" + n,
-                        "--wait-seconds", "1", "--grace-seconds", "2"},
-                       (dir_ / ("worker" + n + ".log")).string()));
+    workers_.push_back(Process::Start(
+        {ARBITER_BINARY, "--token-file", token.string(), "worker", "--coordinator", Address(),
+         "--name", "w" + n, "--wait-seconds", "1", "--grace-seconds", "2"},
+        (dir_ / ("worker" + n + ".log")).string()));
     ASSERT_TRUE(workers_.back()->ReadLineWith("health on port", 60));
   }
 
@@ -213,8 +212,7 @@ TEST_F(ClusterMatchTest, MatchSurvivesCoordinatorKill) {
                   "--games", "16", "--openings", (dir_ / "book.epd").string(), "--coordinator",
                   Address(), "--pgn", pgn, "--json"});
   // Wait until some but not all jobs of the run are done, then kill the coordinator.
-  auto stub =
-      v1::RunService::NewStub(net::Dial(Address()));
+  auto stub = v1::RunService::NewStub(net::Dial(Address()));
   v1::Run run;
   for (int i = 0; i < 6000; ++i) {
     grpc::ClientContext ctx;
@@ -285,8 +283,7 @@ TEST_F(ClusterMatchTest, RoundRobinOfThreeOnCluster) {
   EXPECT_EQ(std::set<int>(rounds.begin(), rounds.end()).size(), 12u);
 
   // The run through the API: 3 pairings, ratings for all three.
-  auto stub =
-      v1::RunService::NewStub(net::Dial(Address()));
+  auto stub = v1::RunService::NewStub(net::Dial(Address()));
   {
     grpc::ClientContext ctx;
     v1::GetRunRequest req;

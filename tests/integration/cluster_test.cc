@@ -41,10 +41,8 @@ class ClusterTest : public ::testing::Test {
   // Starts the coordinator (on `port`, 0 = any) and connects the stubs.
   void StartCoordinator(std::vector<std::string> extra = {}, int port = 0) {
     std::vector<std::string> args = {
-        ARBITER_BINARY,  "coordinator",
-        "--listen",      "127.0.0.1:" + std::to_string(port),
-        "--metrics",     "127.0.0.1:0",
-        "--data",        (dir_ / "data").string(),
+        ARBITER_BINARY,       "coordinator",   "--listen", "127.0.0.1:" + std::to_string(port),
+        "--metrics",          "127.0.0.1:0",   "--data",   (dir_ / "data").string(),
         "--admin-token-file", AdminTokenFile()};
     args.insert(args.end(), extra.begin(), extra.end());
     coordinator_ = Process::Start(args, (dir_ / "coordinator.log").string());
@@ -68,12 +66,11 @@ class ClusterTest : public ::testing::Test {
     const grpc::Status created = testing::CreateTokenFile(
         Address(), admin_secret_, "w" + std::to_string(n), v1::ROLE_WORKER, token);
     EXPECT_TRUE(created.ok()) << created.error_message();
-    workers_.push_back(
-        Process::Start({ARBITER_BINARY, "--token-file", token.string(), "worker", "--coordinator",
-                        Address(), "--threads",
-                        std::to_string(threads), "--metrics", "127.0.0.1:0", "--name",
-                        "w" + std::to_string(n), "--wait-seconds", "2", "--grace-seconds", "5"},
-                       (dir_ / ("worker" + std::to_string(n) + ".log")).string()));
+    workers_.push_back(Process::Start(
+        {ARBITER_BINARY, "--token-file", token.string(), "worker", "--coordinator", Address(),
+         "--threads", std::to_string(threads), "--metrics", "127.0.0.1:0", "--name",
+         "w" + std::to_string(n), "--wait-seconds", "2", "--grace-seconds", "5"},
+        (dir_ / ("worker" + std::to_string(n) + ".log")).string()));
     auto line = workers_.back()->ReadLineWith("health on port", 60);
     EXPECT_TRUE(line);
     return line ? NumberAfter(*line, "metrics on port ") : -1;

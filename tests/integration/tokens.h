@@ -20,8 +20,8 @@ namespace arbiter::testing {
 inline std::string WriteTokenFile(const std::filesystem::path& path) {
   const std::string secret = *coordinator::NewTokenSecret();
   std::ofstream(path) << secret << "\n";
-  std::filesystem::permissions(path, std::filesystem::perms::owner_read |
-                                         std::filesystem::perms::owner_write);
+  std::filesystem::permissions(
+      path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   return secret;
 }
 

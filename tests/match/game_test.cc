@@ -284,8 +284,8 @@ TEST(FlagFall, PerMoveLimitForfeitAfterAnAutoMoveThatLeavesABareKingIsADraw) {
   // White's first overrun: the arbiter plays its (legal) move, Qxh1, which takes Black's last
   // piece. Its second overrun forfeits, and Black, a bare king, cannot checkmate: draw.
   Pair p{Engine("w", {"--sleep-past", "150"}), Engine("b")};
-  GameRecord r = p.Play(FromFen("4k3/8/8/8/8/8/8/KQ5r w - - 0 1"),
-                        Settings("movetime=0.1,forfeit=2"));
+  GameRecord r =
+      p.Play(FromFen("4k3/8/8/8/8/8/8/KQ5r w - - 0 1"), Settings("movetime=0.1,forfeit=2"));
   ASSERT_GE(r.moves.size(), 2u);
   EXPECT_TRUE(r.moves[0].auto_move);
   EXPECT_EQ(r.moves[0].san, "Qxh1");
