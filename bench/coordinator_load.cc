@@ -116,8 +116,6 @@ class SimWorker {
       }
     } else {
       std::vector<arbiter::Position> positions;
-      for (const std::string& fen : job.perft().fens())
-        positions.push_back(*arbiter::Position::FromFen(fen));
       const std::string& packed = job.perft().packed_positions();
       if (!packed.empty()) {
         const arbiter::Position root = *arbiter::Position::FromFen(job.perft().root_fen());

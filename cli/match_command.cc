@@ -443,14 +443,14 @@ int RunRemoteMatchCommand(const MatchFlags& f, const match::MatchOptions& o,
     *req.add_engines() = *remote;
   }
   req.set_tc(o.tc.ToString());
-  req.set_games(uint32_t(o.games));
+  req.set_games(o.games);
   if (o.sprt) {
     v1::SprtSpec* sp = req.mutable_sprt();
     sp->set_elo0(o.sprt->elo0);
     sp->set_elo1(o.sprt->elo1);
     sp->set_alpha(o.sprt->alpha);
     sp->set_beta(o.sprt->beta);
-    sp->set_model(std::string(stats::SprtModelName(o.sprt->model)));
+    sp->set_model(SprtModelToProto(o.sprt->model));
   }
   absl::StatusOr<std::string> openings = OpeningsText(o.book);
   if (!openings.ok()) return Fail(openings.status());

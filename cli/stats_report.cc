@@ -5,9 +5,8 @@
 #include "stats/elo.h"
 
 namespace arbiter::cli {
-namespace {
 
-v1::SprtModel ToProto(stats::SprtModel m) {
+v1::SprtModel SprtModelToProto(stats::SprtModel m) {
   switch (m) {
     case stats::SprtModel::kLogistic:
       return v1::SPRT_MODEL_LOGISTIC;
@@ -18,6 +17,8 @@ v1::SprtModel ToProto(stats::SprtModel m) {
   }
   return v1::SPRT_MODEL_UNSPECIFIED;
 }
+
+namespace {
 
 v1::SprtDecision ToProto(stats::SprtDecision d) {
   switch (d) {
@@ -45,7 +46,7 @@ void FillEstimate(const stats::EloEstimate& e, v1::StatsReport& r) {
 }
 
 void FillSprt(const stats::SprtParams& p, const stats::SprtResult& s, v1::SprtReport& out) {
-  out.set_model(ToProto(p.model));
+  out.set_model(SprtModelToProto(p.model));
   out.set_elo0(p.elo0);
   out.set_elo1(p.elo1);
   out.set_alpha(p.alpha);

@@ -14,6 +14,9 @@
 
 namespace arbiter::cli {
 
+// The wire enum of an SPRT model.
+v1::SprtModel SprtModelToProto(stats::SprtModel m);
+
 // `sprt` must pass stats::ValidateSprtParams when given.
 v1::StatsReport MakeStatsReport(const stats::Trinomial& counts, const stats::SprtParams* sprt);
 // With kBayesElo the SPRT uses the game counts implied by the pairs (see stats::EvaluateSprt).

@@ -4,7 +4,7 @@
 #include "base/strings.h"
 #include "coordinator/match_run.h"
 #include "coordinator/metrics.h"
-#include "proto/arbiter/v1/store.pb.h"
+#include "proto/arbiter/store/v1/store.pb.h"
 
 namespace arbiter::coordinator {
 namespace {
@@ -22,13 +22,13 @@ Request WithPairsPerJob(Request request, const PlanContext& context) {
 class GamesRun : public RunHandler {
  public:
   void AddSpec(v1::MatchJob work) {
-    v1::StoredMatchJob job;
+    store::v1::StoredMatchJob job;
     *job.mutable_work() = std::move(work);
     pairing_of_job_.push_back(job.work().pairing());
     jobs_.push_back(std::move(job));
   }
   absl::Status AddJob(const std::string& stored) override {
-    v1::StoredMatchJob job;
+    store::v1::StoredMatchJob job;
     if (!job.ParseFromString(stored)) return absl::DataLossError("unreadable match job spec");
     pairing_of_job_.push_back(job.work().pairing());
     jobs_.push_back(std::move(job));
@@ -109,7 +109,7 @@ class GamesRun : public RunHandler {
     return job.index < jobs_.size() ? jobs_[job.index].work().pairs() : 0;
   }
 
-  std::vector<v1::StoredMatchJob> jobs_;  // by job index; cleared when the run ends
+  std::vector<store::v1::StoredMatchJob> jobs_;  // by job index; cleared when the run ends
   std::vector<uint32_t> pairing_of_job_;  // by job index; kept (PGN export)
   std::vector<std::pair<uint64_t, uint64_t>> counted_;
   uint64_t rejected_ = 0;
@@ -117,7 +117,7 @@ class GamesRun : public RunHandler {
 
 class MatchRun final : public GamesRun {
  public:
-  explicit MatchRun(v1::StoredMatchRun spec)
+  explicit MatchRun(store::v1::StoredMatchRun spec)
       : spec_(std::move(spec)), sprt_(SprtOf(spec_.request())) {}
   v1::RunKind kind() const override { return v1::RUN_KIND_MATCH; }
   std::string SerializeSpec() const override { return spec_.SerializeAsString(); }
@@ -164,14 +164,14 @@ class MatchRun final : public GamesRun {
                                 spec_.request().engines(1).name());
   }
 
-  v1::StoredMatchRun spec_;
+  store::v1::StoredMatchRun spec_;
   std::optional<stats::SprtParams> sprt_;
   MatchTally tally_;
 };
 
 class TournamentRun final : public GamesRun {
  public:
-  explicit TournamentRun(v1::StoredTournamentRun spec)
+  explicit TournamentRun(store::v1::StoredTournamentRun spec)
       : spec_(std::move(spec)), tallies_(TournamentPairings(spec_.request()).size()) {}
   v1::RunKind kind() const override { return v1::RUN_KIND_TOURNAMENT; }
   std::string SerializeSpec() const override { return spec_.SerializeAsString(); }
@@ -193,14 +193,14 @@ class TournamentRun final : public GamesRun {
     source.games_per_pairing = req.games_per_pairing();
   }
 
-  v1::StoredTournamentRun spec_;
+  store::v1::StoredTournamentRun spec_;
   std::vector<MatchTally> tallies_;  // in TournamentPairings order
 };
 
 RunPlan PlanOf(std::unique_ptr<GamesRun> handler, std::vector<v1::MatchJob> jobs) {
   RunPlan plan;
   for (v1::MatchJob& work : jobs) {
-    v1::StoredMatchJob stored;
+    store::v1::StoredMatchJob stored;
     *stored.mutable_work() = work;
     plan.job_specs.push_back(stored.SerializeAsString());
     handler->AddSpec(std::move(work));
@@ -215,7 +215,7 @@ absl::StatusOr<RunPlan> PlanMatchRun(const v1::SubmitMatchRequest& submitted,
                                      const PlanContext& context) {
   const v1::SubmitMatchRequest request = WithPairsPerJob(submitted, context);
   RETURN_IF_ERROR(ValidateMatchRequest(request, context.engine_known));
-  v1::StoredMatchRun spec;
+  store::v1::StoredMatchRun spec;
   *spec.mutable_request() = request;
   RunPlan plan = PlanOf(std::make_unique<MatchRun>(std::move(spec)), PlanMatchJobs(request));
   plan.summary =
@@ -228,7 +228,7 @@ absl::StatusOr<RunPlan> PlanTournamentRun(const v1::SubmitTournamentRequest& sub
                                           const PlanContext& context) {
   const v1::SubmitTournamentRequest request = WithPairsPerJob(submitted, context);
   RETURN_IF_ERROR(ValidateTournamentRequest(request, context.engine_known));
-  v1::StoredTournamentRun spec;
+  store::v1::StoredTournamentRun spec;
   *spec.mutable_request() = request;
   const size_t pairings = TournamentPairings(request).size();
   RunPlan plan =
@@ -241,13 +241,13 @@ absl::StatusOr<RunPlan> PlanTournamentRun(const v1::SubmitTournamentRequest& sub
 }
 
 absl::StatusOr<std::unique_ptr<RunHandler>> LoadMatchRun(const std::string& spec) {
-  v1::StoredMatchRun run;
+  store::v1::StoredMatchRun run;
   if (!run.ParseFromString(spec)) return absl::DataLossError("unreadable match run spec");
   return std::make_unique<MatchRun>(std::move(run));
 }
 
 absl::StatusOr<std::unique_ptr<RunHandler>> LoadTournamentRun(const std::string& spec) {
-  v1::StoredTournamentRun run;
+  store::v1::StoredTournamentRun run;
   if (!run.ParseFromString(spec)) return absl::DataLossError("unreadable tournament run spec");
   return std::make_unique<TournamentRun>(std::move(run));
 }

@@ -210,9 +210,10 @@ absl::Status ValidateMatchRequest(const v1::SubmitMatchRequest& request,
           Cat("sprt: elo1 (", s.elo1(), ") must be above elo0 (", s.elo0(), ")"));
     if (!(s.alpha() > 0 && s.alpha() < 0.5 && s.beta() > 0 && s.beta() < 0.5))
       return absl::InvalidArgumentError("sprt: alpha and beta must be in (0, 0.5)");
-    if (!s.model().empty() && s.model() != "normalized" && s.model() != "logistic")
+    if (s.model() != v1::SPRT_MODEL_UNSPECIFIED && s.model() != v1::SPRT_MODEL_NORMALIZED &&
+        s.model() != v1::SPRT_MODEL_LOGISTIC)
       return absl::InvalidArgumentError(
-          Cat("sprt: model must be 'normalized' or 'logistic', got '", s.model(), "'"));
+          Cat("sprt: model must be normalized or logistic, got ", v1::SprtModel_Name(s.model())));
   }
   RETURN_IF_ERROR(ValidateOpenings(request.openings()));
   RETURN_IF_ERROR(ValidateRules(request.rules()));
@@ -300,7 +301,7 @@ std::optional<stats::SprtParams> SprtOf(const v1::SubmitMatchRequest& request) {
   p.elo1 = request.sprt().elo1();
   p.alpha = request.sprt().alpha();
   p.beta = request.sprt().beta();
-  p.model = request.sprt().model() == "logistic" ? stats::SprtModel::kLogistic
+  p.model = request.sprt().model() == v1::SPRT_MODEL_LOGISTIC ? stats::SprtModel::kLogistic
                                                  : stats::SprtModel::kNormalized;
   return p;
 }

@@ -12,7 +12,7 @@
 #include "engine/packed_position.h"
 #include "engine/perft.h"
 #include "engine/position.h"
-#include "proto/arbiter/v1/store.pb.h"
+#include "proto/arbiter/store/v1/store.pb.h"
 #include "spdlog/spdlog.h"
 
 namespace arbiter::coordinator {
@@ -49,15 +49,15 @@ size_t PositionsOf(const v1::PerftJob& work) {
 
 class PerftRun final : public RunHandler {
  public:
-  explicit PerftRun(v1::StoredPerftRun spec) : spec_(std::move(spec)) {
+  explicit PerftRun(store::v1::StoredPerftRun spec) : spec_(std::move(spec)) {
     divide_.assign(spec_.root_moves_size(), 0);
   }
-  void AddSpec(v1::StoredPerftJob job) { jobs_.push_back(std::move(job)); }
+  void AddSpec(store::v1::StoredPerftJob job) { jobs_.push_back(std::move(job)); }
 
   v1::RunKind kind() const override { return v1::RUN_KIND_PERFT; }
   std::string SerializeSpec() const override { return spec_.SerializeAsString(); }
   absl::Status AddJob(const std::string& stored) override {
-    v1::StoredPerftJob job;
+    store::v1::StoredPerftJob job;
     if (!job.ParseFromString(stored)) return absl::DataLossError("unreadable perft job spec");
     jobs_.push_back(std::move(job));
     return absl::OkStatus();
@@ -110,8 +110,8 @@ class PerftRun final : public RunHandler {
   }
 
  private:
-  v1::StoredPerftRun spec_;
-  std::vector<v1::StoredPerftJob> jobs_;  // by job index
+  store::v1::StoredPerftRun spec_;
+  std::vector<store::v1::StoredPerftJob> jobs_;  // by job index
   unsigned __int128 total_ = 0;
   std::vector<unsigned __int128> divide_;
   std::vector<v1::Disagreement> disagreements_;
@@ -160,7 +160,7 @@ IngestOutcome PerftRun::Ingest(Job& job, CoordinatorMetrics* metrics) {
     spdlog::warn("job {}: worker {} ('{}') disagrees with the majority ({} vs {} nodes)", job.id,
                  r.worker_id, r.worker_name, mine, theirs);
   }
-  const v1::StoredPerftJob& spec = jobs_[job.index];
+  const store::v1::StoredPerftJob& spec = jobs_[job.index];
   unsigned __int128 added = 0;
   auto add = [&](size_t i, uint32_t root, uint64_t multiplicity) {
     unsigned __int128 n = (unsigned __int128)counts[i] * multiplicity;
@@ -254,7 +254,7 @@ absl::StatusOr<RunPlan> PlanPerftRun(const v1::SubmitPerftRequest& submitted,
   std::vector<std::vector<uint32_t>> groups = PackJobs(split, TargetJobs(so));
   const auto split_end = SteadyClock::now();
 
-  v1::StoredPerftRun run;
+  store::v1::StoredPerftRun run;
   *run.mutable_request() = request;
   run.set_split_depth(split.split_depth);
   run.set_split_positions(split.split_positions);
@@ -266,9 +266,9 @@ absl::StatusOr<RunPlan> PlanPerftRun(const v1::SubmitPerftRequest& submitted,
   const std::string root_fen = root->Fen();
   RunPlan plan;
   plan.job_specs.resize(groups.size());
-  std::vector<v1::StoredPerftJob> specs(groups.size());
+  std::vector<store::v1::StoredPerftJob> specs(groups.size());
   auto build = [&](size_t g) {
-    v1::StoredPerftJob& spec = specs[g];
+    store::v1::StoredPerftJob& spec = specs[g];
     v1::PerftJob* work = spec.mutable_work();
     work->set_chess960(root->IsChess960());
     work->set_depth(p.depth() - split.split_depth);
@@ -313,7 +313,7 @@ absl::StatusOr<RunPlan> PlanPerftRun(const v1::SubmitPerftRequest& submitted,
       plan.lanes.push_back(uint32_t(i * lanes / specs.size()));
   }
   auto handler = std::make_unique<PerftRun>(std::move(run));
-  for (v1::StoredPerftJob& spec : specs) handler->AddSpec(std::move(spec));
+  for (store::v1::StoredPerftJob& spec : specs) handler->AddSpec(std::move(spec));
   plan.handler = std::move(handler);
   const auto secs = [](SteadyClock::time_point a, SteadyClock::time_point b) {
     return std::chrono::duration<double>(b - a).count();
@@ -327,7 +327,7 @@ absl::StatusOr<RunPlan> PlanPerftRun(const v1::SubmitPerftRequest& submitted,
 }
 
 absl::StatusOr<std::unique_ptr<RunHandler>> LoadPerftRun(const std::string& spec) {
-  v1::StoredPerftRun run;
+  store::v1::StoredPerftRun run;
   if (!run.ParseFromString(spec)) return absl::DataLossError("unreadable perft run spec");
   return std::make_unique<PerftRun>(std::move(run));
 }

@@ -5,7 +5,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "base/status_macros.h"
-#include "proto/arbiter/v1/store.pb.h"
+#include "proto/arbiter/store/v1/store.pb.h"
 
 namespace arbiter::coordinator {
 
@@ -20,7 +20,7 @@ absl::StatusOr<v1::GetPgnResponse> ExportPgn(const PgnRequest& request, Store& s
     if (request.job_ids.empty()) {
       ASSIGN_OR_RETURN(std::vector<StoredJob> jobs, store.LoadJobs(request.run_id));
       for (const StoredJob& j : jobs) {
-        v1::StoredMatchJob spec;
+        store::v1::StoredMatchJob spec;
         if (spec.ParseFromString(j.spec)) pairing_of[j.id] = spec.work().pairing();
       }
     }

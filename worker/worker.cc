@@ -46,17 +46,9 @@ std::string HostName() {
   return buf;
 }
 
-// The positions of a perft job: its FENs, then its packed positions (castling rooks of its root).
+// The positions of a perft job: its packed positions (castling rooks of its root).
 absl::StatusOr<std::vector<Position>> PerftJobPositions(const v1::PerftJob& work) {
   std::vector<Position> out;
-  for (const std::string& fen : work.fens()) {
-    absl::StatusOr<Position> p = Position::FromFen(fen);
-    if (!p.ok())
-      return absl::InvalidArgumentError(
-          Cat("bad position '", fen, "': ", std::string(p.status().message())));
-    p->SetChess960(work.chess960());
-    out.push_back(*p);
-  }
   const std::string& packed = work.packed_positions();
   if (packed.empty()) return out;
   if (packed.size() % kPackedPositionSize != 0)
@@ -215,7 +207,6 @@ struct Worker::Impl {
         req.set_worker_id(worker_id);
         req.set_job_id(job.job_id());
         req.set_lease_id(job.lease_id());
-        req.set_nodes_done(nodes.load());
         v1::HeartbeatResponse resp;
         grpc::ClientContext ctx;
         ctx.set_deadline(Deadline(5));

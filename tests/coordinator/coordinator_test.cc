@@ -73,7 +73,6 @@ class CoordinatorTest : public ::testing::Test {
   }
   static std::vector<uint64_t> Count(const v1::Job& job) {
     std::vector<Position> positions;
-    for (const std::string& fen : job.perft().fens()) positions.push_back(*Position::FromFen(fen));
     const std::string& packed = job.perft().packed_positions();
     const Position root = *Position::FromFen(job.perft().root_fen());
     for (size_t i = 0; i < packed.size(); i += kPackedPositionSize)

@@ -332,7 +332,7 @@ TEST_F(ClusterTest, MatchRunStoppedBySprtWithForgedGameRefused) {
   req.mutable_sprt()->set_elo1(300);
   req.mutable_sprt()->set_alpha(0.1);
   req.mutable_sprt()->set_beta(0.1);
-  req.mutable_sprt()->set_model("logistic");
+  req.mutable_sprt()->set_model(v1::SPRT_MODEL_LOGISTIC);
   v1::SubmitRunResponse submitted;
   {
     grpc::ClientContext ctx;
@@ -531,7 +531,7 @@ TEST_F(ClusterTest, BadRequestsGetSpecificCodes) {
   ASSERT_EQ(second.job().job_id(), job) << "the expired job is re-queued first";
   ASSERT_NE(second.job().lease_id(), first.job().lease_id());
   const int n =
-      first.job().perft().fens_size() + int(first.job().perft().packed_positions().size() / 34);
+      int(first.job().perft().packed_positions().size() / 34);
   auto [stale, dup2] = complete(job, first.job().lease_id(), n);
   EXPECT_EQ(stale.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_NE(stale.error_message().find("stale"), std::string::npos) << stale.error_message();
