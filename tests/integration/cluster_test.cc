@@ -530,8 +530,7 @@ TEST_F(ClusterTest, BadRequestsGetSpecificCodes) {
   ASSERT_TRUE(second.has_job());
   ASSERT_EQ(second.job().job_id(), job) << "the expired job is re-queued first";
   ASSERT_NE(second.job().lease_id(), first.job().lease_id());
-  const int n =
-      int(first.job().perft().packed_positions().size() / 34);
+  const int n = int(first.job().perft().packed_positions().size() / 34);
   auto [stale, dup2] = complete(job, first.job().lease_id(), n);
   EXPECT_EQ(stale.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_NE(stale.error_message().find("stale"), std::string::npos) << stale.error_message();
