@@ -10,7 +10,7 @@ PACKAGES=(
   libabsl-dev prometheus-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
   libsqlite3-dev libspdlog-dev libcli11-dev
   stockfish pgn-extract python3 curl openssl
-  clang-format clang-tidy
+  clang-format clang-tidy clang libclang-rt-14-dev bubblewrap
   "$@"
 )
 missing=()
