@@ -110,7 +110,7 @@ class GamesRun : public RunHandler {
   }
 
   std::vector<store::v1::StoredMatchJob> jobs_;  // by job index; cleared when the run ends
-  std::vector<uint32_t> pairing_of_job_;  // by job index; kept (PGN export)
+  std::vector<uint32_t> pairing_of_job_;         // by job index; kept (PGN export)
   std::vector<std::pair<uint64_t, uint64_t>> counted_;
   uint64_t rejected_ = 0;
 };

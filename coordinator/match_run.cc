@@ -302,7 +302,7 @@ std::optional<stats::SprtParams> SprtOf(const v1::SubmitMatchRequest& request) {
   p.alpha = request.sprt().alpha();
   p.beta = request.sprt().beta();
   p.model = request.sprt().model() == v1::SPRT_MODEL_LOGISTIC ? stats::SprtModel::kLogistic
-                                                 : stats::SprtModel::kNormalized;
+                                                              : stats::SprtModel::kNormalized;
   return p;
 }
 
