@@ -18,7 +18,7 @@ const char* const kFens[] = {
     "8/8/8/2k5/3Pp3/8/8/4K3 b - d3 0 1",
 };
 
-bool IsLegal(const arbiter::Position& pos, arbiter::Move m) {
+bool InLegalList(const arbiter::Position& pos, arbiter::Move m) {
   arbiter::MoveList legal;
   arbiter::GenerateLegal(pos, legal);
   for (arbiter::Move l : legal)
@@ -36,7 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     absl::StatusOr<arbiter::Move> m =
         san ? arbiter::ParseSanMove(pos, text) : arbiter::ParseUciMove(pos, text);
     if (!m.ok()) continue;
-    FUZZ_CHECK(IsLegal(pos, *m));
+    FUZZ_CHECK(InLegalList(pos, *m));
     FUZZ_CHECK(*arbiter::ParseUciMove(pos, arbiter::MoveToUci(pos, *m)) == *m);
     FUZZ_CHECK(*arbiter::ParseSanMove(pos, arbiter::MoveToSan(pos, *m)) == *m);
   }

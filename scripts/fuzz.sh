@@ -3,6 +3,8 @@
 # repo; new inputs go to a scratch copy unless KEEP=1). A crash is written to fuzz/crashes/ and
 # the script exits non-zero: add the input to the corpus as a regression once fixed.
 # Usage: scripts/fuzz.sh TARGET [SECONDS=30]     (scripts/fuzz.sh all 30: every target in turn)
+# RUNS=N [SEED=S] instead: exactly N inputs from seed S (default 1), the same on every machine:
+# what CI runs (RUNS=2000 scripts/fuzz.sh all), so that CI fails only on a reproducible input.
 # Targets: fen_fuzz move_fuzz pgn_fuzz epd_fuzz tc_fuzz uci_output_fuzz request_fuzz
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,8 +32,14 @@ for t in "${run[@]}"; do
   corpus="fuzz/corpus/$t"
   work=$(mktemp -d)
   [[ -d "$corpus" ]] && cp -r "$corpus/." "$work/"
-  echo "== $t: ${seconds}s, $(ls "$work" | wc -l) seed inputs"
-  if ! "$dir/fuzz/$t" -max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="fuzz/crashes/$t-" \
+  if [[ -n "${RUNS:-}" ]]; then bound_text="$RUNS runs, seed ${SEED:-1}"; else bound_text="${seconds}s"; fi
+  echo "== $t: $bound_text, $(ls "$work" | wc -l) seed inputs"
+  if [[ -n "${RUNS:-}" ]]; then
+    bound=(-runs="$RUNS" -seed="${SEED:-1}")
+  else
+    bound=(-max_total_time="$seconds")
+  fi
+  if ! "$dir/fuzz/$t" "${bound[@]}" -print_final_stats=1 -artifact_prefix="fuzz/crashes/$t-" \
       -rss_limit_mb=2048 -timeout=10 "$work" 2>"$work.log"; then
     tail -40 "$work.log"
     echo "== $t: FAILED (input kept in fuzz/crashes/)"
