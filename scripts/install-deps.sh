@@ -9,7 +9,7 @@ PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev prometheus-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
   libsqlite3-dev libspdlog-dev libcli11-dev
-  stockfish pgn-extract python3 curl openssl
+  stockfish pgn-extract python3 curl openssl bubblewrap
   clang-format clang-tidy
   "$@"
 )
