@@ -94,7 +94,8 @@ v1::ReportedGame Report(const match::GameRecord& r, uint64_t pair, int g, const 
 }  // namespace
 
 absl::StatusOr<v1::MatchJobResult> RunMatchJob(const v1::MatchJob& job, EngineCache& cache,
-                                               int concurrency, const std::atomic<bool>* stop) {
+                                               int concurrency, const std::atomic<bool>* stop,
+                                               const match::SandboxOptions& sandbox) {
   if (job.engines_size() != 2)
     return absl::InvalidArgumentError(Cat("match job needs 2 engines, got ", job.engines_size()));
   match::EngineSpec specs[2];
@@ -131,7 +132,8 @@ absl::StatusOr<v1::MatchJobResult> RunMatchJob(const v1::MatchJob& job, EngineCa
   auto slot = [&](int index) {
     std::vector<int> cpus;  // --affinity: this slot's CPU
     if (job.rules().affinity()) cpus.push_back(index % ncpu);
-    match::UciEngine first(specs[0], timeouts, {}, cpus), second(specs[1], timeouts, {}, cpus);
+    match::UciEngine first(specs[0], timeouts, {}, cpus, sandbox),
+        second(specs[1], timeouts, {}, cpus, sandbox);
     for (uint32_t p; (p = next.fetch_add(1)) < pairs;) {
       const match::Opening& opening =
           openings[(job.openings_per_pair() ? p : job.first_pair() + p) % openings.size()];

@@ -5,13 +5,16 @@
 #include <atomic>
 
 #include "absl/status/statusor.h"
+#include "match/sandbox.h"
 #include "proto/arbiter/v1/cluster.pb.h"
 #include "worker/engine_cache.h"
 
 namespace arbiter::worker {
 
 // The games in pair order (both games of each pair). CANCELLED when `stop` became true.
+// Every engine process runs in `sandbox`.
 absl::StatusOr<v1::MatchJobResult> RunMatchJob(const v1::MatchJob& job, EngineCache& cache,
-                                               int concurrency, const std::atomic<bool>* stop);
+                                               int concurrency, const std::atomic<bool>* stop,
+                                               const match::SandboxOptions& sandbox = {});
 
 }  // namespace arbiter::worker
