@@ -153,20 +153,22 @@ absl::StatusOr<ProcessSpec> Sandboxed(const SandboxOptions& options, ProcessSpec
   spec.clear_env = true;
   if (geteuid() == 0 && options.root_drops_to >= 0) spec.uid = spec.gid = options.root_drops_to;
 
-  std::vector<std::string> env = {Cat("PATH=", kPath), Cat("HOME=", private_dir)};
-  for (const std::string& e : spec.env) env.push_back(e);
-  if (options.isolation == Isolation::kLimits) {
-    if (spec.cwd.empty()) spec.cwd = private_dir;
-    spec.env = std::move(env);
-    return spec;
-  }
-
+  // Resolved here: a relative path would not survive the change of working directory.
   std::string program;
   {
     absl::StatusOr<std::string> p = ResolveProgram(spec.argv[0]);
     if (!p.ok()) return p.status();
     program = *std::move(p);
   }
+  std::vector<std::string> env = {Cat("PATH=", kPath), Cat("HOME=", private_dir)};
+  for (const std::string& e : spec.env) env.push_back(e);
+  if (options.isolation == Isolation::kLimits) {
+    spec.argv[0] = program;
+    if (spec.cwd.empty()) spec.cwd = private_dir;
+    spec.env = std::move(env);
+    return spec;
+  }
+
   std::vector<std::string> a = {options.bwrap,   "--unshare-all", "--die-with-parent",
                                 "--new-session", "--cap-drop",    "ALL"};
   AddSystem(a);

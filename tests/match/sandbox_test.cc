@@ -276,6 +276,16 @@ TEST(SandboxArgv, WrapsTheEngineInBwrapWithLimits) {
   EXPECT_EQ(s->rlimits.size(), 5u);
 }
 
+TEST(SandboxArgv, LimitsOnlyKeepsTheProgramAndMovesToThePrivateDir) {
+  SandboxOptions box{.isolation = Isolation::kLimits};
+  absl::StatusOr<ProcessSpec> s = Sandboxed(box, ProcessSpec{.argv = {"true"}}, "/tmp/p");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->argv, std::vector<std::string>{"/usr/bin/true"});
+  EXPECT_EQ(s->cwd, "/tmp/p");
+  EXPECT_TRUE(s->clear_env);
+  EXPECT_FALSE(Sandboxed(box, ProcessSpec{.argv = {"no-such-engine-here"}}, "/tmp/p").ok());
+}
+
 TEST(SandboxArgv, ModesAndExits) {
   EXPECT_EQ(ParseSandboxMode("auto").value(), SandboxMode::kAuto);
   EXPECT_FALSE(ParseSandboxMode("on").ok());
