@@ -135,7 +135,9 @@ absl::Status UciEngine::Start() {
   private_dir_.clear();
   option_names_.clear();
   chess960_ = false;
-  ProcessSpec ps{.argv = {}, .cwd = spec_.dir, .env = spec_.env, .cpus = cpus_};
+  // no_new_privs even without a sandbox: an engine never needs setuid programs.
+  ProcessSpec ps{
+      .argv = {}, .cwd = spec_.dir, .env = spec_.env, .cpus = cpus_, .no_new_privs = true};
   if (spec_.cmd == kBuiltinEngine) {
     ps.argv = {SelfExecutable(), "uci"};
   } else {

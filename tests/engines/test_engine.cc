@@ -116,11 +116,21 @@ std::string Outcome(std::string_view action, bool ok) {
              ok ? "" : strerror(errno));
 }
 
-// A sleeper in its own session, out of the engine's process group, with no pipe of the engine.
-void Sleeper() {
+// A sleeper in its own session, out of the engine's process group, with no pipe of the engine;
+// it writes a byte to `ready` once out of the group.
+void Sleeper(int ready) {
   setsid();
-  for (int fd = 0; fd < 3; ++fd) close(fd);
+  ssize_t w = write(ready, "r", 1);
+  (void)w;
+  for (int fd = 0; fd < 1024; ++fd) close(fd);
   for (;;) pause();
+}
+
+// Waits for `n` sleepers to be out of the engine's process group.
+void AwaitSleepers(int ready, long n) {
+  char c;
+  for (long i = 0; i < n && read(ready, &c, 1) == 1; ++i) {
+  }
 }
 
 // The hostile actions asked for, each reported on stdout; the listening socket stays open.
@@ -161,22 +171,26 @@ void Misbehave(const Flags& f) {
         s >= 0 && bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && listen(s, 4) == 0;
     Say(Outcome("listen", ok));
   }
+  int ready[2] = {-1, -1};
+  if ((!f.daemon_marker.empty() || f.fork_bomb > 0) && pipe(ready) != 0) ready[0] = ready[1] = -1;
   if (!f.daemon_marker.empty()) {
     pid_t p = fork();
     if (p == 0) {
-      if (fork() == 0) Sleeper();
+      if (fork() == 0) Sleeper(ready[1]);
       _exit(0);
     }
     if (p > 0) waitpid(p, nullptr, 0);
+    if (p > 0) AwaitSleepers(ready[0], 1);
     Say(Outcome("daemon", p > 0));
   }
   if (f.fork_bomb > 0) {
     long n = 0;
     for (; n < f.fork_bomb; ++n) {
       pid_t p = fork();
-      if (p == 0) Sleeper();
+      if (p == 0) Sleeper(ready[1]);
       if (p < 0) break;
     }
+    AwaitSleepers(ready[0], n);
     Say(n == f.fork_bomb ? Outcome("fork-bomb", true)
                          : Cat(Outcome("fork-bomb", false), " (after ", n, ")"));
   }

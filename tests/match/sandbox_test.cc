@@ -276,6 +276,15 @@ TEST(SandboxArgv, WrapsTheEngineInBwrapWithLimits) {
   EXPECT_EQ(s->rlimits.size(), 5u);
 }
 
+TEST(SandboxOff, EnginesStillGetNoNewPrivs) {
+  UciEngine e(EngineSpec{.name = "t", .cmd = TEST_ENGINE});
+  ASSERT_TRUE(e.Start().ok());
+  std::ifstream in(Cat("/proc/", e.process()->pid(), "/status"));
+  std::string status((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(status.find("NoNewPrivs:\t1"), std::string::npos) << status;
+  e.Quit();
+}
+
 TEST(SandboxArgv, LimitsOnlyKeepsTheProgramAndMovesToThePrivateDir) {
   SandboxOptions box{.isolation = Isolation::kLimits};
   absl::StatusOr<ProcessSpec> s = Sandboxed(box, ProcessSpec{.argv = {"true"}}, "/tmp/p");
