@@ -55,6 +55,7 @@ struct WorkerFlags {
   double grace_seconds = 30;
   double wait_seconds = 20;
   SandboxFlags sandbox{.mode = "auto"};
+  std::vector<std::string> engine_dirs = {"/usr/games"};
 };
 
 void AddCoordinatorOptions(CLI::App* cmd, CoordinatorFlags& f) {
@@ -156,6 +157,7 @@ int RunWorker(const WorkerFlags& f) {
                     .name = f.name,
                     .cache_dir = f.cache,
                     .sandbox = *sandbox,
+                    .engine_dirs = f.engine_dirs,
                     .wait_seconds = f.wait_seconds,
                     .grace_seconds = f.grace_seconds},
                    metrics ? &metrics->registry() : nullptr);
@@ -338,6 +340,8 @@ void AddClusterCommands(CLI::App& app, int& exit_code) {
     cmd->add_option("--wait-seconds", f->wait_seconds, "Long-poll time")
         ->check(CLI::Range(0.1, 60.0));
     AddSandboxOptions(cmd, f->sandbox);
+    cmd->add_option("--engine-dir", f->engine_dirs,
+                    "Directory that `path` engines may come from (repeatable; default /usr/games)");
     cmd->callback([f, &exit_code] { exit_code = RunWorker(*f); });
   }
   {

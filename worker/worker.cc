@@ -244,7 +244,8 @@ struct Worker::Impl {
     absl::StatusOr<std::vector<uint64_t>> counts = std::vector<uint64_t>();
     absl::StatusOr<v1::MatchJobResult> games;
     if (job.has_match()) {
-      games = RunMatchJob(job.match(), *cache, options.threads, &stop, options.sandbox);
+      games = RunMatchJob(job.match(), *cache, options.threads, &stop,
+                          {.sandbox = options.sandbox, .engine_dirs = options.engine_dirs});
       if (!games.ok()) counts = games.status();
     } else {
       counts = PerftBatch(*positions, opts);

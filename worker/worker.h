@@ -9,6 +9,7 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
@@ -44,6 +45,8 @@ struct WorkerOptions {
   std::string cache_dir;
   // The box every engine process runs in (isolation already resolved: see ResolveIsolation).
   match::SandboxOptions sandbox;
+  // `path` engines only from these directories (empty: any path; `arbiter local`).
+  std::vector<std::string> engine_dirs;
   double wait_seconds = 20;   // long-poll time
   double grace_seconds = 30;  // after Drain(): time to finish the current job before releasing it
 };
