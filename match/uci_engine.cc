@@ -130,6 +130,7 @@ UciEngine::~UciEngine() {
 
 absl::Status UciEngine::Start() {
   ++starts_;
+  if (!spec_.refused.empty()) return absl::FailedPreconditionError(spec_.refused);
   process_.reset();
   RemovePrivateDir(private_dir_);
   private_dir_.clear();

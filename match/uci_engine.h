@@ -32,6 +32,9 @@ struct EngineSpec {
   std::vector<std::string> env;                              // KEY=VALUE
   std::vector<std::pair<std::string, std::string>> options;  // setoption name X value V
   std::string tc;  // per-engine time control override (empty: the match's)
+  // Non-empty: the engine may not run here (a worker's policy); Start() fails with this reason,
+  // so each of its games is lost by disconnect, naming it.
+  std::string refused;
 };
 
 // Parses "name=A,cmd=PATH,args=a b,dir=D,env.K=V,option.X=V,tc=10+0.1".

@@ -29,7 +29,10 @@ absl::StatusOr<match::EngineSpec> ToEngineSpec(const v1::EngineSpec& e, EngineCa
       spec.cmd = std::string(match::kBuiltinEngine);
       break;
     case v1::EngineSpec::kPath:
-      RETURN_IF_ERROR(CheckEngineDir(e.name(), e.path(), engine_dirs));
+      // A refused path is never started: its games are lost by disconnect, naming the reason
+      // (a released job would only come back to this worker).
+      if (absl::Status st = CheckEngineDir(e.name(), e.path(), engine_dirs); !st.ok())
+        spec.refused = std::string(st.message());
       spec.cmd = e.path();
       spec.args.assign(e.args().begin(), e.args().end());
       break;
