@@ -8,6 +8,7 @@
 #
 #   bench/match_overhead.sh [GAMES]            # default 200 games per time control
 #   MEMORY_GAMES=10000 bench/match_overhead.sh # also: RSS over 10,000 short test-engine games
+#   SANDBOX=namespaces bench/match_overhead.sh # engines in the sandbox (--sandbox; default off)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GAMES=${1:-200}
@@ -25,7 +26,7 @@ run() {  # name tc extra-engine-args...
   local pgn="$OUT/$name.pgn" json="$OUT/$name.json"
   echo "== $name: $GAMES games at $tc, concurrency 2"
   "$ARBITER" match "$@" --tc "$tc" --games "$GAMES" --concurrency 2 --pgn-out "$pgn" \
-      --json --quiet > "$json"
+      --sandbox "${SANDBOX:-off}" --json --quiet > "$json"
   python3 - "$json" <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))

@@ -53,6 +53,8 @@ struct WorkerFlags {
   std::string name;
   double grace_seconds = 30;
   double wait_seconds = 20;
+  SandboxFlags sandbox{.mode = "auto"};
+  std::vector<std::string> engine_dirs = {"/usr/games"};
 };
 
 void AddCoordinatorOptions(CLI::App* cmd, CoordinatorFlags& f) {
@@ -142,11 +144,19 @@ int RunWorker(const WorkerFlags& f) {
     std::cerr << "error: cannot listen on '" << f.listen << "'\n";
     return 2;
   }
+  absl::StatusOr<match::SandboxOptions> sandbox = ResolveSandbox(f.sandbox);
+  if (!sandbox.ok()) {
+    std::cerr << "error: " << sandbox.status().message() << "\n";
+    return 2;
+  }
+  spdlog::info("engine isolation: {}", match::IsolationName(sandbox->isolation));
   worker::Worker w({.coordinator = f.coordinator,
                     .threads = f.threads,
                     .hash_mb = f.hash_mb,
                     .name = f.name,
                     .cache_dir = f.cache,
+                    .sandbox = *sandbox,
+                    .engine_dirs = f.engine_dirs,
                     .wait_seconds = f.wait_seconds,
                     .grace_seconds = f.grace_seconds},
                    metrics ? &metrics->registry() : nullptr);
@@ -327,6 +337,9 @@ void AddClusterCommands(CLI::App& app, int& exit_code) {
         ->check(CLI::Range(0.0, 86400.0));
     cmd->add_option("--wait-seconds", f->wait_seconds, "Long-poll time")
         ->check(CLI::Range(0.1, 60.0));
+    AddSandboxOptions(cmd, f->sandbox);
+    cmd->add_option("--engine-dir", f->engine_dirs,
+                    "Directory that `path` engines may come from (repeatable; default /usr/games)");
     cmd->callback([f, &exit_code] { exit_code = RunWorker(*f); });
   }
   {

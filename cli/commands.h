@@ -1,7 +1,11 @@
 // Each `arbiter` subcommand registers itself on the CLI11 app; the callback stores the exit code.
 #pragma once
 
+#include <string>
+
 #include "CLI/CLI.hpp"
+#include "absl/status/statusor.h"
+#include "match/sandbox.h"
 
 namespace arbiter::cli {
 
@@ -15,5 +19,14 @@ void AddTournamentCommand(CLI::App& app, int& exit_code);
 void AddClusterCommands(CLI::App& app, int& exit_code);
 // `arbiter tokens`, `arbiter whoami`, `arbiter engines`.
 void AddAccessCommands(CLI::App& app, int& exit_code);
+
+// `--sandbox` and the engine limits of `worker`, `match` and `tournament`.
+struct SandboxFlags {
+  std::string mode;  // auto, namespaces or off
+  match::ResourceLimits limits;
+};
+void AddSandboxOptions(CLI::App* cmd, SandboxFlags& f);
+// The box the flags ask for (probing bwrap once for `auto`; a fallback is logged as a warning).
+absl::StatusOr<match::SandboxOptions> ResolveSandbox(const SandboxFlags& f);
 
 }  // namespace arbiter::cli

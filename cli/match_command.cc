@@ -57,7 +57,17 @@ struct MatchFlags {
   std::string coordinator;
   uint32_t pairs_per_job = 0;
   bool concurrency_given = false;
+  SandboxFlags sandbox{.mode = "off"};
 };
+
+// The local match's box: off by default (a developer's own engines), with a hint.
+absl::Status ApplySandbox(const MatchFlags& f, match::MatchOptions& o) {
+  ASSIGN_OR_RETURN(o.sandbox, ResolveSandbox(f.sandbox));
+  if (o.sandbox.isolation == match::Isolation::kNone && !f.quiet)
+    std::cerr << "note: engines run without a sandbox; --sandbox=auto runs each in its own "
+                 "namespaces (bubblewrap) with resource limits\n";
+  return absl::OkStatus();
+}
 
 absl::Status FlagError(std::string_view flag, std::string_view text, std::string_view why) {
   return absl::InvalidArgumentError(Cat(flag, " '", text, "': ", why));
@@ -541,6 +551,7 @@ int RunMatchCommand(const MatchFlags& f) {
     std::cerr << "error: --pairs-per-job applies to cluster runs (--coordinator)\n";
     return 2;
   }
+  if (absl::Status st = ApplySandbox(f, *o); !st.ok()) return Fail(st);
   v1::MatchResult games;
   absl::StatusOr<match::MatchSummary> s = PlayPairing(*o, f, f.json ? &games : nullptr);
   if (!s.ok()) {
@@ -568,9 +579,11 @@ int RunTournamentCommand(const MatchFlags& f) {
     std::cerr << "error: --pairs-per-job applies to cluster runs (--coordinator)\n";
     return 2;
   }
+  if (absl::Status st = ApplySandbox(f, *base); !st.ok()) return Fail(st);
   // Every engine once before the first game (RunMatch starts only the two of a pairing).
   for (const match::EngineSpec& e : specs)
-    if (absl::Status st = match::CheckEngine(e, base->timeouts); !st.ok()) return Fail(st);
+    if (absl::Status st = match::CheckEngine(e, base->timeouts, base->sandbox); !st.ok())
+      return Fail(st);
   const std::vector<std::pair<int, int>> pairings =
       match::TournamentPairings(int(specs.size()), f.gauntlet);
   v1::TournamentResult out;
@@ -651,6 +664,7 @@ void AddCommonFlags(CLI::App* cmd, MatchFlags& f) {
          "With --coordinator: game pairs per job (default: the largest --threads among the "
          "connected workers, at least 2)")
       ->check(CLI::Range(1, 1000));
+  AddSandboxOptions(cmd, f.sandbox);
 }
 
 // Notes whether --concurrency was given (a cluster run then caps each job's concurrency).
@@ -659,6 +673,30 @@ void NoteGivenFlags(CLI::App* cmd, MatchFlags& f) {
 }
 
 }  // namespace
+
+void AddSandboxOptions(CLI::App* cmd, SandboxFlags& f) {
+  cmd->add_option("--sandbox", f.mode,
+                  Cat("Engine isolation: auto (bubblewrap namespaces and limits where the kernel "
+                      "allows them, else limits only), namespaces, or off (default ",
+                      f.mode, ")"));
+  match::ResourceLimits& l = f.limits;
+  cmd->add_option("--engine-memory-mb", l.memory_mb, "Sandbox: address space per engine (MB)");
+  cmd->add_option("--engine-processes", l.processes,
+                  "Sandbox: processes and threads of the engines' user (RLIMIT_NPROC)");
+  cmd->add_option("--engine-open-files", l.open_files, "Sandbox: open files per engine");
+  cmd->add_option("--engine-file-size-mb", l.file_size_mb,
+                  "Sandbox: largest file an engine may write (MB)");
+  cmd->add_option("--engine-cpu-seconds", l.cpu_seconds, "Sandbox: CPU time per engine process");
+}
+
+absl::StatusOr<match::SandboxOptions> ResolveSandbox(const SandboxFlags& f) {
+  ASSIGN_OR_RETURN(match::SandboxMode mode, match::ParseSandboxMode(f.mode));
+  match::SandboxOptions options{.limits = f.limits};
+  std::string warning;
+  ASSIGN_OR_RETURN(options.isolation, match::ResolveIsolation(mode, options.bwrap, &warning));
+  if (!warning.empty()) std::cerr << "warning: " << warning << "\n";
+  return options;
+}
 
 void AddMatchCommand(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<MatchFlags>();

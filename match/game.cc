@@ -233,9 +233,10 @@ GameRecord PlayGame(UciEngine* engines[2], const Opening& opening, const GameSet
     const bool clocked = clock.tc().HasClock();
     if (!st.ok()) {
       // It died during the opponent's time: its clock runs, and it can only fall.
-      eng.Kill();
       on_time(pos, side, GameEnd::kDisconnect,
-              Cat(kColorName[side], " disconnects (", std::string(st.message()), ")"), clocked);
+              Cat(kColorName[side], " disconnects (", std::string(st.message()), "; ",
+                  eng.EndAndDescribe(), ")"),
+              clocked);
       return finish();
     }
     const SteadyTime t0 = eng.LastWriteTime();
@@ -263,9 +264,8 @@ GameRecord PlayGame(UciEngine* engines[2], const Opening& opening, const GameSet
       }
       if (best) break;
       if (r == ReadResult::kEof) {
-        eng.Kill();
         on_time(pos, side, GameEnd::kDisconnect,
-                Cat(kColorName[side], " disconnects (engine exited)"), clocked);
+                Cat(kColorName[side], " disconnects (", eng.EndAndDescribe(), ")"), clocked);
         return finish();
       }
       if (r == ReadResult::kLine) continue;

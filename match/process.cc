@@ -2,11 +2,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -70,7 +73,7 @@ absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Start(const ProcessSpec&
   IgnoreSigpipeOnce();
 
   // Everything the child needs is built before fork: after it only async-signal-safe calls.
-  std::vector<std::string> env_strings = MergeEnv(spec.env);
+  std::vector<std::string> env_strings = spec.clear_env ? spec.env : MergeEnv(spec.env);
   std::vector<char*> argv, envp;
   for (const std::string& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -118,6 +121,14 @@ absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Start(const ProcessSpec&
       fail(0);
     if (cwd && chdir(cwd) != 0) fail(1);
     if (set_cpus && sched_setaffinity(0, sizeof cpus, &cpus) != 0) fail(2);
+    for (const ProcessSpec::RLimit& l : spec.rlimits) {
+      const rlimit r{rlim_t(l.soft), rlim_t(l.hard)};
+      if (setrlimit(l.resource, &r) != 0) fail(4);
+    }
+    if (spec.gid >= 0 && (setgroups(0, nullptr) != 0 || setresgid(spec.gid, spec.gid, spec.gid)))
+      fail(6);
+    if (spec.uid >= 0 && setresuid(spec.uid, spec.uid, spec.uid) != 0) fail(6);
+    if (spec.no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail(5);
     execvpe(argv[0], argv.data(), envp.data());
     fail(3);
   }
@@ -137,10 +148,12 @@ absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Start(const ProcessSpec&
     close(out[0]);
     close(err[0]);
     waitpid(pid, nullptr, 0);
-    static const char* kSteps[] = {"dup2", "chdir", "sched_setaffinity", "exec"};
+    static const char* kSteps[] = {"dup2",  "chdir",     "sched_setaffinity",
+                                   "exec",  "setrlimit", "prctl(PR_SET_NO_NEW_PRIVS)",
+                                   "setuid"};
     std::string what = msg[0] == 1 ? Cat(" to '", spec.cwd, "'") : Cat(" '", spec.argv[0], "'");
     return absl::FailedPreconditionError(
-        Cat("cannot start engine: ", kSteps[msg[0] & 3], what, ": ", strerror(msg[1])));
+        Cat("cannot start engine: ", kSteps[unsigned(msg[0]) % 7], what, ": ", strerror(msg[1])));
   }
   fcntl(in[1], F_SETFL, O_NONBLOCK);
   fcntl(out[0], F_SETFL, O_NONBLOCK);

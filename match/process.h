@@ -10,6 +10,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <deque>
 #include <memory>
 #include <string>
@@ -32,6 +33,15 @@ struct ProcessSpec {
   std::vector<std::string> env;   // "KEY=VALUE" entries added to (or replacing in) ours
   std::vector<int> cpus;          // CPU affinity; empty: inherit
   std::string stderr_path;        // non-empty: stderr is appended to this file, not kept
+  // Set in the child before exec (match/sandbox.h fills these in).
+  struct RLimit {
+    int resource;  // RLIMIT_AS, ...
+    uint64_t soft, hard;
+  };
+  std::vector<RLimit> rlimits;
+  bool no_new_privs = false;  // prctl(PR_SET_NO_NEW_PRIVS)
+  int uid = -1, gid = -1;     // >= 0: the child drops to this user and group (no others)
+  bool clear_env = false;     // the environment is `env` only, not ours plus `env`
 };
 
 struct ProcessLimits {

@@ -108,8 +108,8 @@ absl::StatusOr<MatchSummary> RunMatch(const MatchOptions& options, const Progres
     std::vector<int> cpus;
     if (options.affinity) cpus.push_back(i % ncpu);
     for (int e = 0; e < 2; ++e)
-      engines.push_back(
-          std::make_unique<UciEngine>(options.engines[e], options.timeouts, options.limits, cpus));
+      engines.push_back(std::make_unique<UciEngine>(options.engines[e], options.timeouts,
+                                                    options.limits, cpus, options.sandbox));
   }
   for (int e = 0; e < 2; ++e)
     if (absl::Status st = engines[e]->Start(); !st.ok()) return st;

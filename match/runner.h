@@ -35,7 +35,8 @@ struct MatchOptions {
   GameSettings settings;  // margin, grace, adjudication (tc filled in per game)
   EngineTimeouts timeouts;
   ProcessLimits limits;
-  int round_offset = 0;  // added to the PGN Round numbers (tournaments)
+  SandboxOptions sandbox;  // every engine process of the match runs in it
+  int round_offset = 0;    // added to the PGN Round numbers (tournaments)
 };
 
 struct SideCounts {

@@ -1,5 +1,7 @@
 #include "match/uci_engine.h"
 
+#include <thread>
+
 #include "base/numbers.h"
 #include "base/status_macros.h"
 #include "base/strings.h"
@@ -105,33 +107,54 @@ std::optional<std::string> ParseBestMove(std::string_view line) {
   return w.size() > 1 ? std::string(w[1]) : std::string();
 }
 
-absl::Status CheckEngine(const EngineSpec& spec, const EngineTimeouts& timeouts) {
-  UciEngine engine(spec, timeouts);
+absl::Status CheckEngine(const EngineSpec& spec, const EngineTimeouts& timeouts,
+                         const SandboxOptions& sandbox) {
+  UciEngine engine(spec, timeouts, {}, {}, sandbox);
   absl::Status st = engine.Start();
   engine.Quit();
   return st;
 }
 
 UciEngine::UciEngine(EngineSpec spec, EngineTimeouts timeouts, ProcessLimits limits,
-                     std::vector<int> cpus)
-    : spec_(std::move(spec)), timeouts_(timeouts), limits_(limits), cpus_(std::move(cpus)) {}
+                     std::vector<int> cpus, SandboxOptions sandbox)
+    : spec_(std::move(spec)),
+      timeouts_(timeouts),
+      limits_(limits),
+      cpus_(std::move(cpus)),
+      sandbox_(std::move(sandbox)) {}
 
 UciEngine::~UciEngine() {
   if (process_) Quit();
+  RemovePrivateDir(private_dir_);
 }
 
 absl::Status UciEngine::Start() {
   ++starts_;
+  if (!spec_.refused.empty()) return absl::FailedPreconditionError(spec_.refused);
   process_.reset();
+  RemovePrivateDir(private_dir_);
+  private_dir_.clear();
   option_names_.clear();
   chess960_ = false;
-  ProcessSpec ps{.argv = {}, .cwd = spec_.dir, .env = spec_.env, .cpus = cpus_};
+  // no_new_privs even without a sandbox: an engine never needs setuid programs.
+  ProcessSpec ps{
+      .argv = {}, .cwd = spec_.dir, .env = spec_.env, .cpus = cpus_, .no_new_privs = true};
   if (spec_.cmd == kBuiltinEngine) {
     ps.argv = {SelfExecutable(), "uci"};
   } else {
     ps.argv.push_back(spec_.cmd);
   }
   for (const std::string& a : spec_.args) ps.argv.push_back(a);
+  if (sandbox_.isolation != Isolation::kNone) {
+    absl::StatusOr<std::string> dir = MakePrivateDir(sandbox_);
+    if (!dir.ok()) return dir.status();
+    private_dir_ = *std::move(dir);
+    absl::StatusOr<ProcessSpec> boxed = Sandboxed(sandbox_, std::move(ps), private_dir_);
+    if (!boxed.ok())
+      return absl::Status(boxed.status().code(),
+                          Cat(spec_.name, ": ", std::string(boxed.status().message())));
+    ps = *std::move(boxed);
+  }
   absl::StatusOr<std::unique_ptr<Subprocess>> p = Subprocess::Start(ps, limits_);
   if (!p.ok())
     return absl::Status(p.status().code(),
@@ -231,6 +254,17 @@ void UciEngine::Kill() {
   if (!process_) return;
   process_->WaitOrKill(Millis(0));
   process_.reset();
+}
+
+std::string UciEngine::EndAndDescribe(Millis grace) {
+  if (!process_) return "engine not running";
+  const SteadyTime deadline = SteadyClock::now() + grace;
+  while (!process_->Exited() && SteadyClock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+  const bool exited = process_->Exited();
+  const int status = process_->WaitOrKill(Millis(0));
+  process_.reset();
+  return exited ? Cat("engine ", DescribeExit(status)) : "engine closed its output";
 }
 
 bool UciEngine::HasOption(std::string_view name) const {

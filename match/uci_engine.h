@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "match/process.h"
+#include "match/sandbox.h"
 
 namespace arbiter::match {
 
@@ -31,6 +32,9 @@ struct EngineSpec {
   std::vector<std::string> env;                              // KEY=VALUE
   std::vector<std::pair<std::string, std::string>> options;  // setoption name X value V
   std::string tc;  // per-engine time control override (empty: the match's)
+  // Non-empty: the engine may not run here (a worker's policy); Start() fails with this reason,
+  // so each of its games is lost by disconnect, naming it.
+  std::string refused;
 };
 
 // Parses "name=A,cmd=PATH,args=a b,dir=D,env.K=V,option.X=V,tc=10+0.1".
@@ -68,12 +72,13 @@ std::optional<std::string> ParseBestMove(std::string_view line);
 // Starts the engine once and runs the handshake (uci/uciok, options, isready/readyok), then quits
 // it: a wrong path or a program that does not speak UCI is reported before any game, with the
 // engine's name.
-absl::Status CheckEngine(const EngineSpec& spec, const EngineTimeouts& timeouts);
+absl::Status CheckEngine(const EngineSpec& spec, const EngineTimeouts& timeouts,
+                         const SandboxOptions& sandbox = {});
 
 class UciEngine {
  public:
   UciEngine(EngineSpec spec, EngineTimeouts timeouts = {}, ProcessLimits limits = {},
-            std::vector<int> cpus = {});
+            std::vector<int> cpus = {}, SandboxOptions sandbox = {});
   ~UciEngine();
 
   // Spawns the process and runs the handshake: uci/uciok, setoption for each option, isready.
@@ -91,6 +96,9 @@ class UciEngine {
   void Quit();
   // Kills the process at once (after a stall or a protocol fault).
   void Kill();
+  // After its output closed: waits up to `grace` for the process to exit (killing it then) and
+  // says how it ended, e.g. "engine exited with SIGXFSZ (file size limit)".
+  std::string EndAndDescribe(Millis grace = Millis(200));
 
   const EngineSpec& spec() const { return spec_; }
   const std::string& name() const { return spec_.name; }
@@ -109,6 +117,8 @@ class UciEngine {
   EngineTimeouts timeouts_;
   ProcessLimits limits_;
   std::vector<int> cpus_;
+  SandboxOptions sandbox_;
+  std::string private_dir_;  // the sandboxed engine's working directory, fresh per start
   std::unique_ptr<Subprocess> process_;
   std::string id_name_;
   std::vector<std::string> option_names_;

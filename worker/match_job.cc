@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <thread>
 #include <vector>
 
@@ -18,7 +20,8 @@
 namespace arbiter::worker {
 namespace {
 
-absl::StatusOr<match::EngineSpec> ToEngineSpec(const v1::EngineSpec& e, EngineCache& cache) {
+absl::StatusOr<match::EngineSpec> ToEngineSpec(const v1::EngineSpec& e, EngineCache& cache,
+                                               const std::vector<std::string>& engine_dirs) {
   match::EngineSpec spec;
   spec.name = e.name();
   switch (e.source_case()) {
@@ -26,6 +29,10 @@ absl::StatusOr<match::EngineSpec> ToEngineSpec(const v1::EngineSpec& e, EngineCa
       spec.cmd = std::string(match::kBuiltinEngine);
       break;
     case v1::EngineSpec::kPath:
+      // A refused path is never started: its games are lost by disconnect, naming the reason
+      // (a released job would only come back to this worker).
+      if (absl::Status st = CheckEngineDir(e.name(), e.path(), engine_dirs); !st.ok())
+        spec.refused = std::string(st.message());
       spec.cmd = e.path();
       spec.args.assign(e.args().begin(), e.args().end());
       break;
@@ -93,15 +100,37 @@ v1::ReportedGame Report(const match::GameRecord& r, uint64_t pair, int g, const 
 
 }  // namespace
 
+absl::Status CheckEngineDir(const std::string& name, const std::string& path,
+                            const std::vector<std::string>& dirs) {
+  if (dirs.empty()) return absl::OkStatus();
+  std::error_code ec;
+  const std::filesystem::path real = std::filesystem::canonical(path, ec);
+  if (!ec) {
+    for (const std::string& d : dirs) {
+      std::error_code dec;
+      const std::filesystem::path dir = std::filesystem::canonical(d, dec);
+      if (dec) continue;
+      auto [end, _] = std::mismatch(dir.begin(), dir.end(), real.begin(), real.end());
+      if (end == dir.end()) return absl::OkStatus();
+    }
+  }
+  std::string list;
+  for (const std::string& d : dirs) list += Cat(list.empty() ? "" : ", ", d);
+  return absl::FailedPreconditionError(Cat("engine '", name, "': path '", path,
+                                           "' is not in an engine directory of this worker (", list,
+                                           ")", ec ? Cat(": ", ec.message()) : std::string()));
+}
+
 absl::StatusOr<v1::MatchJobResult> RunMatchJob(const v1::MatchJob& job, EngineCache& cache,
-                                               int concurrency, const std::atomic<bool>* stop) {
+                                               int concurrency, const std::atomic<bool>* stop,
+                                               const EngineHost& host) {
   if (job.engines_size() != 2)
     return absl::InvalidArgumentError(Cat("match job needs 2 engines, got ", job.engines_size()));
   match::EngineSpec specs[2];
   match::TimeControl tcs[2];
   ASSIGN_OR_RETURN(match::TimeControl tc, match::ParseTimeControl(job.tc()));
   for (int i = 0; i < 2; ++i) {
-    ASSIGN_OR_RETURN(specs[i], ToEngineSpec(job.engines(i), cache));
+    ASSIGN_OR_RETURN(specs[i], ToEngineSpec(job.engines(i), cache, host.engine_dirs));
     tcs[i] = tc;
     if (!specs[i].tc.empty()) {
       ASSIGN_OR_RETURN(tcs[i], match::ParseTimeControl(specs[i].tc));
@@ -131,7 +160,8 @@ absl::StatusOr<v1::MatchJobResult> RunMatchJob(const v1::MatchJob& job, EngineCa
   auto slot = [&](int index) {
     std::vector<int> cpus;  // --affinity: this slot's CPU
     if (job.rules().affinity()) cpus.push_back(index % ncpu);
-    match::UciEngine first(specs[0], timeouts, {}, cpus), second(specs[1], timeouts, {}, cpus);
+    match::UciEngine first(specs[0], timeouts, {}, cpus, host.sandbox),
+        second(specs[1], timeouts, {}, cpus, host.sandbox);
     for (uint32_t p; (p = next.fetch_add(1)) < pairs;) {
       const match::Opening& opening =
           openings[(job.openings_per_pair() ? p : job.first_pair() + p) % openings.size()];

@@ -3,15 +3,31 @@
 #pragma once
 
 #include <atomic>
+#include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "match/sandbox.h"
 #include "proto/arbiter/v1/cluster.pb.h"
 #include "worker/engine_cache.h"
 
 namespace arbiter::worker {
 
 // The games in pair order (both games of each pair). CANCELLED when `stop` became true.
+// How this worker starts engines.
+struct EngineHost {
+  match::SandboxOptions sandbox;  // every engine process runs in it
+  // `path` engines must lie in one of these directories (symlinks resolved); empty: any path.
+  std::vector<std::string> engine_dirs;
+};
+
+// FAILED_PRECONDITION naming the engine when `path` (after resolving symlinks) is not inside one
+// of `dirs`; OK when `dirs` is empty.
+absl::Status CheckEngineDir(const std::string& name, const std::string& path,
+                            const std::vector<std::string>& dirs);
+
 absl::StatusOr<v1::MatchJobResult> RunMatchJob(const v1::MatchJob& job, EngineCache& cache,
-                                               int concurrency, const std::atomic<bool>* stop);
+                                               int concurrency, const std::atomic<bool>* stop,
+                                               const EngineHost& host = {});
 
 }  // namespace arbiter::worker

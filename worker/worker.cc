@@ -149,6 +149,7 @@ struct Worker::Impl {
       req.set_version("arbiter 0.1.0");
       req.set_threads(options.threads);
       if (options.shared_hash) req.set_hash_group(options.hash_group);
+      req.set_isolation(std::string(match::IsolationName(options.sandbox.isolation)));
       v1::RegisterResponse resp;
       grpc::ClientContext ctx;
       ctx.set_deadline(Deadline(5));
@@ -158,8 +159,9 @@ struct Worker::Impl {
         worker_id = resp.worker_id();
         heartbeat_seconds = resp.heartbeat_seconds() > 0 ? resp.heartbeat_seconds() : 3;
         if (metrics) metrics->registered_.Set(1);
-        spdlog::info("worker {}: registered with {} ({} threads)", worker_id, options.coordinator,
-                     options.threads);
+        spdlog::info("worker {}: registered with {} ({} threads, engine isolation: {})", worker_id,
+                     options.coordinator, options.threads,
+                     match::IsolationName(options.sandbox.isolation));
         return true;
       }
       if (metrics) metrics->registered_.Set(0);
@@ -233,7 +235,8 @@ struct Worker::Impl {
     absl::StatusOr<std::vector<uint64_t>> counts = std::vector<uint64_t>();
     absl::StatusOr<v1::MatchJobResult> games;
     if (job.has_match()) {
-      games = RunMatchJob(job.match(), *cache, options.threads, &stop);
+      games = RunMatchJob(job.match(), *cache, options.threads, &stop,
+                          {.sandbox = options.sandbox, .engine_dirs = options.engine_dirs});
       if (!games.ok()) counts = games.status();
     } else {
       counts = PerftBatch(*positions, opts);

@@ -9,9 +9,11 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "match/sandbox.h"
 
 namespace grpc {
 class ClientContext;
@@ -41,6 +43,10 @@ struct WorkerOptions {
   std::string token;
   // Engine artifacts are cached here by sha256 (empty = a folder under the temp dir).
   std::string cache_dir;
+  // The box every engine process runs in (isolation already resolved: see ResolveIsolation).
+  match::SandboxOptions sandbox;
+  // `path` engines only from these directories (empty: any path; `arbiter local`).
+  std::vector<std::string> engine_dirs;
   double wait_seconds = 20;   // long-poll time
   double grace_seconds = 30;  // after Drain(): time to finish the current job before releasing it
 };

@@ -9,7 +9,21 @@
 //   --slow-start MS   wait MS before answering `uci`
 //   --perft-bug       `go perft N` divide that never generates en passant captures
 //   --exit-after-move exit right after its bestmove (it dies during the opponent's time)
+// Hostile ones try, at that `go`, what a sandbox must stop, and report before moving (or die
+// trying) as `info string <action> ok|failed[: why]`:
+//   --write-outside PATH  create PATH          --read FILE        read FILE
+//   --connect PORT        TCP to 127.0.0.1     --listen-port PORT listen on 127.0.0.1:PORT
+//   --daemon MARKER       setsid + fork a sleeper that outlives the engine (MARKER: for /proc)
+//   --alloc-mb N          allocate and touch N MB
+//   --fork-bomb N         fork N sleepers in new sessions   --write-big MB  write an MB file
+//   --tag WORD            nothing: a marker in the command line that tests find in /proc
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -38,6 +52,9 @@ struct Flags {
   int sleep_past_ms = -1;
   long flood = 0;
   int slow_start_ms = 0;
+  std::string write_outside, read_file, daemon_marker;
+  int connect_port = 0, listen_port = 0;
+  long alloc_mb = 0, fork_bomb = 0, write_big_mb = 0;
 };
 
 constexpr int kValue[] = {100, 300, 300, 500, 900, 0, 0};
@@ -94,6 +111,109 @@ long GoValue(const std::vector<std::string_view>& w, std::string_view key) {
   return -1;
 }
 
+std::string Outcome(std::string_view action, bool ok) {
+  return Cat("info string ", action, ok ? " ok" : " failed", ok ? "" : ": ",
+             ok ? "" : strerror(errno));
+}
+
+// A sleeper in its own session, out of the engine's process group, with no pipe of the engine;
+// it writes a byte to `ready` once out of the group.
+void Sleeper(int ready) {
+  setsid();
+  ssize_t w = write(ready, "r", 1);
+  (void)w;
+  for (int fd = 0; fd < 1024; ++fd) close(fd);
+  for (;;) pause();
+}
+
+// Waits for `n` sleepers to be out of the engine's process group.
+void AwaitSleepers(int ready, long n) {
+  char c;
+  for (long i = 0; i < n && read(ready, &c, 1) == 1; ++i) {
+  }
+}
+
+// The hostile actions asked for, each reported on stdout; the listening socket stays open.
+void Misbehave(const Flags& f) {
+  if (!f.write_outside.empty()) {
+    int fd = open(f.write_outside.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    bool ok = fd >= 0 && write(fd, "owned\n", 6) == 6;
+    Say(Outcome("write-outside", ok));
+    if (fd >= 0) close(fd);
+  }
+  if (!f.read_file.empty()) {
+    int fd = open(f.read_file.c_str(), O_RDONLY);
+    char buf[64];
+    bool ok = fd >= 0 && read(fd, buf, sizeof buf) >= 0;
+    Say(Outcome("read", ok));
+    if (fd >= 0) close(fd);
+  }
+  auto loopback = [](int port) {
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(uint16_t(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    return a;
+  };
+  if (f.connect_port) {
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a = loopback(f.connect_port);
+    bool ok = s >= 0 && connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    Say(Outcome("connect", ok));
+    if (s >= 0) close(s);
+  }
+  if (f.listen_port) {
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    if (s >= 0) setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in a = loopback(f.listen_port);
+    bool ok =
+        s >= 0 && bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && listen(s, 4) == 0;
+    Say(Outcome("listen", ok));
+  }
+  int ready[2] = {-1, -1};
+  if ((!f.daemon_marker.empty() || f.fork_bomb > 0) && pipe(ready) != 0) ready[0] = ready[1] = -1;
+  if (!f.daemon_marker.empty()) {
+    pid_t p = fork();
+    if (p == 0) {
+      if (fork() == 0) Sleeper(ready[1]);
+      _exit(0);
+    }
+    if (p > 0) waitpid(p, nullptr, 0);
+    if (p > 0) AwaitSleepers(ready[0], 1);
+    Say(Outcome("daemon", p > 0));
+  }
+  if (f.fork_bomb > 0) {
+    long n = 0;
+    for (; n < f.fork_bomb; ++n) {
+      pid_t p = fork();
+      if (p == 0) Sleeper(ready[1]);
+      if (p < 0) break;
+    }
+    AwaitSleepers(ready[0], n);
+    Say(n == f.fork_bomb ? Outcome("fork-bomb", true)
+                         : Cat(Outcome("fork-bomb", false), " (after ", n, ")"));
+  }
+  if (f.alloc_mb > 0) {
+    const size_t bytes = size_t(f.alloc_mb) << 20;
+    char* p = static_cast<char*>(malloc(bytes));
+    if (p)
+      for (size_t i = 0; i < bytes; i += 4096) p[i] = 1;
+    Say(Outcome("alloc", p != nullptr));
+    free(p);
+  }
+  if (f.write_big_mb > 0) {
+    int fd = open("big.bin", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const std::string chunk(1 << 20, 'x');
+    bool ok = fd >= 0;
+    for (long i = 0; ok && i < f.write_big_mb; ++i)
+      ok = write(fd, chunk.data(), chunk.size()) == ssize_t(chunk.size());
+    Say(Outcome("write-big", ok));
+    if (fd >= 0) close(fd);
+    unlink("big.bin");
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -125,6 +245,24 @@ int main(int argc, char** argv) {
       f.flood = num();
     else if (a == "--slow-start")
       f.slow_start_ms = int(num());
+    else if (a == "--write-outside" && i + 1 < argc)
+      f.write_outside = argv[++i];
+    else if (a == "--read" && i + 1 < argc)
+      f.read_file = argv[++i];
+    else if (a == "--daemon" && i + 1 < argc)
+      f.daemon_marker = argv[++i];
+    else if (a == "--connect")
+      f.connect_port = int(num());
+    else if (a == "--listen-port")
+      f.listen_port = int(num());
+    else if (a == "--alloc-mb")
+      f.alloc_mb = num();
+    else if (a == "--fork-bomb")
+      f.fork_bomb = num();
+    else if (a == "--write-big")
+      f.write_big_mb = num();
+    else if (a == "--tag" && i + 1 < argc)
+      ++i;  // a marker in the command line, for tests that look for it in /proc
     else {
       fprintf(stderr, "test_engine: unknown flag %s\n", a.c_str());
       return 2;
@@ -190,6 +328,7 @@ int main(int argc, char** argv) {
       Say(Cat("Nodes searched: ", total));
     } else if (w[0] == "go") {
       const bool bad = ++gos > f.after;
+      if (gos == f.after + 1) Misbehave(f);
       if (bad && f.crash) abort();
       if (bad && f.hang) {
         for (;;) pause();

@@ -1,0 +1,253 @@
+#include "match/sandbox.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <mutex>
+
+#include "base/strings.h"
+
+namespace arbiter::match {
+namespace {
+
+constexpr std::string_view kPath = "/usr/local/bin:/usr/bin:/bin:/usr/games";
+
+// `program` as an absolute path: itself if it has a '/', else the first match in $PATH.
+absl::StatusOr<std::string> ResolveProgram(const std::string& program) {
+  std::string path;
+  if (program.find('/') != std::string::npos) {
+    path = program;
+  } else {
+    const char* env = getenv("PATH");
+    const std::string search = env ? env : std::string(kPath);
+    for (std::string_view dir : Split(search, ':', true)) {
+      std::string candidate = Cat(dir, "/", program);
+      if (access(candidate.c_str(), X_OK) == 0) {
+        path = candidate;
+        break;
+      }
+    }
+    if (path.empty())
+      return absl::NotFoundError(Cat("cannot start engine: '", program, "' is not in PATH"));
+  }
+  std::error_code ec;
+  std::filesystem::path abs = std::filesystem::canonical(path, ec);
+  if (ec) return absl::NotFoundError(Cat("cannot start engine '", program, "': ", ec.message()));
+  return abs.string();
+}
+
+bool Under(std::string_view path, std::string_view dir) {
+  return path.substr(0, dir.size()) == dir &&
+         (path.size() == dir.size() || path[dir.size()] == '/');
+}
+
+// The read-only system the dynamic loader and a shell script need: /usr, the /bin and /lib*
+// entries (symlinks into /usr on merged-/usr systems, directories elsewhere) and ld.so's files.
+void AddSystem(std::vector<std::string>& a) {
+  auto add = [&](std::initializer_list<std::string_view> words) {
+    for (std::string_view w : words) a.emplace_back(w);
+  };
+  add({"--ro-bind", "/usr", "/usr"});
+  for (const char* p : {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}) {
+    struct stat st;
+    if (lstat(p, &st) != 0) continue;
+    if (S_ISLNK(st.st_mode)) {
+      char target[4096];
+      ssize_t n = readlink(p, target, sizeof target - 1);
+      if (n <= 0) continue;
+      add({"--symlink", std::string_view(target, size_t(n)), p});
+    } else if (S_ISDIR(st.st_mode)) {
+      add({"--ro-bind", p, p});
+    }
+  }
+  add({"--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache", "--ro-bind-try", "/etc/ld.so.conf",
+       "/etc/ld.so.conf", "--ro-bind-try", "/etc/ld.so.conf.d", "/etc/ld.so.conf.d"});
+}
+
+}  // namespace
+
+absl::StatusOr<SandboxMode> ParseSandboxMode(std::string_view text) {
+  if (text == "off") return SandboxMode::kOff;
+  if (text == "auto") return SandboxMode::kAuto;
+  if (text == "namespaces") return SandboxMode::kNamespaces;
+  return absl::InvalidArgumentError(
+      Cat("--sandbox '", text, "': expected auto, namespaces or off"));
+}
+
+std::string_view IsolationName(Isolation isolation) {
+  switch (isolation) {
+    case Isolation::kNone:
+      return "none";
+    case Isolation::kLimits:
+      return "limits";
+    case Isolation::kNamespaces:
+      return "namespaces";
+  }
+  return "none";
+}
+
+absl::Status ProbeNamespaces(const std::string& bwrap) {
+  if (access(bwrap.c_str(), X_OK) != 0)
+    return absl::FailedPreconditionError(
+        Cat(bwrap, " is not installed (Debian: apt-get install bubblewrap)"));
+  SandboxOptions options{.isolation = Isolation::kNamespaces, .bwrap = bwrap};
+  absl::StatusOr<std::string> dir = MakePrivateDir(options);
+  if (!dir.ok()) return dir.status();
+  absl::StatusOr<ProcessSpec> spec = Sandboxed(options, ProcessSpec{.argv = {"/bin/true"}}, *dir);
+  absl::Status result = spec.status();
+  if (spec.ok()) {
+    absl::StatusOr<std::unique_ptr<Subprocess>> p = Subprocess::Start(*spec);
+    if (!p.ok()) {
+      result = p.status();
+    } else {
+      const int status = (*p)->WaitOrKill(std::chrono::milliseconds(5000));
+      if (status != 0) {
+        std::string err = std::string(Strip((*p)->StderrTail()));
+        result = absl::FailedPreconditionError(Cat("bwrap cannot create namespaces here (",
+                                                   DescribeExit(status), err.empty() ? "" : ": ",
+                                                   err, ")"));
+      }
+    }
+  }
+  RemovePrivateDir(*dir);
+  return result;
+}
+
+absl::StatusOr<Isolation> ResolveIsolation(SandboxMode mode, const std::string& bwrap,
+                                           std::string* warning) {
+  if (mode == SandboxMode::kOff) return Isolation::kNone;
+  absl::Status probe = ProbeNamespaces(bwrap);
+  if (probe.ok()) return Isolation::kNamespaces;
+  if (mode == SandboxMode::kNamespaces)
+    return absl::FailedPreconditionError(
+        Cat("--sandbox=namespaces: ", std::string(probe.message())));
+  if (warning)
+    *warning = Cat("engines run with resource limits only, without namespaces: ",
+                   std::string(probe.message()));
+  return Isolation::kLimits;
+}
+
+absl::StatusOr<ProcessSpec> Sandboxed(const SandboxOptions& options, ProcessSpec spec,
+                                      const std::string& private_dir) {
+  if (options.isolation == Isolation::kNone) return spec;
+  if (spec.argv.empty() || spec.argv[0].empty())
+    return absl::InvalidArgumentError("engine command is empty");
+  const ResourceLimits& l = options.limits;
+  constexpr uint64_t kMb = 1024 * 1024;
+  auto limit = [&](int resource, uint64_t soft, uint64_t hard) {
+    if (soft > 0) spec.rlimits.push_back({resource, soft, hard});
+  };
+  limit(RLIMIT_AS, l.memory_mb * kMb, l.memory_mb * kMb);
+  limit(RLIMIT_NPROC, l.processes, l.processes);
+  limit(RLIMIT_NOFILE, l.open_files, l.open_files);
+  limit(RLIMIT_FSIZE, l.file_size_mb * kMb, l.file_size_mb * kMb);
+  // SIGXCPU at the soft limit (an engine may catch it), SIGKILL a few seconds later.
+  limit(RLIMIT_CPU, l.cpu_seconds, l.cpu_seconds + 5);
+  spec.no_new_privs = true;
+  spec.clear_env = true;
+  if (geteuid() == 0 && options.root_drops_to >= 0) spec.uid = spec.gid = options.root_drops_to;
+
+  // Resolved here: a relative path would not survive the change of working directory.
+  std::string program;
+  {
+    absl::StatusOr<std::string> p = ResolveProgram(spec.argv[0]);
+    if (!p.ok()) return p.status();
+    program = *std::move(p);
+  }
+  std::vector<std::string> env = {Cat("PATH=", kPath), Cat("HOME=", private_dir)};
+  for (const std::string& e : spec.env) env.push_back(e);
+  if (options.isolation == Isolation::kLimits) {
+    spec.argv[0] = program;
+    if (spec.cwd.empty()) spec.cwd = private_dir;
+    spec.env = std::move(env);
+    return spec;
+  }
+
+  std::vector<std::string> a = {options.bwrap,   "--unshare-all", "--die-with-parent",
+                                "--new-session", "--cap-drop",    "ALL"};
+  AddSystem(a);
+  if (!Under(program, "/usr")) {
+    for (const char* w : {"--ro-bind", program.c_str(), program.c_str()}) a.emplace_back(w);
+  }
+  for (const char* w : {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"}) a.emplace_back(w);
+  if (!spec.cwd.empty()) {
+    for (const std::string& w : {std::string("--ro-bind"), spec.cwd, spec.cwd}) a.push_back(w);
+  }
+  for (const std::string& w : {std::string("--bind"), private_dir, private_dir,
+                               std::string("--chdir"), private_dir, std::string("--clearenv")})
+    a.push_back(w);
+  for (const std::string& e : env) {
+    const size_t eq = e.find('=');
+    for (const std::string& w : {std::string("--setenv"), e.substr(0, eq), e.substr(eq + 1)})
+      a.push_back(w);
+  }
+  a.emplace_back("--");
+  a.push_back(program);
+  for (size_t i = 1; i < spec.argv.size(); ++i) a.push_back(spec.argv[i]);
+  spec.argv = std::move(a);
+  spec.cwd.clear();
+  spec.env = {Cat("PATH=", kPath)};
+  return spec;
+}
+
+absl::StatusOr<std::string> MakePrivateDir(const SandboxOptions& options) {
+  std::string root = options.work_root;
+  if (root.empty()) {
+    const char* tmp = getenv("TMPDIR");
+    root = tmp && *tmp ? tmp : "/tmp";
+  }
+  std::string templ = Cat(root, "/arbiter-engine-XXXXXX");
+  if (!mkdtemp(templ.data()))
+    return absl::FailedPreconditionError(
+        Cat("cannot make the engine's working directory in '", root, "': ", strerror(errno)));
+  const int id = options.root_drops_to;
+  if (geteuid() == 0 && id >= 0 && chown(templ.c_str(), uid_t(id), gid_t(id)) != 0) {
+    const int e = errno;
+    rmdir(templ.c_str());
+    return absl::FailedPreconditionError(
+        Cat("cannot hand '", templ, "' to user ", id, ": ", strerror(e)));
+  }
+  return templ;
+}
+
+void RemovePrivateDir(const std::string& dir) {
+  if (dir.empty()) return;
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+}
+
+std::string DescribeExit(int wait_status) {
+  const int code = ExitCode(wait_status);
+  if (code <= 128 || code >= 128 + NSIG) return Cat("exited with code ", code);
+  const int sig = code - 128;
+  std::string_view what;
+  switch (sig) {
+    case SIGXCPU:
+      what = " (CPU time limit)";
+      break;
+    case SIGXFSZ:
+      what = " (file size limit)";
+      break;
+    case SIGKILL:
+      what = " (killed)";
+      break;
+    case SIGABRT:
+      what = " (aborted, e.g. a failed allocation)";
+      break;
+    case SIGSEGV:
+      what = " (segmentation fault)";
+      break;
+    default:
+      break;
+  }
+  const char* abbrev = sigabbrev_np(sig);
+  return Cat("exited with SIG", abbrev ? abbrev : std::to_string(sig).c_str(), what);
+}
+
+}  // namespace arbiter::match

@@ -1,0 +1,79 @@
+// The box an engine process runs in: resource limits set in the child before exec, and, where
+// the kernel allows it, Debian's bubblewrap (bwrap) around the engine: fresh user, network, PID,
+// IPC, UTS and cgroup namespaces, every capability dropped, no_new_privs, a private writable
+// working directory, the system's libraries and the engine's binary read-only, nothing else of
+// the host's filesystem (no worker data, cache, tokens or host /tmp), and a clean environment.
+//
+//   ASSIGN_OR_RETURN(SandboxMode mode, ParseSandboxMode("auto"));
+//   SandboxOptions box{.isolation = ResolveIsolation(mode, bwrap, &warning)};
+//   ASSIGN_OR_RETURN(ProcessSpec boxed, Sandboxed(box, spec, private_dir));
+//
+// TODO: a seccomp filter (libseccomp, passed to bwrap with --seccomp FD) refusing ptrace, mount,
+// kernel modules, keyctl, bpf and the like.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "match/process.h"
+
+namespace arbiter::match {
+
+// What the user asked for (`--sandbox=auto|namespaces|off`).
+enum class SandboxMode { kOff, kAuto, kNamespaces };
+absl::StatusOr<SandboxMode> ParseSandboxMode(std::string_view text);
+
+// What an engine process actually gets: nothing, resource limits only, or limits plus bwrap.
+enum class Isolation { kNone, kLimits, kNamespaces };
+std::string_view IsolationName(Isolation isolation);  // "none", "limits", "namespaces"
+
+// Per-engine resource limits (setrlimit in the child; 0 = leave that limit as inherited).
+// RLIMIT_NPROC counts every process and thread of the user, not of one engine, and does not
+// apply to root.
+struct ResourceLimits {
+  uint64_t memory_mb = 4096;     // RLIMIT_AS: address space (a failed allocation is a crash)
+  uint64_t processes = 512;      // RLIMIT_NPROC: processes and threads of the user
+  uint64_t open_files = 256;     // RLIMIT_NOFILE
+  uint64_t file_size_mb = 64;    // RLIMIT_FSIZE: larger writes get SIGXFSZ
+  uint64_t cpu_seconds = 86400;  // RLIMIT_CPU: a backstop (SIGXCPU)
+};
+
+struct SandboxOptions {
+  Isolation isolation = Isolation::kNone;
+  ResourceLimits limits;
+  std::string bwrap = "/usr/bin/bwrap";
+  std::string work_root;  // private working directories are made here (empty: $TMPDIR or /tmp)
+  // Run as root, the engine (and bwrap) drop to this unprivileged user and group, so that
+  // RLIMIT_NPROC applies and the engine is no host root even outside its namespaces. Its
+  // binary must then be readable by that user. -1: keep the worker's user.
+  int root_drops_to = 65534;  // nobody / nogroup
+};
+
+// Whether `bwrap --unshare-all ... /bin/true` works here; the error says why not.
+absl::Status ProbeNamespaces(const std::string& bwrap);
+
+// The isolation for `mode`: kAuto probes once and falls back to limits only, setting `warning`;
+// kNamespaces fails if the probe fails.
+absl::StatusOr<Isolation> ResolveIsolation(SandboxMode mode, const std::string& bwrap,
+                                           std::string* warning);
+
+// `spec` as run under `options`: resource limits and no_new_privs, and with namespaces the
+// argv of bwrap around the engine, which runs in `private_dir` (an existing directory, bound
+// writable; `spec.cwd`, if set, is bound read-only). The environment is cleared except for
+// PATH, HOME (the private directory) and `spec.env`.
+absl::StatusOr<ProcessSpec> Sandboxed(const SandboxOptions& options, ProcessSpec spec,
+                                      const std::string& private_dir);
+
+// Makes a fresh private working directory under `work_root` (or $TMPDIR, or /tmp), owned by
+// the user the engine runs as.
+absl::StatusOr<std::string> MakePrivateDir(const SandboxOptions& options);
+// Removes a directory made by MakePrivateDir with everything in it.
+void RemovePrivateDir(const std::string& dir);
+
+// "exited with code 3", "exited with SIGXFSZ (file size limit)", from a wait status.
+std::string DescribeExit(int wait_status);
+
+}  // namespace arbiter::match

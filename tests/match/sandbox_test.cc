@@ -1,0 +1,312 @@
+// The engine sandbox against hostile test engines: each attempt (writing or reading outside its
+// directory, TCP to the host, listening, a daemon, a fork bomb, a huge allocation, a huge file)
+// fails or is stopped in the box, and succeeds without it (so the test proves the box, not the
+// engine); no process of a boxed engine outlives it; an engine killed by a limit loses by
+// disconnect with the signal named, and the next game is played. Stockfish plays in the box.
+#include "match/sandbox.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <thread>
+
+#include "base/strings.h"
+#include "match/game.h"
+
+namespace arbiter::match {
+namespace {
+
+// A word unique to this test run, put on hostile engines' command lines to find them in /proc.
+std::string Tag() { return Cat("sandbox-test-", getpid()); }
+
+SandboxOptions Box(Isolation isolation) {
+  SandboxOptions o{.isolation = isolation};
+  o.limits.memory_mb = 256;
+  o.limits.file_size_mb = 8;
+  o.limits.processes = 32;
+  return o;
+}
+
+std::vector<int> PidsWithTag(const std::string& tag) {
+  std::vector<int> pids;
+  DIR* d = opendir("/proc");
+  if (!d) return pids;
+  while (dirent* e = readdir(d)) {
+    const int pid = atoi(e->d_name);
+    if (pid <= 0 || pid == getpid()) continue;
+    std::ifstream in(Cat("/proc/", pid, "/cmdline"), std::ios::binary);
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (cmdline.find(tag) != std::string::npos) pids.push_back(pid);
+  }
+  closedir(d);
+  return pids;
+}
+
+// Processes left with `tag` after up to 2 s (a dying namespace takes a moment; `wait` false:
+// at once); kills them.
+size_t Survivors(const std::string& tag, bool wait = true) {
+  std::vector<int> pids;
+  for (int i = 0; i < (wait ? 200 : 1); ++i) {
+    pids = PidsWithTag(tag);
+    if (pids.empty()) return 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  for (int pid : pids) kill(pid, SIGKILL);
+  return pids.size();
+}
+
+EngineSpec Hostile(std::vector<std::string> args) {
+  args.push_back("--tag");
+  args.push_back(Tag());
+  return EngineSpec{.name = "hostile", .cmd = TEST_ENGINE, .args = std::move(args)};
+}
+
+// Starts the engine, sends one `go` and returns its report on `action` ("ok", "failed: ...")
+// or how it died ("died: engine exited with ..."). `during` runs while the engine still lives.
+std::string Try(const SandboxOptions& box, std::vector<std::string> args, std::string_view action,
+                const std::function<void()>& during = {}) {
+  UciEngine e(Hostile(std::move(args)), {}, {}, {}, box);
+  if (absl::Status st = e.Start(); !st.ok()) return Cat("no start: ", st.ToString());
+  if (absl::Status st = e.NewGame(false); !st.ok()) return Cat("no start: ", st.ToString());
+  (void)e.Send("position startpos");
+  (void)e.Send("go wtime 10000 btime 10000");
+  std::vector<OutputLine> lines;
+  const ReadResult r = e.ReadUntilBestmove(SteadyClock::now() + std::chrono::seconds(20), lines);
+  std::string outcome = "no report";
+  const std::string prefix = Cat("info string ", action, " ");
+  for (const OutputLine& l : lines)
+    if (l.text.compare(0, prefix.size(), prefix) == 0) outcome = l.text.substr(prefix.size());
+  if (r == ReadResult::kEof) return Cat("died: ", e.EndAndDescribe());
+  if (during) during();
+  e.Quit();
+  return outcome;
+}
+
+bool StartsWith(const std::string& s, std::string_view p) { return s.compare(0, p.size(), p) == 0; }
+
+int FreePort() {
+  int s = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
+  close(s);
+  return ntohs(a.sin_port);
+}
+
+bool CanConnect(int port) {
+  int s = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(uint16_t(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const bool ok = connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  close(s);
+  return ok;
+}
+
+class Sandbox : public testing::Test {
+ protected:
+  void SetUp() override {
+    if (absl::Status st = ProbeNamespaces("/usr/bin/bwrap"); !st.ok())
+      GTEST_SKIP() << "no namespaces for bwrap here: " << st.message();
+    char templ[] = "/tmp/arbiter-sandbox-test-XXXXXX";
+    ASSERT_NE(mkdtemp(templ), nullptr);
+    dir_ = templ;
+    chmod(dir_.c_str(), 0777);  // writable by the box's user too: only the box stops the write
+  }
+  void TearDown() override {
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+  const SandboxOptions box_ = Box(Isolation::kNamespaces);
+  const SandboxOptions off_ = Box(Isolation::kNone);
+  std::string dir_;
+};
+
+TEST_F(Sandbox, WriteOutsideItsDirectory) {
+  const std::string target = Cat(dir_, "/owned");
+  EXPECT_TRUE(StartsWith(Try(box_, {"--write-outside", target}, "write-outside"), "failed"));
+  EXPECT_FALSE(std::filesystem::exists(target));
+  EXPECT_EQ(Try(off_, {"--write-outside", target}, "write-outside"), "ok");
+  EXPECT_TRUE(std::filesystem::exists(target));
+}
+
+TEST_F(Sandbox, ReadTheWorkersToken) {
+  const std::string token = Cat(dir_, "/token");
+  std::ofstream(token) << "secret\n";
+  chmod(token.c_str(), 0644);
+  EXPECT_TRUE(StartsWith(Try(box_, {"--read", token}, "read"), "failed"));
+  EXPECT_EQ(Try(off_, {"--read", token}, "read"), "ok");
+}
+
+TEST_F(Sandbox, ConnectToTheHost) {
+  int s = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  ASSERT_EQ(bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(listen(s, 8), 0);
+  getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
+  const std::string port = Cat(ntohs(a.sin_port));
+  EXPECT_TRUE(StartsWith(Try(box_, {"--connect", port}, "connect"), "failed"));
+  EXPECT_EQ(Try(off_, {"--connect", port}, "connect"), "ok");
+  close(s);
+}
+
+TEST_F(Sandbox, ListenOnAPort) {
+  const int port = FreePort();
+  bool reached = true;
+  // In its own network namespace the engine may listen, but nobody outside can reach it.
+  EXPECT_EQ(Try(box_, {"--listen-port", Cat(port)}, "listen", [&] { reached = CanConnect(port); }),
+            "ok");
+  EXPECT_FALSE(reached);
+  EXPECT_EQ(Try(off_, {"--listen-port", Cat(port)}, "listen", [&] { reached = CanConnect(port); }),
+            "ok");
+  EXPECT_TRUE(reached);
+}
+
+TEST_F(Sandbox, DaemonDoesNotOutliveTheEngine) {
+  EXPECT_EQ(Try(box_, {"--daemon", "x"}, "daemon"), "ok");
+  EXPECT_EQ(Survivors(Tag()), 0u);
+  EXPECT_EQ(Try(off_, {"--daemon", "x"}, "daemon"), "ok");
+  EXPECT_EQ(Survivors(Tag(), false), 1u);
+}
+
+TEST_F(Sandbox, ForkBomb) {
+  const std::string outcome = Try(box_, {"--fork-bomb", "100"}, "fork-bomb");
+  // RLIMIT_NPROC binds the unprivileged user the box runs as; root itself is exempt from it.
+  if (geteuid() == 0) {
+    EXPECT_TRUE(StartsWith(outcome, "failed")) << outcome;
+  }
+  EXPECT_EQ(Survivors(Tag()), 0u);
+  EXPECT_EQ(Try(off_, {"--fork-bomb", "100"}, "fork-bomb"), "ok");
+  EXPECT_EQ(Survivors(Tag(), false), 100u);
+}
+
+TEST_F(Sandbox, AllocatePastTheMemoryLimit) {
+  EXPECT_TRUE(StartsWith(Try(box_, {"--alloc-mb", "320"}, "alloc"), "failed"));
+  EXPECT_EQ(Try(off_, {"--alloc-mb", "320"}, "alloc"), "ok");
+}
+
+TEST_F(Sandbox, WritePastTheFileSizeLimit) {
+  const std::string died = Try(box_, {"--write-big", "16"}, "write-big");
+  EXPECT_EQ(died, "died: engine exited with SIGXFSZ (file size limit)");
+  EXPECT_EQ(Try(off_, {"--write-big", "16"}, "write-big"), "ok");
+}
+
+// Real games: the engine that dies at a limit loses by disconnect, named; the next game is
+// played with a fresh process; nothing of it survives.
+TEST_F(Sandbox, GamesRecordTheFaultAndGoOn) {
+  UciEngine hostile(Hostile({"--write-big", "16"}), {}, {}, {}, box_);
+  UciEngine fair(EngineSpec{.name = "fair", .cmd = TEST_ENGINE}, {}, {}, {}, box_);
+  GameSettings s;
+  s.tc[0] = s.tc[1] = ParseTimeControl("10+0.1").value();
+  s.adjudication.max_moves = 20;
+  for (int g = 0; g < 2; ++g) {
+    UciEngine* e[2] = {g == 0 ? &hostile : &fair, g == 0 ? &fair : &hostile};
+    const Color hostile_side = g == 0 ? kWhite : kBlack;
+    GameRecord r = PlayGame(e, Opening{}, s);
+    EXPECT_EQ(r.end, GameEnd::kDisconnect) << r.reason;
+    EXPECT_EQ(r.faulty, hostile_side) << r.reason;
+    EXPECT_NE(r.reason.find("SIGXFSZ (file size limit)"), std::string::npos) << r.reason;
+  }
+  EXPECT_EQ(hostile.starts(), 2);
+  hostile.Quit();
+  fair.Quit();
+  EXPECT_EQ(Survivors(Tag()), 0u);
+}
+
+TEST_F(Sandbox, DaemonGamesLeaveNothingBehind) {
+  UciEngine hostile(Hostile({"--daemon", "x", "--fork-bomb", "8"}), {}, {}, {}, box_);
+  UciEngine fair(EngineSpec{.name = "fair", .cmd = TEST_ENGINE}, {}, {}, {}, box_);
+  GameSettings s;
+  s.tc[0] = s.tc[1] = ParseTimeControl("10+0.1").value();
+  s.adjudication.max_moves = 10;
+  UciEngine* e[2] = {&hostile, &fair};
+  GameRecord r = PlayGame(e, Opening{}, s);
+  EXPECT_NE(r.end, GameEnd::kDisconnect) << r.reason;
+  EXPECT_NE(r.end, GameEnd::kAborted) << r.reason;
+  hostile.Quit();
+  EXPECT_EQ(Survivors(Tag()), 0u);
+}
+
+TEST_F(Sandbox, StockfishPlaysInTheBox) {
+  if (access("/usr/games/stockfish", X_OK) != 0) GTEST_SKIP() << "no /usr/games/stockfish";
+  const EngineSpec sf{.name = "sf", .cmd = "/usr/games/stockfish"};
+  SandboxOptions box = box_;
+  box.limits = ResourceLimits{};  // the defaults
+  UciEngine a(sf, {}, {}, {}, box), b(sf, {}, {}, {}, box);
+  GameSettings s;
+  s.tc[0] = s.tc[1] = ParseTimeControl("1+0.01").value();
+  s.adjudication.max_moves = 30;
+  UciEngine* e[2] = {&a, &b};
+  GameRecord r = PlayGame(e, Opening{}, s);
+  EXPECT_TRUE(r.end == GameEnd::kNormal || r.end == GameEnd::kAdjudication) << r.reason;
+  EXPECT_GE(r.moves.size(), 10u);
+  EXPECT_EQ(a.starts(), 1);
+}
+
+TEST(SandboxArgv, WrapsTheEngineInBwrapWithLimits) {
+  SandboxOptions box{.isolation = Isolation::kNamespaces};
+  absl::StatusOr<ProcessSpec> s =
+      Sandboxed(box, ProcessSpec{.argv = {"/bin/true", "x"}, .env = {"A=1"}}, "/tmp/p");
+  ASSERT_TRUE(s.ok()) << s.status();
+  std::string argv;
+  for (const std::string& a : s->argv) argv += a + " ";
+  EXPECT_EQ(s->argv[0], "/usr/bin/bwrap");
+  for (std::string_view want :
+       {"--unshare-all ", "--die-with-parent ", "--new-session ", "--cap-drop ALL ",
+        "--bind /tmp/p /tmp/p --chdir /tmp/p ", "--clearenv ", "--setenv A 1 ", "--tmpfs /tmp "})
+    EXPECT_NE(argv.find(want), std::string::npos) << want << " in " << argv;
+  EXPECT_NE(argv.find("-- /usr/bin/true x "), std::string::npos) << argv;
+  EXPECT_TRUE(s->no_new_privs);
+  EXPECT_EQ(s->rlimits.size(), 5u);
+}
+
+TEST(SandboxOff, EnginesStillGetNoNewPrivs) {
+  UciEngine e(EngineSpec{.name = "t", .cmd = TEST_ENGINE});
+  ASSERT_TRUE(e.Start().ok());
+  std::ifstream in(Cat("/proc/", e.process()->pid(), "/status"));
+  std::string status((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(status.find("NoNewPrivs:\t1"), std::string::npos) << status;
+  e.Quit();
+}
+
+TEST(SandboxArgv, LimitsOnlyKeepsTheProgramAndMovesToThePrivateDir) {
+  SandboxOptions box{.isolation = Isolation::kLimits};
+  absl::StatusOr<ProcessSpec> s = Sandboxed(box, ProcessSpec{.argv = {"true"}}, "/tmp/p");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->argv, std::vector<std::string>{"/usr/bin/true"});
+  EXPECT_EQ(s->cwd, "/tmp/p");
+  EXPECT_TRUE(s->clear_env);
+  EXPECT_FALSE(Sandboxed(box, ProcessSpec{.argv = {"no-such-engine-here"}}, "/tmp/p").ok());
+}
+
+TEST(SandboxArgv, ModesAndExits) {
+  EXPECT_EQ(ParseSandboxMode("auto").value(), SandboxMode::kAuto);
+  EXPECT_FALSE(ParseSandboxMode("on").ok());
+  EXPECT_EQ(ResolveIsolation(SandboxMode::kOff, "/nonexistent", nullptr).value(), Isolation::kNone);
+  std::string warning;
+  EXPECT_EQ(ResolveIsolation(SandboxMode::kAuto, "/nonexistent", &warning).value(),
+            Isolation::kLimits);
+  EXPECT_NE(warning.find("limits only"), std::string::npos) << warning;
+  EXPECT_FALSE(ResolveIsolation(SandboxMode::kNamespaces, "/nonexistent", nullptr).ok());
+  EXPECT_EQ(DescribeExit(3 << 8), "exited with code 3");
+  EXPECT_EQ(DescribeExit(SIGXCPU), "exited with SIGXCPU (CPU time limit)");
+}
+
+}  // namespace
+}  // namespace arbiter::match

@@ -1,0 +1,67 @@
+// The worker's engine policy: `path` engines only from its --engine-dir directories.
+#include "worker/match_job.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "gtest/gtest.h"
+
+namespace arbiter::worker {
+namespace {
+
+TEST(EngineDir, OnlyPathsInsideTheAllowedDirectories) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("arbiter-engine-dir-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "engines");
+  std::filesystem::create_directories(dir / "enginesX");
+  std::ofstream(dir / "engines" / "good") << "#!/bin/sh\n";
+  std::ofstream(dir / "enginesX" / "evil") << "#!/bin/sh\n";
+  std::filesystem::create_symlink(dir / "enginesX" / "evil", dir / "engines" / "link");
+  const std::vector<std::string> allowed = {(dir / "engines").string()};
+
+  EXPECT_TRUE(CheckEngineDir("a", (dir / "engines" / "good").string(), allowed).ok());
+  EXPECT_TRUE(CheckEngineDir("a", "/tmp/anything", {}).ok());  // no list: any path
+  for (const std::string& bad :
+       {(dir / "enginesX" / "evil").string(),
+        (dir / "engines" / ".." / "enginesX" / "evil").string(),
+        (dir / "engines" / "link").string(), (dir / "engines" / "missing").string()}) {
+    absl::Status st = CheckEngineDir("a", bad, allowed);
+    EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition) << bad;
+    EXPECT_NE(st.message().find("is not in an engine directory of this worker"), std::string::npos)
+        << st;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// A refused path is never started: every game of the job is that engine's disconnect, named.
+TEST(EngineDir, ARefusedEngineLosesItsGamesByDisconnect) {
+  if (access("/usr/games/stockfish", X_OK) != 0) GTEST_SKIP() << "no /usr/games/stockfish";
+  v1::MatchJob job;
+  job.set_tc("1+0.01");
+  job.set_pairs(1);
+  job.mutable_rules()->set_max_moves(5);
+  v1::EngineSpec* a = job.add_engines();
+  a->set_name("a");
+  a->set_path("/usr/games/stockfish");
+  v1::EngineSpec* b = job.add_engines();
+  b->set_name("b");
+  b->set_path("/bin/sh");
+  EngineCache cache(std::filesystem::temp_directory_path().string(), nullptr);
+  absl::StatusOr<v1::MatchJobResult> r =
+      RunMatchJob(job, cache, 1, nullptr, {.engine_dirs = {"/usr/games"}});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->games_size(), 2);
+  for (const v1::ReportedGame& g : r->games()) {
+    EXPECT_EQ(g.end(), "disconnect") << g.reason();
+    EXPECT_EQ(g.faulty(), g.game() == 0 ? "black" : "white") << g.reason();
+    EXPECT_NE(g.reason().find("is not in an engine directory of this worker (/usr/games)"),
+              std::string::npos)
+        << g.reason();
+  }
+}
+
+}  // namespace
+}  // namespace arbiter::worker
