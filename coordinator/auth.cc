@@ -211,6 +211,12 @@ std::vector<v1::Token> TokenRegistry::List() {
   return out;
 }
 
+bool TokenRegistry::IsAdmin(const std::string& name) {
+  absl::MutexLock lock(&mu_);
+  auto it = hash_of_.find(name);
+  return it != hash_of_.end() && by_hash_[it->second].role() == v1::ROLE_ADMIN;
+}
+
 bool TokenRegistry::Exists(const std::string& name) {
   absl::MutexLock lock(&mu_);
   return hash_of_.contains(name);

@@ -56,6 +56,8 @@ class TokenRegistry {
   absl::Status Revoke(const std::string& name);
   std::vector<v1::Token> List();
   bool Exists(const std::string& name);
+  // Whether `name` is an admin token now.
+  bool IsAdmin(const std::string& name);
   // Writes last-use times to the store.
   absl::Status Flush();
 

@@ -95,6 +95,7 @@ absl::Status Coordinator::LoadRun(StoredRun& stored, std::vector<RunUpdate>& upd
   auto run = std::make_unique<Run>();
   run->id = stored.id;
   run->owner = stored.owner;
+  run->trusted = tokens_->IsAdmin(stored.owner);
   run->state = v1::RunState(stored.state);
   run->message = stored.message;
   run->created_unix = stored.created_unix;
@@ -248,6 +249,7 @@ absl::StatusOr<v1::Run> Coordinator::Submit(absl::StatusOr<RunPlan> planned, con
   run->state = v1::RUN_STATE_QUEUED;
   run->created_unix = UnixNow();
   run->owner = caller.name;
+  run->trusted = caller.admin();
   run->handler = std::move(plan.handler);
   if (plan.lane_count >= 2) run->lane_workers.assign(plan.lane_count, "");
   StoredRun stored;

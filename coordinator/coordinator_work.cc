@@ -28,7 +28,8 @@ absl::Status UnknownWorkerError(const std::string& worker_id) {
 absl::StatusOr<v1::RegisterResponse> Coordinator::Register(const v1::RegisterRequest& request,
                                                            const Caller& caller) {
   if (request.name().size() > 256 || request.version().size() > 256 ||
-      request.hash_group().size() > 256 || request.cpu_flags_size() > 512)
+      request.isolation().size() > 64 || request.hash_group().size() > 256 ||
+      request.cpu_flags_size() > 512)
     return absl::InvalidArgumentError(
         "worker name, version and hash_group must have at most 256 bytes, cpu_flags 512 entries");
   absl::MutexLock lock(&mu_);
@@ -39,9 +40,12 @@ absl::StatusOr<v1::RegisterResponse> Coordinator::Register(const v1::RegisterReq
   info.threads = std::clamp<uint32_t>(request.threads(), 1, kMaxWorkerThreads);
   info.hash_group = request.hash_group();
   info.token = caller.name;
+  info.isolated = request.isolation() == "namespaces";
   const std::string id = workers_.Register(std::move(info));
-  spdlog::info("worker {} registered: name '{}', {} threads, {} cores, version '{}'", id,
-               workers_.Find(id)->name, request.threads(), request.cores(), request.version());
+  spdlog::info(
+      "worker {} registered: name '{}', {} threads, {} cores, version '{}', engine isolation '{}'",
+      id, workers_.Find(id)->name, request.threads(), request.cores(), request.version(),
+      request.isolation());
   v1::RegisterResponse out;
   out.set_worker_id(id);
   out.set_heartbeat_seconds(options_.heartbeat_seconds);
@@ -66,10 +70,19 @@ void Coordinator::LeaseEndedLocked(const std::string& worker_id) {
 Job* Coordinator::TakeJobLocked(const std::string& worker_id) {
   WorkerInfo* w = workers_.Find(worker_id);
   if (!w || w->leases >= w->threads) return nullptr;
-  return queue_.Take(worker_id, w->token, [&](uint64_t run_id) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-    auto r = runs_.find(run_id);
-    return r == runs_.end() ? kNoLane : LaneOfLocked(*r->second, worker_id);
-  });
+  const bool isolated = w->isolated;
+  return queue_.Take(
+      worker_id, w->token,
+      [&](uint64_t run_id) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+        auto r = runs_.find(run_id);
+        return r == runs_.end() ? kNoLane : LaneOfLocked(*r->second, worker_id);
+      },
+      // Someone else's uploaded program runs only where it is boxed in, unless an admin vouched.
+      [&](const Job& job) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+        if (isolated) return true;
+        auto r = runs_.find(job.run_id);
+        return r == runs_.end() || r->second->trusted || !r->second->handler->RunsUploadedCode(job);
+      });
 }
 
 uint32_t Coordinator::LaneOfLocked(Run& run, const std::string& worker_id) {

@@ -35,6 +35,12 @@ class GamesRun : public RunHandler {
     return absl::OkStatus();
   }
   double Estimate(const Job& job) const override { return PairsOf(job); }
+  bool RunsUploadedCode(const Job& job) const override {
+    if (job.index >= jobs_.size()) return false;
+    for (const v1::EngineSpec& e : jobs_[job.index].work().engines())
+      if (e.source_case() == v1::EngineSpec::kSha256) return true;
+    return false;
+  }
   void FillWork(const Job& job, v1::Job& out) const override {
     *out.mutable_match() = jobs_[job.index].work();
   }

@@ -28,7 +28,8 @@ void JobQueue::Unready(uint64_t job_id) {
   if (slot != ready_.end()) ready_.erase(slot);
 }
 
-Job* JobQueue::Take(const std::string& worker_id, const std::string& token, const LaneOf& lane_of) {
+Job* JobQueue::Take(const std::string& worker_id, const std::string& token, const LaneOf& lane_of,
+                    const Eligible& eligible) {
   uint64_t steal_job = 0, steal_run = 0;  // the last job of another lane seen (0: none yet)
   uint64_t lane_run = 0;                  // the run whose lane `mine` is
   uint32_t mine = kNoLane;
@@ -40,7 +41,7 @@ Job* JobQueue::Take(const std::string& worker_id, const std::string& token, cons
     }
     Job& job = *j->second;
     // A verified job goes to different workers.
-    if (job.want > 1 && HeldBy(job, worker_id, token)) {
+    if ((job.want > 1 && HeldBy(job, worker_id, token)) || (eligible && !eligible(job))) {
       ++it;
       continue;
     }

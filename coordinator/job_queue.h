@@ -38,8 +38,13 @@ class JobQueue {
   void Unready(uint64_t job_id);
   bool HasReady() const { return !ready_.empty(); }
 
-  // The next job for `worker_id` of token `token` (its entry removed), or null.
-  Job* Take(const std::string& worker_id, const std::string& token, const LaneOf& lane_of);
+  // Whether a job may go to the asking worker (e.g. uploaded engines only to isolated workers).
+  using Eligible = std::function<bool(const Job&)>;
+
+  // The next job for `worker_id` of token `token` that `eligible` accepts (its entry removed),
+  // or null.
+  Job* Take(const std::string& worker_id, const std::string& token, const LaneOf& lane_of,
+            const Eligible& eligible = {});
   // A new lease of `job` for `worker_id` of token `token`.
   const Lease& Grant(Job& job, const std::string& worker_id, const std::string& token);
   // Extends the lease at `index` by a lease period.

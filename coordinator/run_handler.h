@@ -65,7 +65,8 @@ struct Run {
   uint64_t id = 0;
   v1::RunState state = v1::RUN_STATE_QUEUED;
   std::string message;
-  std::string owner;  // name of the token that submitted the run
+  std::string owner;     // name of the token that submitted the run
+  bool trusted = false;  // submitted by an admin: its uploads may run on unisolated workers
   double created_unix = 0, started_unix = 0, finished_unix = 0;
   bool started_persisted = false;
   std::unique_ptr<RunHandler> handler;
@@ -104,6 +105,9 @@ class RunHandler {
   virtual double Estimate(const Job& job) const = 0;
   // The work a worker receives with a lease.
   virtual void FillWork(const Job& job, v1::Job& out) const = 0;
+  // Whether the job runs programs someone uploaded (they go only to workers that isolate them,
+  // unless an admin submitted the run).
+  virtual bool RunsUploadedCode(const Job& /*job*/) const { return false; }
   // A check of a completion too slow for the coordinator's lock (a replay), or nothing; it
   // works on copies, so it runs on any thread.
   virtual std::function<absl::Status()> SlowCheck(const Job& /*job*/,

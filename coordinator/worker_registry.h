@@ -20,6 +20,7 @@ struct WorkerInfo {
   std::string hash_group;  // empty: its own hash
   std::string token;       // name of the token it registered with
   uint32_t leases = 0;     // live leases it holds
+  bool isolated = false;   // runs engines in namespaces (RegisterRequest.isolation)
   SteadyClock::time_point last_seen;
 };
 

@@ -3,6 +3,7 @@
 #include "coordinator/coordinator.h"
 
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <limits>
 #include <set>
@@ -571,6 +572,42 @@ TEST_F(CoordinatorTest, ManyRegistrationsDoNotBlowUpTheSplit) {
   const v1::Run run = Submit(6, 0);
   EXPECT_LE(run.jobs().total(), 16u * 1024u);
   EXPECT_GT(run.jobs().total(), 0u);
+}
+
+// Someone else's uploaded engine goes only to workers that run engines in namespaces; an admin's
+// run may use any worker.
+TEST_F(CoordinatorTest, UploadedEnginesOnlyOnIsolatedWorkers) {
+  const auto file = dir_ / "engine.bin";
+  std::ofstream(file) << "#!/bin/sh\necho uploaded\n";
+  absl::StatusOr<v1::Engine> engine =
+      c_->AddEngine("up", file.string(), Caller{"sam", v1::ROLE_SUBMITTER});
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  v1::SubmitMatchRequest req;
+  v1::EngineSpec* a = req.add_engines();
+  a->set_name("up");
+  a->set_sha256(engine->sha256());
+  v1::EngineSpec* b = req.add_engines();
+  b->set_name("builtin");
+  b->set_builtin(true);
+  req.set_tc("10+0.1");
+  req.set_games(2);
+  ASSERT_TRUE(c_->SubmitMatch(req, Caller{"sam", v1::ROLE_SUBMITTER}).ok());
+  auto worker = [&](const std::string& name, const std::string& isolation) {
+    v1::RegisterRequest r;
+    r.set_name(name);
+    r.set_threads(4);
+    r.set_isolation(isolation);
+    return c_->Register(r, Caller{"w", v1::ROLE_WORKER})->worker_id();
+  };
+  const std::string plain = worker("plain", "limits");
+  EXPECT_FALSE(Acquire(plain, "w")) << "an unisolated worker must not get an uploaded engine";
+  const std::string boxed = worker("boxed", "namespaces");
+  std::optional<v1::Job> job = Acquire(boxed, "w");
+  ASSERT_TRUE(job);
+  EXPECT_EQ(job->match().engines(0).sha256(), engine->sha256());
+  // An admin vouches for its own runs.
+  ASSERT_TRUE(c_->SubmitMatch(req, Caller{"root", v1::ROLE_ADMIN}).ok());
+  EXPECT_TRUE(Acquire(plain, "w"));
 }
 
 }  // namespace
