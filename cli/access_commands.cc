@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "absl/strings/str_format.h"
+#include "cli/cluster_client.h"
 #include "cli/commands.h"
 #include "cli/json.h"
 #include "coordinator/auth.h"
@@ -14,18 +15,6 @@
 
 namespace arbiter::cli {
 namespace {
-
-int Failed(const grpc::Status& s) {
-  std::cerr << "error: " << s.error_message() << " (" << net::StatusCodeName(s.error_code())
-            << ")\n";
-  return s.error_code() == grpc::StatusCode::UNAUTHENTICATED ||
-                 s.error_code() == grpc::StatusCode::PERMISSION_DENIED
-             ? 3
-         : s.error_code() == grpc::StatusCode::INVALID_ARGUMENT ||
-                 s.error_code() == grpc::StatusCode::NOT_FOUND
-             ? 2
-             : 1;
-}
 
 std::string When(double unix) {
   if (unix <= 0) return "never";

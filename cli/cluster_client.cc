@@ -16,6 +16,7 @@
 #include "cli/json.h"
 #include "grpcpp/grpcpp.h"
 #include "net/client.h"
+#include "net/metrics.h"
 #include "net/sha256.h"
 #include "net/status.h"
 #include "proto/arbiter/v1/cluster.grpc.pb.h"
@@ -403,6 +404,21 @@ void PrintRunLine(const v1::Run& run, std::ostream& out) {
                          RunKindName(run.kind()), RunStateName(run.state()),
                          run.owner().empty() ? "-" : run.owner(), 100 * run.progress(),
                          run.jobs().done(), run.jobs().total(), what);
+}
+
+int Failed(const grpc::Status& s) {
+  std::cerr << "error: " << s.error_message() << " (" << net::StatusCodeName(s.error_code())
+            << ")\n";
+  switch (s.error_code()) {
+    case grpc::StatusCode::UNAUTHENTICATED:
+    case grpc::StatusCode::PERMISSION_DENIED:
+      return 3;
+    case grpc::StatusCode::INVALID_ARGUMENT:
+    case grpc::StatusCode::NOT_FOUND:
+      return 2;
+    default:
+      return 1;
+  }
 }
 
 void PrintRun(const v1::Run& run, std::ostream& out) {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "grpcpp/support/status.h"
 #include "proto/arbiter/v1/cluster.pb.h"
 
 namespace arbiter::cli {
@@ -41,5 +42,9 @@ int WatchRemoteRun(const std::string& coordinator, uint64_t run_id, bool json);
 void PrintRunLine(const v1::Run& run, std::ostream& out);
 // Several lines: the run's details and, for a perft, its result.
 void PrintRun(const v1::Run& run, std::ostream& out);
+
+// Prints a failed call's error and returns the command's exit code: 3 for a missing or refused
+// token, 2 for a bad request or a missing run, 1 otherwise.
+int Failed(const grpc::Status& s);
 
 }  // namespace arbiter::cli

@@ -285,15 +285,6 @@ std::unique_ptr<v1::RunService::Stub> RunStub(const std::string& address) {
   return v1::RunService::NewStub(net::Dial(address));
 }
 
-int Failed(const grpc::Status& s) {
-  std::cerr << "error: " << s.error_message() << " (" << net::StatusCodeName(s.error_code())
-            << ")\n";
-  return s.error_code() == grpc::StatusCode::NOT_FOUND ||
-                 s.error_code() == grpc::StatusCode::INVALID_ARGUMENT
-             ? 2
-             : 1;
-}
-
 std::chrono::system_clock::time_point In(int seconds) {
   return std::chrono::system_clock::now() + std::chrono::seconds(seconds);
 }

@@ -172,10 +172,11 @@ absl::StatusOr<ProcessSpec> Sandboxed(const SandboxOptions& options, ProcessSpec
   std::vector<std::string> a = {options.bwrap,   "--unshare-all", "--die-with-parent",
                                 "--new-session", "--cap-drop",    "ALL"};
   AddSystem(a);
+  // The empty /tmp first: binds after it stay visible (an engine or a checkout under /tmp).
+  for (const char* w : {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"}) a.emplace_back(w);
   if (!Under(program, "/usr")) {
     for (const char* w : {"--ro-bind", program.c_str(), program.c_str()}) a.emplace_back(w);
   }
-  for (const char* w : {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"}) a.emplace_back(w);
   if (!spec.cwd.empty()) {
     for (const std::string& w : {std::string("--ro-bind"), spec.cwd, spec.cwd}) a.push_back(w);
   }
