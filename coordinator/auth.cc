@@ -8,6 +8,7 @@
 #include <chrono>
 
 #include "base/strings.h"
+#include "base/time.h"
 #include "net/sha256.h"
 
 namespace arbiter::coordinator {
@@ -18,10 +19,6 @@ constexpr size_t kMaxTokenName = 64;
 constexpr size_t kMaxSecret = 256;
 // Secrets whose hashes are remembered (so that most calls hash nothing).
 constexpr size_t kMaxCachedSecrets = 4096;
-
-double UnixNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 absl::Status CheckName(const std::string& name) {
   if (name.empty() || name.size() > kMaxTokenName)

@@ -5,6 +5,7 @@
 
 #include "base/status_macros.h"
 #include "base/strings.h"
+#include "base/time.h"
 #include "coordinator/games_run.h"
 #include "coordinator/metrics.h"
 #include "coordinator/perft_run.h"
@@ -14,10 +15,6 @@
 
 namespace arbiter::coordinator {
 namespace {
-
-double UnixNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 absl::Status ShuttingDownError() { return absl::UnavailableError("coordinator is shutting down"); }
 absl::Status NoRunError(uint64_t run_id) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/strings.h"
+#include "base/time.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/metrics.h"
 #include "proto/run_states.h"
@@ -10,10 +11,6 @@
 
 namespace arbiter::coordinator {
 namespace {
-
-double UnixNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 absl::Status ShuttingDownError() { return absl::UnavailableError("coordinator is shutting down"); }
 absl::Status NoJobError(uint64_t job_id) {

@@ -6,6 +6,7 @@
 
 #include "base/status_macros.h"
 #include "base/strings.h"
+#include "base/time.h"
 #include "net/sha256.h"
 #include "spdlog/spdlog.h"
 
@@ -66,9 +67,7 @@ absl::StatusOr<v1::Engine> EngineStore::Add(const std::string& name, const std::
   if (ec) return absl::InternalError(Cat("cannot store engine ", sha, ": ", ec.message()));
   std::filesystem::permissions(final_path, std::filesystem::perms::owner_exec,
                                std::filesystem::perm_options::add, ec);
-  const double now =
-      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  StoredEngine e{sha, name, size, now, owner};
+  StoredEngine e{sha, name, size, UnixNow(), owner};
   RETURN_IF_ERROR(store_->PutEngine(e));
   absl::MutexLock lock(&mu_);
   const v1::Engine& out = engines_[sha] = EngineOf(e);

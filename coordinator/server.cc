@@ -10,6 +10,7 @@
 #include "base/strings.h"
 #include "coordinator/reactors.h"
 #include "grpcpp/grpcpp.h"
+#include "net/client.h"
 #include "net/metrics.h"
 #include "net/server.h"
 #include "net/status.h"
@@ -270,27 +271,11 @@ class AdminServiceImpl final : public v1::AdminService::CallbackService {
 
 #undef ARBITER_GATE
 
-bool IsLoopback(const std::string& listen) {
-  const std::string host = listen.substr(0, listen.rfind(':'));
-  return host == "127.0.0.1" || host == "localhost" || host == "[::1]" ||
-         host.rfind("127.", 0) == 0;
-}
-
-absl::StatusOr<std::string> ReadSecretFile(const std::string& path, const char* what) {
-  std::ifstream in(path);
-  if (!in) return absl::InvalidArgumentError(Cat("cannot read ", what, " '", path, "'"));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string text(Strip(ss.str()));
-  if (text.empty()) return absl::InvalidArgumentError(Cat(what, " '", path, "' is empty"));
-  return text;
-}
-
 // The first admin token: from --admin-token-file, or made once into DATA/admin.token (0600).
 absl::Status BootstrapAdmin(const ServerOptions& options, TokenRegistry& tokens) {
   if (!options.admin_token_file.empty()) {
     absl::StatusOr<std::string> secret =
-        ReadSecretFile(options.admin_token_file, "--admin-token-file");
+        net::ReadSecret(options.admin_token_file, "--admin-token-file");
     if (!secret.ok()) return secret.status();
     return tokens.Put("admin", v1::ROLE_ADMIN, *secret);
   }
@@ -323,13 +308,13 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(const
     return grpc::InsecureServerCredentials();
   }
   grpc::SslServerCredentialsOptions ssl;
-  absl::StatusOr<std::string> cert = ReadSecretFile(o.tls_cert, "--tls-cert");
+  absl::StatusOr<std::string> cert = net::ReadSecret(o.tls_cert, "--tls-cert");
   if (!cert.ok()) return cert.status();
-  absl::StatusOr<std::string> key = ReadSecretFile(o.tls_key, "--tls-key");
+  absl::StatusOr<std::string> key = net::ReadSecret(o.tls_key, "--tls-key");
   if (!key.ok()) return key.status();
   ssl.pem_key_cert_pairs.push_back({*key + "\n", *cert + "\n"});
   if (!o.tls_client_ca.empty()) {
-    absl::StatusOr<std::string> ca = ReadSecretFile(o.tls_client_ca, "--tls-client-ca");
+    absl::StatusOr<std::string> ca = net::ReadSecret(o.tls_client_ca, "--tls-client-ca");
     if (!ca.ok()) return ca.status();
     ssl.pem_root_certs = *ca + "\n";
     ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
@@ -352,7 +337,7 @@ struct Server::Impl {
 };
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
-  if (options.no_auth && !IsLoopback(options.listen))
+  if (options.no_auth && !net::IsLoopbackAddress(options.listen))
     return absl::InvalidArgumentError(
         Cat("--no-auth is accepted only on a loopback address (127.0.0.1:PORT), not on '",
             options.listen, "': anyone who reaches the port could run code on every worker"));

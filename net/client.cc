@@ -45,21 +45,22 @@ class BearerFactory : public grpc::experimental::ClientInterceptorFactoryInterfa
   const std::string header_;  // lives as long as the channel (which owns the factory)
 };
 
-bool IsLoopback(const std::string& address) {
+}  // namespace
+
+bool IsLoopbackAddress(const std::string& address) {
   const std::string host = address.substr(0, address.rfind(':'));
   return host == "127.0.0.1" || host == "localhost" || host == "[::1]" ||
          host.rfind("127.", 0) == 0;
 }
 
-}  // namespace
-
-absl::StatusOr<std::string> ReadSecret(const std::string& path) {
+absl::StatusOr<std::string> ReadSecret(const std::string& path, std::string_view what) {
+  const std::string named = what.empty() ? Cat("'", path, "'") : Cat(what, " '", path, "'");
   std::ifstream in(path);
-  if (!in) return absl::InvalidArgumentError(Cat("cannot read '", path, "'"));
+  if (!in) return absl::InvalidArgumentError(Cat("cannot read ", named));
   std::stringstream ss;
   ss << in.rdbuf();
   std::string text(Strip(ss.str()));
-  if (text.empty()) return absl::InvalidArgumentError(Cat("'", path, "' is empty"));
+  if (text.empty()) return absl::InvalidArgumentError(Cat(named, " is empty"));
   return text;
 }
 
@@ -78,7 +79,7 @@ absl::StatusOr<ClientCredentials> CredentialsFromEnvironment(const std::string& 
       return absl::InvalidArgumentError(Cat("token file: ", std::string(t.status().message())));
     c.token = *t;
   }
-  if (c.token.empty() && IsLoopback(address)) {
+  if (c.token.empty() && IsLoopbackAddress(address)) {
     const size_t colon = address.rfind(':');
     const int port = colon == std::string::npos ? 0 : std::atoi(address.c_str() + colon + 1);
     if (port > 0) {

@@ -37,7 +37,10 @@ std::shared_ptr<grpc::Channel> Dial(const std::string& address, const ClientCred
 // directory under $XDG_RUNTIME_DIR or /tmp, named after the user).
 std::string LocalTokenPath(int port);
 
-// The contents of a secret file, trimmed; errors name the file.
-absl::StatusOr<std::string> ReadSecret(const std::string& path);
+// The contents of a secret file, trimmed; errors name the file (and `what` it is, if given).
+absl::StatusOr<std::string> ReadSecret(const std::string& path, std::string_view what = {});
+
+// Whether "HOST:PORT" names a loopback host (127.0.0.0/8, localhost, [::1]).
+bool IsLoopbackAddress(const std::string& address);
 
 }  // namespace arbiter::net
