@@ -610,5 +610,34 @@ TEST_F(CoordinatorTest, UploadedEnginesOnlyOnIsolatedWorkers) {
   EXPECT_TRUE(Acquire(plain, "w"));
 }
 
+// Tokens: bad names, roles, duplicates and malformed headers are refused with their reason;
+// a revoked secret no longer authenticates, even after it was cached.
+TEST_F(CoordinatorTest, TokenRegistryRefusesWhatItCannotTrust) {
+  TokenRegistry& tokens = c_->tokens();
+  EXPECT_EQ(tokens.Create("", v1::ROLE_VIEWER).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(tokens.Create("a b", v1::ROLE_VIEWER).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(tokens.Create(std::string(65, 'x'), v1::ROLE_VIEWER).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(tokens.Create("ok", v1::ROLE_UNSPECIFIED).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  absl::StatusOr<std::string> secret = tokens.Create("ok", v1::ROLE_SUBMITTER);
+  ASSERT_TRUE(secret.ok());
+  EXPECT_EQ(tokens.Create("ok", v1::ROLE_ADMIN).status().code(), absl::StatusCode::kAlreadyExists);
+  for (const std::string& bad : {std::string(), *secret, "Basic " + *secret,
+                                 "Bearer " + std::string(300, 'a'), std::string("Bearer nope")})
+    EXPECT_EQ(tokens.Authenticate(bad).status().code(), absl::StatusCode::kUnauthenticated) << bad;
+  absl::StatusOr<Caller> who = tokens.Authenticate("Bearer " + *secret);
+  ASSERT_TRUE(who.ok());
+  EXPECT_EQ(who->name, "ok");
+  EXPECT_EQ(Permit(*who, v1::ROLE_ADMIN).code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(Permit(*who, v1::ROLE_WORKER).code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_TRUE(Permit(*who, v1::ROLE_VIEWER).ok());
+  ASSERT_TRUE(tokens.Revoke("ok").ok());
+  EXPECT_EQ(tokens.Authenticate("Bearer " + *secret).status().code(),
+            absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(tokens.Revoke("ok").code(), absl::StatusCode::kNotFound);
+}
+
 }  // namespace
 }  // namespace arbiter::coordinator
