@@ -44,8 +44,14 @@ std::vector<int> PidsWithTag(const std::string& tag) {
   while (dirent* e = readdir(d)) {
     const int pid = atoi(e->d_name);
     if (pid <= 0 || pid == getpid()) continue;
-    std::ifstream in(Cat("/proc/", pid, "/cmdline"), std::ios::binary);
-    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // A process may exit between the listing and the read (ESRCH): read with read(2), which
+    // simply fails then, not with a stream that throws.
+    const int fd = open(Cat("/proc/", pid, "/cmdline").c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    std::string cmdline;
+    char buf[4096];
+    for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) cmdline.append(buf, size_t(n));
+    close(fd);
     if (cmdline.find(tag) != std::string::npos) pids.push_back(pid);
   }
   closedir(d);
