@@ -171,7 +171,9 @@ std::string WritePgn(const PgnGame& game) {
       after_comment = !words.empty();
     }
   }
-  text.Add(result);
+  // The movetext ends in a game termination marker; a Result tag read from elsewhere may hold
+  // anything, which would not read back as one.
+  text.Add(IsResultToken(result) ? result : "*");
   out += text.Finish();
   out += '\n';
   return out;

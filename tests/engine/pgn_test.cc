@@ -157,6 +157,19 @@ TEST(PgnWrite, SetupBlackToMoveAndChess960Tags) {
   EXPECT_NE(WritePgn(c960).find("[Variant \"Chess960\"]"), std::string::npos);
 }
 
+// Found by pgn_fuzz: a Result tag that is not a termination marker was written at the end of the
+// movetext, where it read back as a bad move.
+TEST(PgnWrite, ResultTagThatIsNoMarkerEndsTheMovetextWithStar) {
+  absl::StatusOr<std::vector<PgnGame>> games = ReadPgn("[Result \"01- \"]\n\n1. e4 e5\n");
+  ASSERT_TRUE(games.ok()) << games.status();
+  ASSERT_EQ(games->size(), 1u);
+  const std::string text = WritePgn((*games)[0]);
+  EXPECT_NE(text.find("1. e4 e5 *\n"), std::string::npos) << text;
+  absl::StatusOr<std::vector<PgnGame>> again = ReadPgn(text);
+  ASSERT_TRUE(again.ok()) << again.status() << "\n" << text;
+  EXPECT_EQ((*again)[0].moves, (*games)[0].moves);
+}
+
 TEST(PgnRoundTrip, RandomGamesFromStandardSuite) {
   std::vector<PgnGame> games = RandomGames("standard.epd", 200, 300, 12345);
   ASSERT_GT(games.size(), 100u);
