@@ -26,10 +26,10 @@ absl::Status NoRunError(uint64_t run_id) {
 Coordinator::Coordinator(const CoordinatorOptions& options, std::unique_ptr<Store> store,
                          prometheus::Registry* registry)
     : options_(options),
+      now_(options.clock ? options.clock : [] { return Clock::now(); }),
       store_(std::move(store)),
-      queue_(options.lease_seconds, [] { return Clock::now(); }),
-      workers_(Seconds(options.lease_seconds + options.default_wait_seconds),
-               [] { return Clock::now(); }) {
+      queue_(options.lease_seconds, now_),
+      workers_(Seconds(options.lease_seconds + options.default_wait_seconds), now_) {
   if (registry) metrics_ = std::make_unique<CoordinatorMetrics>(*registry);
 }
 
@@ -212,7 +212,7 @@ absl::Status Coordinator::CheckOwnerLimits(const std::string& owner) {
     return absl::ResourceExhaustedError(Cat("'", owner, "' has ", active,
                                             " unfinished runs, the limit per token (",
                                             options_.max_active_runs, "); cancel one or wait"));
-  const auto now = Clock::now();
+  const auto now = now_();
   std::deque<Clock::time_point>& times = submissions_[owner];
   while (!times.empty() && now - times.front() > std::chrono::minutes(1)) times.pop_front();
   if (times.size() >= options_.max_submissions_per_minute)

@@ -53,6 +53,9 @@ struct CoordinatorOptions {
   uint32_t max_active_runs = 20;
   uint32_t max_submissions_per_minute = 60;
   uint64_t upload_quota_bytes = uint64_t(4) << 30;
+  // The time leases, long polls, worker liveness and submission rates are measured in. Empty: the
+  // steady clock. Tests pass a simulated clock and call Coordinator::Tick after moving it.
+  std::function<SteadyClock::time_point()> clock;
 };
 
 // Bounds on what one worker may claim.
@@ -127,6 +130,10 @@ class Coordinator {
   EngineStore& engines() { return *engines_; }
   uint64_t max_upload_bytes() const { return options_.max_upload_bytes; }
 
+  // The periodic maintenance, now: expired leases re-queued, long polls past their deadline
+  // answered, changed runs' watches called. A thread of the coordinator calls it every 50 ms.
+  void Tick();
+
   // Fails every waiting long poll and watch with UNAVAILABLE and refuses new ones.
   void Shutdown();
 
@@ -195,6 +202,7 @@ class Coordinator {
   absl::Status CheckAcceptingRuns();
 
   const CoordinatorOptions options_;
+  const std::function<Clock::time_point()> now_;
   std::unique_ptr<Store> store_;
   std::unique_ptr<CoordinatorMetrics> metrics_;
   std::unique_ptr<EngineStore> engines_;

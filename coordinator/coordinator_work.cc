@@ -150,7 +150,7 @@ uint64_t Coordinator::AcquireJob(const v1::AcquireJobRequest& request, JobCallba
         double wait =
             request.wait_seconds() > 0 ? request.wait_seconds() : options_.default_wait_seconds;
         uint64_t id = next_id_++;
-        waiters_.push_back({id, request.worker_id(), Clock::now() + Seconds(wait), std::move(cb)});
+        waiters_.push_back({id, request.worker_id(), now_() + Seconds(wait), std::move(cb)});
         return id;
       }
     }
@@ -415,8 +415,17 @@ void Coordinator::AfterCommitLocked(std::vector<CommitLog::Entry>& batch, const 
   if (!st.ok()) DispatchLocked(deferred);
 }
 
+void Coordinator::Tick() {
+  Deferred deferred;
+  {
+    absl::MutexLock lock(&mu_);
+    TickLocked(deferred);
+  }
+  for (auto& f : deferred) f();
+}
+
 void Coordinator::TickLocked(Deferred& deferred) {
-  const auto now = Clock::now();
+  const auto now = now_();
   // Lost leases: back to the front of the queue.
   for (auto& [job, lease] : queue_.Expire()) {
     spdlog::warn("job {}: lease {} of worker {} expired; re-queued", job->id, lease.id,

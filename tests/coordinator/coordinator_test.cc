@@ -2,6 +2,7 @@
 // verification and restart from the SQLite store.
 #include "coordinator/coordinator.h"
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -30,10 +31,12 @@ class CoordinatorTest : public ::testing::Test {
     c_.reset();
     std::filesystem::remove_all(dir_);
   }
-  void Open(double lease_seconds = 30) {
+  // `clock`: a simulated clock (empty: real time).
+  void Open(double lease_seconds = 30, std::function<SteadyClock::time_point()> clock = {}) {
     c_.reset();
-    auto c =
-        Coordinator::Open({.data_dir = dir_.string(), .lease_seconds = lease_seconds}, nullptr);
+    auto c = Coordinator::Open(
+        {.data_dir = dir_.string(), .lease_seconds = lease_seconds, .clock = std::move(clock)},
+        nullptr);
     ASSERT_TRUE(c.ok()) << c.status();
     c_ = std::move(*c);
   }
@@ -154,13 +157,33 @@ TEST_F(CoordinatorTest, WorkersWithOwnHashesWorkOnContiguousLanes) {
   EXPECT_FALSE(Acquire(b)) << "every job handed out once";
 }
 
+// Simulated time for the coordinator: moves only when the test says so.
+class SimulatedClock {
+ public:
+  std::function<SteadyClock::time_point()> Fn() {
+    return [this] { return SteadyClock::time_point(std::chrono::nanoseconds(ns_.load())); };
+  }
+  void Advance(double seconds) { ns_ += int64_t(seconds * 1e9); }
+
+ private:
+  std::atomic<int64_t> ns_{int64_t(1e12)};
+};
+
+// After expiry the job waits in the queue, so the next Acquire returns at once: no long poll
+// depends on simulated time.
 TEST_F(CoordinatorTest, ExpiredLeaseIsRequeuedAndItsResultRejected) {
-  Open(/*lease_seconds=*/0.3);
+  SimulatedClock clock;
+  Open(/*lease_seconds=*/10, clock.Fn());
   std::string w = Register("w");
   v1::Run run = Submit(3, 1);
   std::optional<v1::Job> first = Acquire(w);
   ASSERT_TRUE(first);
-  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  clock.Advance(9.9);
+  c_->Tick();
+  EXPECT_EQ(c_->GetRun(run.id())->jobs().leased(), 1u) << "the lease still holds";
+  clock.Advance(0.2);
+  c_->Tick();
+  EXPECT_EQ(c_->GetRun(run.id())->jobs().leased(), 0u) << "the lease expired";
   std::optional<v1::Job> second = Acquire(w);
   ASSERT_TRUE(second);
   EXPECT_EQ(second->job_id(), first->job_id());
@@ -176,6 +199,35 @@ TEST_F(CoordinatorTest, ExpiredLeaseIsRequeuedAndItsResultRejected) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->state(), v1::RUN_STATE_SUCCEEDED);
   EXPECT_EQ(r->perft().result().nodes(), 8902u);
+}
+
+// A heartbeat extends the lease by the lease time from when it arrives; a lease without one
+// expires, and a heartbeat for it afterwards is refused.
+TEST_F(CoordinatorTest, HeartbeatsKeepALeaseAliveInSimulatedTime) {
+  SimulatedClock clock;
+  Open(/*lease_seconds=*/10, clock.Fn());
+  std::string w = Register("w");
+  v1::Run run = Submit(3, 1);
+  std::optional<v1::Job> job = Acquire(w);
+  ASSERT_TRUE(job);
+  v1::HeartbeatRequest hb;
+  hb.set_worker_id(w);
+  hb.set_job_id(job->job_id());
+  hb.set_lease_id(job->lease_id());
+  for (int i = 0; i < 5; ++i) {  // 40 s in all, four times the lease
+    clock.Advance(8);
+    ASSERT_TRUE(c_->Heartbeat(hb).ok()) << "beat " << i;
+    c_->Tick();
+    ASSERT_EQ(c_->GetRun(run.id())->jobs().leased(), 1u) << "beat " << i;
+  }
+  clock.Advance(10.5);
+  c_->Tick();
+  EXPECT_EQ(c_->GetRun(run.id())->jobs().leased(), 0u);
+  absl::StatusOr<v1::HeartbeatResponse> late = c_->Heartbeat(hb);
+  ASSERT_TRUE(late.ok()) << late.status();
+  EXPECT_TRUE(late->stop()) << "a heartbeat after expiry does not revive the lease";
+  EXPECT_NE(late->reason().find("expired"), std::string::npos) << late->reason();
+  EXPECT_EQ(Complete(w, *job).status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
 TEST_F(CoordinatorTest, RestartKeepsCommittedResultsAndCountsThemOnce) {
@@ -197,6 +249,9 @@ TEST_F(CoordinatorTest, RestartKeepsCommittedResultsAndCountsThemOnce) {
   // The old worker id and lease mean nothing to the new process.
   EXPECT_EQ(Complete(w, *in_flight).status().code(), absl::StatusCode::kNotFound);
   w = Register("w2");
+  absl::Status never = Complete(w, *in_flight).status();
+  EXPECT_EQ(never.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(never.message().find("was never leased"), std::string::npos) << never;
   int jobs = 0;
   while (std::optional<v1::Job> job = Acquire(w)) {
     ASSERT_TRUE(Complete(w, *job).ok());

@@ -17,6 +17,9 @@
 //   --alloc-mb N          allocate and touch N MB
 //   --fork-bomb N         fork N sleepers in new sessions   --write-big MB  write an MB file
 //   --tag WORD            nothing: a marker in the command line that tests find in /proc
+// Always: castling moves are read and written in Chess960 form only after
+// `setoption name UCI_Chess960 value true` (as a real engine does: the FEN alone does not switch).
+//   --log FILE            append every line received to FILE (tests assert what arbiter sent)
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -52,7 +55,7 @@ struct Flags {
   int sleep_past_ms = -1;
   long flood = 0;
   int slow_start_ms = 0;
-  std::string write_outside, read_file, daemon_marker;
+  std::string write_outside, read_file, daemon_marker, log_file;
   int connect_port = 0, listen_port = 0;
   long alloc_mb = 0, fork_bomb = 0, write_big_mb = 0;
 };
@@ -247,6 +250,8 @@ int main(int argc, char** argv) {
       f.slow_start_ms = int(num());
     else if (a == "--write-outside" && i + 1 < argc)
       f.write_outside = argv[++i];
+    else if (a == "--log" && i + 1 < argc)
+      f.log_file = argv[++i];
     else if (a == "--read" && i + 1 < argc)
       f.read_file = argv[++i];
     else if (a == "--daemon" && i + 1 < argc)
@@ -272,7 +277,12 @@ int main(int argc, char** argv) {
   bool chess960 = false;
   int gos = 0;
   std::string line;
+  FILE* log = f.log_file.empty() ? nullptr : fopen(f.log_file.c_str(), "a");
   while (std::getline(std::cin, line)) {
+    if (log) {
+      fprintf(log, "%s\n", line.c_str());
+      fflush(log);
+    }
     std::vector<std::string_view> w = SplitWords(line);
     if (w.empty()) continue;
     if (w[0] == "uci") {
@@ -302,7 +312,7 @@ int main(int argc, char** argv) {
         }
         pos = *p;
       }
-      pos.SetChess960(chess960 || pos.IsChess960());
+      pos.SetChess960(chess960);
       if (i < w.size() && w[i] == "moves") ++i;
       for (; i < w.size(); ++i) {
         auto m = ParseUciMove(pos, w[i]);

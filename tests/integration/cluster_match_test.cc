@@ -215,10 +215,7 @@ TEST_F(ClusterMatchTest, MatchSurvivesCoordinatorKill) {
   auto stub = v1::RunService::NewStub(net::Dial(Address()));
   v1::Run run;
   for (int i = 0; i < 6000; ++i) {
-    grpc::ClientContext ctx;
-    v1::GetRunRequest req;
-    req.set_run_id(1);
-    if (stub->GetRun(&ctx, req, &run).ok() && run.jobs().done() >= 1) break;
+    if (testing::OnlyRun(*stub, run).ok() && run.jobs().done() >= 1) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   ASSERT_GE(run.jobs().done(), 1u);
@@ -285,11 +282,8 @@ TEST_F(ClusterMatchTest, RoundRobinOfThreeOnCluster) {
   // The run through the API: 3 pairings, ratings for all three.
   auto stub = v1::RunService::NewStub(net::Dial(Address()));
   {
-    grpc::ClientContext ctx;
-    v1::GetRunRequest req;
-    req.set_run_id(1);
     v1::Run run;
-    ASSERT_TRUE(stub->GetRun(&ctx, req, &run).ok());
+    ASSERT_TRUE(testing::OnlyRun(*stub, run).ok());
     ASSERT_EQ(run.kind(), v1::RUN_KIND_TOURNAMENT);
     EXPECT_EQ(run.state(), v1::RUN_STATE_SUCCEEDED);
     ASSERT_EQ(run.tournament().pairings_size(), 3);

@@ -209,7 +209,7 @@ TEST_F(ClusterTest, KiwipeteDepth5Verified) {
   ASSERT_EQ(cli->Wait(), 0) << out;
   EXPECT_NE(out.find("\"nodes\":\"193690690\""), std::string::npos) << out;
   v1::Run run;
-  ASSERT_TRUE(GetRun(1, run).ok());
+  ASSERT_TRUE(testing::OnlyRun(*runs_, run).ok());
   EXPECT_EQ(run.state(), v1::RUN_STATE_SUCCEEDED);
   EXPECT_EQ(run.perft().result().nodes(), 193690690u);
   EXPECT_EQ(run.perft().disagreements_size(), 0);
@@ -253,12 +253,14 @@ TEST_F(ClusterTest, InterruptedClientCancelsItsRun) {
                              "--coordinator", Address()},
                             (dir_ / "cli.log").string());
   v1::Run run;
-  for (int i = 0; i < 300 && !(GetRun(1, run).ok() && run.state() == v1::RUN_STATE_RUNNING); ++i)
+  for (int i = 0;
+       i < 300 && !(testing::OnlyRun(*runs_, run).ok() && run.state() == v1::RUN_STATE_RUNNING);
+       ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   ASSERT_EQ(run.state(), v1::RUN_STATE_RUNNING);
   cli->Signal(SIGINT);
   EXPECT_EQ(cli->Wait(), 130);
-  ASSERT_TRUE(GetRun(1, run).ok());
+  ASSERT_TRUE(GetRun(run.id(), run).ok());
   EXPECT_EQ(run.state(), v1::RUN_STATE_CANCELLED);
   EXPECT_NE(run.message().find("SIGINT"), std::string::npos) << run.message();
 }
@@ -412,93 +414,126 @@ TEST_F(ClusterTest, MatchRunStoppedBySprtWithForgedGameRefused) {
   EXPECT_EQ(counted, double(m.games()));
 }
 
-// Bad requests get specific codes and messages, and the coordinator keeps serving.
-TEST_F(ClusterTest, BadRequestsGetSpecificCodes) {
-  ASSERT_NO_FATAL_FAILURE(StartCoordinator({"--lease-seconds", "1", "--max-upload-mb", "1"}));
+// Bad requests get specific codes and messages, each case its own test, and the coordinator
+// keeps serving after each.
+class BadRequestTest : public ClusterTest {
+ protected:
+  void SetUp() override {
+    ClusterTest::SetUp();
+    ASSERT_NO_FATAL_FAILURE(StartCoordinator({"--lease-seconds", "1", "--max-upload-mb", "1"}));
+  }
+  void TearDown() override {
+    v1::Run run;
+    EXPECT_EQ(GetRun(424242, run).error_code(), grpc::StatusCode::NOT_FOUND)
+        << "the coordinator still serves";
+    ClusterTest::TearDown();
+  }
+  grpc::Status SubmitMatch(const v1::SubmitMatchRequest& req) {
+    v1::SubmitRunResponse resp;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(In(30));
+    return runs_->SubmitMatch(&ctx, req, &resp);
+  }
+  // Uploads `chunks` parts of `chunk_bytes` each as engine `name`.
+  grpc::Status Upload(const std::string& name, const std::string& chunk, int chunks,
+                      v1::UploadEngineResponse& resp) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(In(30));
+    auto writer = runs_->UploadEngine(&ctx, &resp);
+    v1::UploadEngineRequest part;
+    part.set_name(name);
+    writer->Write(part);
+    part.clear_name();
+    part.set_chunk(chunk);
+    for (int i = 0; i < chunks && writer->Write(part); ++i) {
+    }
+    writer->WritesDone();
+    return writer->Finish();
+  }
+};
+
+TEST_F(BadRequestTest, MalformedFen) {
   v1::Run run;
   grpc::Status s = Submit("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP w KQkq - 0 1", 3, false, run);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(s.error_message().find("malformed FEN"), std::string::npos) << s.error_message();
-  for (int depth : {0, 40}) {
-    s = Submit(std::string(Position::kStartFen), depth, false, run);
-    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-    EXPECT_NE(s.error_message().find("depth must be in 1..20, got " + std::to_string(depth)),
-              std::string::npos)
-        << s.error_message();
-  }
-  {
-    v1::SubmitMatchRequest req;
-    req.set_tc("10+0.1");
-    v1::SubmitRunResponse resp;
-    grpc::ClientContext ctx;
-    s = runs_->SubmitMatch(&ctx, req, &resp);
-    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-    EXPECT_NE(s.error_message().find("engine list is empty"), std::string::npos);
-  }
-  {
-    v1::SubmitMatchRequest req;
-    req.set_tc("10+0.1");
-    auto* a = req.add_engines();
-    a->set_name("a");
-    a->set_sha256(std::string(64, 'a'));
-    auto* b = req.add_engines();
-    b->set_name("b");
-    b->set_builtin(true);
-    v1::SubmitRunResponse resp;
-    grpc::ClientContext ctx;
-    s = runs_->SubmitMatch(&ctx, req, &resp);
-    EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND);
-    EXPECT_NE(s.error_message().find("no engine with sha256 aaaa"), std::string::npos)
-        << s.error_message();
-  }
-  {
-    // 2 MiB against a 1 MiB limit.
-    v1::UploadEngineResponse resp;
-    grpc::ClientContext ctx;
-    auto writer = runs_->UploadEngine(&ctx, &resp);
-    v1::UploadEngineRequest part;
-    part.set_name("big");
-    writer->Write(part);
-    part.set_chunk(std::string(512 << 10, 'x'));
-    for (int i = 0; i < 4 && writer->Write(part); ++i) {
-    }
-    writer->WritesDone();
-    s = writer->Finish();
-    EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
-    EXPECT_NE(s.error_message().find("exceeds the limit"), std::string::npos) << s.error_message();
-  }
-  {
-    // A small upload is stored by sha256 and listed.
-    v1::UploadEngineResponse resp;
-    grpc::ClientContext ctx;
-    auto writer = runs_->UploadEngine(&ctx, &resp);
-    v1::UploadEngineRequest part;
-    part.set_name("tiny");
-    writer->Write(part);
-    part.set_chunk("abc");
-    writer->Write(part);
-    writer->WritesDone();
-    ASSERT_TRUE(writer->Finish().ok());
-    EXPECT_EQ(resp.engine().sha256(),
-              "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-    EXPECT_EQ(resp.engine().size_bytes(), 3u);
-  }
+}
 
-  // Fencing and idempotency, as a worker would see them.
+TEST_F(BadRequestTest, DepthZero) {
+  v1::Run run;
+  grpc::Status s = Submit(std::string(Position::kStartFen), 0, false, run);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("depth must be in 1..20, got 0"), std::string::npos)
+      << s.error_message();
+}
+
+TEST_F(BadRequestTest, DepthTooLarge) {
+  v1::Run run;
+  grpc::Status s = Submit(std::string(Position::kStartFen), 40, false, run);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("depth must be in 1..20, got 40"), std::string::npos)
+      << s.error_message();
+}
+
+TEST_F(BadRequestTest, MatchWithoutEngines) {
+  v1::SubmitMatchRequest req;
+  req.set_tc("10+0.1");
+  grpc::Status s = SubmitMatch(req);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("engine list is empty"), std::string::npos) << s.error_message();
+}
+
+TEST_F(BadRequestTest, MatchWithAnEngineNeverUploaded) {
+  v1::SubmitMatchRequest req;
+  req.set_tc("10+0.1");
+  auto* a = req.add_engines();
+  a->set_name("a");
+  a->set_sha256(std::string(64, 'a'));
+  auto* b = req.add_engines();
+  b->set_name("b");
+  b->set_builtin(true);
+  grpc::Status s = SubmitMatch(req);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_NE(s.error_message().find("no engine with sha256 aaaa"), std::string::npos)
+      << s.error_message();
+}
+
+TEST_F(BadRequestTest, UploadOverTheLimit) {
+  v1::UploadEngineResponse resp;
+  grpc::Status s = Upload("big", std::string(512 << 10, 'x'), 4, resp);  // 2 MiB, limit 1 MiB
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_NE(s.error_message().find("exceeds the limit"), std::string::npos) << s.error_message();
+}
+
+// The use beside the abuse: a small upload is stored by its sha256.
+TEST_F(BadRequestTest, SmallUploadIsStoredBySha256) {
+  v1::UploadEngineResponse resp;
+  grpc::Status s = Upload("tiny", "abc", 1, resp);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(resp.engine().sha256(),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(resp.engine().size_bytes(), 3u);
+}
+
+// Fencing and idempotency as a worker sees them, in real time: the lease (1 s) expires while the
+// test long-polls for the job, so no sleep has to be long enough.
+TEST_F(BadRequestTest, StaleAndForgedLeasesAreRefusedAndCompletionIsIdempotent) {
   v1::RegisterResponse reg;
   {
     grpc::ClientContext ctx;
     v1::RegisterRequest req;
     req.set_name("test-client");
+    req.set_threads(2);  // may ask for a second lease while it holds one
     ASSERT_TRUE(work_->Register(&ctx, req, &reg).ok());
   }
-  ASSERT_TRUE(Submit(std::string(Position::kStartFen), 3, false, run, /*target_jobs=*/2).ok());
-  ASSERT_EQ(run.jobs().total(), 2u);
+  v1::Run run;
+  ASSERT_TRUE(Submit(std::string(Position::kStartFen), 3, false, run, /*target_jobs=*/1).ok());
+  ASSERT_EQ(run.jobs().total(), 1u);
   auto acquire = [&](v1::AcquireJobResponse& resp) {
     grpc::ClientContext ctx;
     v1::AcquireJobRequest req;
     req.set_worker_id(reg.worker_id());
-    req.set_wait_seconds(5);
+    req.set_wait_seconds(30);
     return work_->AcquireJob(&ctx, req, &resp);
   };
   auto complete = [&](uint64_t job, uint64_t lease, int counts) {
@@ -516,19 +551,19 @@ TEST_F(ClusterTest, BadRequestsGetSpecificCodes) {
   ASSERT_TRUE(acquire(first).ok());
   ASSERT_TRUE(first.has_job());
   const uint64_t job = first.job().job_id();
-  const uint64_t other = run.jobs().total() == 2 ? (job == 1 ? 2 : 1) : 0;
-  // The other job was never leased.
-  auto [never, dup0] = complete(other, 12345, 1);
-  EXPECT_EQ(never.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
-  EXPECT_NE(never.error_message().find("never leased"), std::string::npos) << never.error_message();
-  auto [unknown, dup1] = complete(999999, 1, 1);
+  auto [forged, dup0] = complete(job, first.job().lease_id() ^ 0x5a5a, 1);
+  EXPECT_EQ(forged.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_NE(forged.error_message().find("never issued"), std::string::npos)
+      << forged.error_message();
+  auto [unknown, dup1] = complete(job + 1000000, 1, 1);
   EXPECT_EQ(unknown.error_code(), grpc::StatusCode::NOT_FOUND);
-  // Let the lease expire; the job comes back with a new lease.
-  std::this_thread::sleep_for(std::chrono::milliseconds(1600));
+  // The only job is leased: this long poll returns when the lease has expired and the job is
+  // leased again.
   v1::AcquireJobResponse second;
-  ASSERT_TRUE(acquire(second).ok());
-  ASSERT_TRUE(second.has_job());
-  ASSERT_EQ(second.job().job_id(), job) << "the expired job is re-queued first";
+  grpc::Status polled = acquire(second);
+  ASSERT_TRUE(polled.ok()) << polled.error_message();
+  ASSERT_TRUE(second.has_job()) << "the lease did not expire within the long poll";
+  ASSERT_EQ(second.job().job_id(), job) << "the expired job is re-queued";
   ASSERT_NE(second.job().lease_id(), first.job().lease_id());
   const int n = int(first.job().perft().packed_positions().size() / 34);
   auto [stale, dup2] = complete(job, first.job().lease_id(), n);
@@ -542,25 +577,32 @@ TEST_F(ClusterTest, BadRequestsGetSpecificCodes) {
   auto [again, dup5] = complete(job, second.job().lease_id(), n);
   EXPECT_TRUE(again.ok());
   EXPECT_TRUE(dup5);
-  // Cancel, then cancelling again is refused; the coordinator still serves.
-  {
+}
+
+TEST_F(BadRequestTest, CancellingTwiceIsRefused) {
+  v1::Run run;
+  ASSERT_TRUE(Submit(std::string(Position::kStartFen), 3, false, run, /*target_jobs=*/2).ok());
+  for (grpc::StatusCode want : {grpc::StatusCode::OK, grpc::StatusCode::FAILED_PRECONDITION}) {
     grpc::ClientContext ctx;
     v1::CancelRunRequest req;
     req.set_run_id(run.id());
     v1::Run cancelled;
-    ASSERT_TRUE(runs_->CancelRun(&ctx, req, &cancelled).ok());
-    EXPECT_EQ(cancelled.state(), v1::RUN_STATE_CANCELLED);
+    grpc::Status s = runs_->CancelRun(&ctx, req, &cancelled);
+    EXPECT_EQ(s.error_code(), want) << s.error_message();
+    if (s.ok()) {
+      EXPECT_EQ(cancelled.state(), v1::RUN_STATE_CANCELLED);
+    }
   }
-  {
-    grpc::ClientContext ctx;
-    v1::CancelRunRequest req;
-    req.set_run_id(run.id());
-    v1::Run cancelled;
-    EXPECT_EQ(runs_->CancelRun(&ctx, req, &cancelled).error_code(),
-              grpc::StatusCode::FAILED_PRECONDITION);
-  }
+}
+
+TEST_F(BadRequestTest, UnknownRunIsNotFound) {
+  v1::Run run;
   EXPECT_EQ(GetRun(424242, run).error_code(), grpc::StatusCode::NOT_FOUND);
-  // grpc.health.v1 answers SERVING (an empty request; the reply is field 1 = 1).
+}
+
+// grpc.health.v1 answers SERVING (an empty request; the reply is field 1 = 1).
+TEST_F(ClusterTest, HealthServiceAnswersServing) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator());
   grpc::GenericStub generic(channel_);
   grpc::ClientContext ctx;
   grpc::ByteBuffer request, response;

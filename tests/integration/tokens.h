@@ -1,5 +1,5 @@
 // Test helpers for a coordinator with authentication: token secrets in files, tokens created
-// through the AdminService with the admin's secret.
+// through the AdminService with the admin's secret; the run a CLI child submitted.
 #pragma once
 
 #include <sys/stat.h>
@@ -50,6 +50,22 @@ inline grpc::Status CreateTokenFile(const std::string& address, const std::strin
   grpc::Status s = stub->CreateToken(&ctx, req, &resp);
   if (s.ok()) std::ofstream(path) << resp.secret() << "\n";
   return s;
+}
+
+// The one run on the coordinator (a test whose CLI child submitted it does not know its id):
+// NOT_FOUND while there is none, FAILED_PRECONDITION when there are several.
+inline grpc::Status OnlyRun(v1::RunService::Stub& stub, v1::Run& run) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  v1::ListRunsRequest req;
+  v1::ListRunsResponse resp;
+  grpc::Status s = stub.ListRuns(&ctx, req, &resp);
+  if (!s.ok()) return s;
+  if (resp.runs_size() == 0) return grpc::Status(grpc::StatusCode::NOT_FOUND, "no run yet");
+  if (resp.runs_size() > 1)
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "more than one run");
+  run = resp.runs(0);
+  return grpc::Status::OK;
 }
 
 }  // namespace arbiter::testing

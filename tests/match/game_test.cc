@@ -6,6 +6,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+
 #include "engine/notation.h"
 
 namespace arbiter::match {
@@ -326,16 +330,52 @@ TEST(Game, StockfishSelfPlayAtFixedNodes) {
   EXPECT_GT(r.moves[0].depth, 0);
 }
 
+// The lines an engine started with `--log FILE` received.
+std::vector<std::string> LoggedLines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  return lines;
+}
+
+// The test engine reads castling in Chess960 form only once told UCI_Chess960 (the FEN alone does
+// not switch it), and plays a mate in one first: here castling (king g1 stays, rook h1 jumps to
+// f1) is the only mate (the king blocks the rook's own way to f1), so the game is one castling
+// move long, and only if the option was sent.
 TEST(Game, Chess960StartSetsUciChess960AndCastlesLegally) {
-  // Castling is available at once on both wings for both sides in this start position.
-  Opening o = FromFen("rk2r3/pppppppp/8/8/8/8/PPPPPPPP/RK2R3 w KQkq - 0 1");
+  Opening o = FromFen("4rkr1/4p1p1/8/8/8/8/8/6KR w H - 0 1");
   ASSERT_TRUE(o.start.IsChess960());
+  const std::string log_w = ::testing::TempDir() + "/c960-w.log";
+  const std::string log_b = ::testing::TempDir() + "/c960-b.log";
+  std::remove(log_w.c_str());
+  std::remove(log_b.c_str());
   GameSettings s = Settings("10+0.1");
-  s.adjudication.max_moves = 30;
-  Pair p{Engine("w"), Engine("b")};
+  Pair p{Engine("w", {"--log", log_w}), Engine("b", {"--log", log_b})};
   GameRecord r = p.Play(o, s);
-  EXPECT_NE(r.end, GameEnd::kIllegalMove) << r.reason;
+  ASSERT_EQ(r.end, GameEnd::kNormal) << r.reason;
   ExpectLegalReplay(r);
+  ASSERT_EQ(r.moves.size(), 1u);
+  EXPECT_EQ(r.moves[0].move.KindOf(), Move::kCastling);
+  EXPECT_EQ(r.moves[0].san, "O-O#");
+  EXPECT_EQ(r.result, GameResult::kWhiteWins);
+  for (const std::string& log : {log_w, log_b}) {
+    const std::vector<std::string> lines = LoggedLines(log);
+    auto option = std::find(lines.begin(), lines.end(), "setoption name UCI_Chess960 value true");
+    auto position = std::find_if(lines.begin(), lines.end(),
+                                 [](const std::string& l) { return l.rfind("position ", 0) == 0; });
+    EXPECT_NE(option, lines.end()) << log;
+    EXPECT_LT(option, position) << log << ": the option comes before the first position";
+  }
+  // A standard start: the option is never turned on.
+  std::remove(log_w.c_str());
+  Pair std_pair{Engine("w", {"--log", log_w}), Engine("b")};
+  GameSettings short_game = Settings("10+0.1");
+  short_game.adjudication.max_moves = 4;
+  std_pair.Play(Opening{}, short_game);
+  const std::vector<std::string> std_lines = LoggedLines(log_w);
+  EXPECT_FALSE(std_lines.empty());
+  EXPECT_EQ(
+      std::count(std_lines.begin(), std_lines.end(), "setoption name UCI_Chess960 value true"), 0);
   if (access("/usr/games/stockfish", X_OK) != 0) return;
   EngineSpec sf{.name = "sf", .cmd = "/usr/games/stockfish", .options = {{"Hash", "4"}}};
   Pair q{std::make_unique<UciEngine>(sf), std::make_unique<UciEngine>(sf)};
