@@ -17,7 +17,7 @@ RUN scripts/build.sh ${ARBITER_MARCH:+--march=$ARBITER_MARCH} build && \
 FROM debian:12-slim
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       libgrpc++1.51 libprotobuf32 libsqlite3-0 libspdlog1.10 libprometheus-cpp-pull1.0 \
-      libprometheus-cpp-core1.0 stockfish ca-certificates \
+      libprometheus-cpp-core1.0 libseccomp2 bubblewrap stockfish ca-certificates \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/build/cli/arbiter /usr/local/bin/arbiter
 RUN useradd --system --uid 10001 arbiter && mkdir -p /data /cache && chown arbiter /data /cache

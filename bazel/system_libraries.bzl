@@ -22,6 +22,7 @@ _LIBRARIES = {
     "sqlite3": ["sqlite3"],
     "spdlog": ["spdlog"],
     "crypto": ["libcrypto"],
+    "seccomp": ["libseccomp"],
 }
 
 def _flags(ctx, modules):

@@ -3,6 +3,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/close_range.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -14,6 +17,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <iterator>
 #include <mutex>
 
 #include "base/strings.h"
@@ -52,6 +56,13 @@ std::vector<std::string> MergeEnv(const std::vector<std::string>& extra) {
 }
 
 }  // namespace
+
+std::shared_ptr<const int> OwnFd(int fd) {
+  return std::shared_ptr<const int>(new int(fd), [](const int* p) {
+    if (*p >= 0) close(*p);
+    delete p;
+  });
+}
 
 std::string SelfExecutable() {
   char buf[4096];
@@ -96,6 +107,13 @@ absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Start(const ProcessSpec&
   }
   const char* cwd = spec.cwd.empty() ? nullptr : spec.cwd.c_str();
   const bool set_cpus = !spec.cpus.empty();
+  const int inherit_fd = spec.inherit_fd ? *spec.inherit_fd : -1;
+  if (spec.seccomp_bpf.size() % sizeof(sock_filter) != 0 ||
+      spec.seccomp_bpf.size() / sizeof(sock_filter) > BPF_MAXINSNS)
+    return absl::InvalidArgumentError("seccomp filter is not a BPF program");
+  // prctl does not write through the pointer; the string outlives the fork.
+  sock_fprog seccomp{static_cast<unsigned short>(spec.seccomp_bpf.size() / sizeof(sock_filter)),
+                     reinterpret_cast<sock_filter*>(const_cast<char*>(spec.seccomp_bpf.data()))};
 
   pid_t pid = fork();
   if (pid < 0) {
@@ -129,6 +147,11 @@ absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Start(const ProcessSpec&
       fail(6);
     if (spec.uid >= 0 && setresuid(spec.uid, spec.uid, spec.uid) != 0) fail(6);
     if (spec.no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail(5);
+    // Nothing of ours leaks into the engine: every descriptor above stderr closes at exec (the
+    // status pipe still reports a failure until then), except the one it is meant to get.
+    close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+    if (inherit_fd >= 0 && fcntl(inherit_fd, F_SETFD, 0) != 0) fail(7);
+    if (seccomp.len > 0 && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &seccomp) != 0) fail(8);
     execvpe(argv[0], argv.data(), envp.data());
     fail(3);
   }
@@ -148,12 +171,19 @@ absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Start(const ProcessSpec&
     close(out[0]);
     close(err[0]);
     waitpid(pid, nullptr, 0);
-    static const char* kSteps[] = {"dup2",  "chdir",     "sched_setaffinity",
-                                   "exec",  "setrlimit", "prctl(PR_SET_NO_NEW_PRIVS)",
-                                   "setuid"};
+    static const char* kSteps[] = {"dup2",
+                                   "chdir",
+                                   "sched_setaffinity",
+                                   "exec",
+                                   "setrlimit",
+                                   "prctl(PR_SET_NO_NEW_PRIVS)",
+                                   "setuid",
+                                   "keeping the descriptor for bwrap",
+                                   "loading the seccomp filter"};
     std::string what = msg[0] == 1 ? Cat(" to '", spec.cwd, "'") : Cat(" '", spec.argv[0], "'");
     return absl::FailedPreconditionError(
-        Cat("cannot start engine: ", kSteps[unsigned(msg[0]) % 7], what, ": ", strerror(msg[1])));
+        Cat("cannot start engine: ", kSteps[unsigned(msg[0]) % std::size(kSteps)], what, ": ",
+            strerror(msg[1])));
   }
   fcntl(in[1], F_SETFL, O_NONBLOCK);
   fcntl(out[0], F_SETFL, O_NONBLOCK);

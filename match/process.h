@@ -42,7 +42,16 @@ struct ProcessSpec {
   bool no_new_privs = false;  // prctl(PR_SET_NO_NEW_PRIVS)
   int uid = -1, gid = -1;     // >= 0: the child drops to this user and group (no others)
   bool clear_env = false;     // the environment is `env` only, not ours plus `env`
+  // A seccomp filter (raw BPF: an array of struct sock_filter) loaded in the child last, just
+  // before exec (it needs no_new_privs). Empty: none.
+  std::string seccomp_bpf;
+  // The one descriptor above stderr that the child keeps (every other is closed at exec), e.g.
+  // bwrap's --seccomp FD; closed in the parent when the last copy of the spec goes.
+  std::shared_ptr<const int> inherit_fd;
 };
+
+// `fd` owned: closed when the last copy of the pointer goes.
+std::shared_ptr<const int> OwnFd(int fd);
 
 struct ProcessLimits {
   size_t max_line_bytes = 64 * 1024;            // longer stdout lines are cut (and marked)

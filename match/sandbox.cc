@@ -1,16 +1,22 @@
 #include "match/sandbox.h"
 
+#include <fcntl.h>
+#include <sched.h>
+#include <seccomp.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <memory>
 #include <mutex>
 
+#include "base/status_macros.h"
 #include "base/strings.h"
 
 namespace arbiter::match {
@@ -70,7 +76,121 @@ void AddSystem(std::vector<std::string>& a) {
        "/etc/ld.so.conf", "--ro-bind-try", "/etc/ld.so.conf.d", "/etc/ld.so.conf.d"});
 }
 
+// A memfd holding `bytes`, read from its start (bwrap --seccomp reads it to the end).
+absl::StatusOr<int> MemFdWith(const std::string& bytes) {
+  const int fd = memfd_create("arbiter-seccomp", MFD_CLOEXEC);
+  if (fd < 0) return absl::InternalError(Cat("memfd_create: ", strerror(errno)));
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
+    if (n <= 0) {
+      close(fd);
+      return absl::InternalError(Cat("writing the seccomp filter: ", strerror(errno)));
+    }
+    done += size_t(n);
+  }
+  lseek(fd, 0, SEEK_SET);
+  return fd;
+}
+
+absl::StatusOr<std::string> BuildSeccompFilter() {
+  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+  if (!ctx) return absl::InternalError("seccomp_init failed");
+  std::unique_ptr<void, void (*)(void*)> release(ctx, [](void* c) { seccomp_release(c); });
+  auto check = [](int rc, std::string_view what) {
+    return rc == 0 ? absl::OkStatus()
+                   : absl::InternalError(Cat("seccomp ", what, ": ", strerror(-rc)));
+  };
+  for (std::string_view name : RefusedSyscalls()) {
+    const int nr = seccomp_syscall_resolve_name(std::string(name).c_str());
+    if (nr == __NR_SCMP_ERROR) continue;  // not on this architecture
+    RETURN_IF_ERROR(check(seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0), name));
+  }
+  RETURN_IF_ERROR(
+      check(seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0), "clone3"));
+  for (uint64_t flag : {CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWIPC,
+                        CLONE_NEWUTS, CLONE_NEWCGROUP})
+    RETURN_IF_ERROR(check(seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
+                                           SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag)),
+                          "clone"));
+  const int fd = memfd_create("arbiter-seccomp-export", MFD_CLOEXEC);
+  if (fd < 0) return absl::InternalError(Cat("memfd_create: ", strerror(errno)));
+  std::string bpf;
+  absl::Status st = check(seccomp_export_bpf(ctx, fd), "export");
+  if (st.ok()) {
+    lseek(fd, 0, SEEK_SET);
+    char buf[4096];
+    for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) bpf.append(buf, size_t(n));
+  }
+  close(fd);
+  if (!st.ok()) return st;
+  if (bpf.empty()) return absl::InternalError("seccomp export wrote nothing");
+  return bpf;
+}
+
 }  // namespace
+
+const std::vector<std::string_view>& RefusedSyscalls() {
+  static const std::vector<std::string_view> kRefused = {"ptrace",
+                                                         "process_vm_readv",
+                                                         "process_vm_writev",
+                                                         "mount",
+                                                         "umount2",
+                                                         "pivot_root",
+                                                         "chroot",
+                                                         "move_mount",
+                                                         "open_tree",
+                                                         "fsopen",
+                                                         "fsconfig",
+                                                         "fsmount",
+                                                         "fspick",
+                                                         "mount_setattr",
+                                                         "unshare",
+                                                         "setns",
+                                                         "swapon",
+                                                         "swapoff",
+                                                         "reboot",
+                                                         "kexec_load",
+                                                         "kexec_file_load",
+                                                         "init_module",
+                                                         "finit_module",
+                                                         "delete_module",
+                                                         "keyctl",
+                                                         "add_key",
+                                                         "request_key",
+                                                         "bpf",
+                                                         "perf_event_open",
+                                                         "userfaultfd",
+                                                         "io_uring_setup",
+                                                         "io_uring_enter",
+                                                         "io_uring_register",
+                                                         "open_by_handle_at",
+                                                         "name_to_handle_at",
+                                                         "acct",
+                                                         "quotactl",
+                                                         "quotactl_fd",
+                                                         "lookup_dcookie",
+                                                         "syslog",
+                                                         "iopl",
+                                                         "ioperm",
+                                                         "settimeofday",
+                                                         "clock_settime",
+                                                         "clock_adjtime",
+                                                         "adjtimex",
+                                                         "sethostname",
+                                                         "setdomainname",
+                                                         "vhangup",
+                                                         "fanotify_init",
+                                                         "uselib",
+                                                         "nfsservctl"};
+  return kRefused;
+}
+
+absl::StatusOr<std::string> EngineSeccompFilter() {
+  static const absl::StatusOr<std::string>* const filter =
+      new absl::StatusOr<std::string>(BuildSeccompFilter());
+  return *filter;
+}
 
 absl::StatusOr<SandboxMode> ParseSandboxMode(std::string_view text) {
   if (text == "off") return SandboxMode::kOff;
@@ -162,7 +282,14 @@ absl::StatusOr<ProcessSpec> Sandboxed(const SandboxOptions& options, ProcessSpec
   }
   std::vector<std::string> env = {Cat("PATH=", kPath), Cat("HOME=", private_dir)};
   for (const std::string& e : spec.env) env.push_back(e);
+  std::string filter;
+  if (options.seccomp) {
+    absl::StatusOr<std::string> f = EngineSeccompFilter();
+    if (!f.ok()) return f.status();
+    filter = *std::move(f);
+  }
   if (options.isolation == Isolation::kLimits) {
+    spec.seccomp_bpf = std::move(filter);
     spec.argv[0] = program;
     if (spec.cwd.empty()) spec.cwd = private_dir;
     spec.env = std::move(env);
@@ -171,6 +298,13 @@ absl::StatusOr<ProcessSpec> Sandboxed(const SandboxOptions& options, ProcessSpec
 
   std::vector<std::string> a = {options.bwrap,   "--unshare-all", "--die-with-parent",
                                 "--new-session", "--cap-drop",    "ALL"};
+  if (!filter.empty()) {
+    absl::StatusOr<int> fd = MemFdWith(filter);
+    if (!fd.ok()) return fd.status();
+    spec.inherit_fd = OwnFd(*fd);
+    a.push_back("--seccomp");
+    a.push_back(std::to_string(*fd));
+  }
   AddSystem(a);
   // The empty /tmp first: binds after it stay visible (an engine or a checkout under /tmp).
   for (const char* w : {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"}) a.emplace_back(w);

@@ -3,13 +3,13 @@
 // IPC, UTS and cgroup namespaces, every capability dropped, no_new_privs, a private writable
 // working directory, the system's libraries and the engine's binary read-only, nothing else of
 // the host's filesystem (no worker data, cache, tokens or host /tmp), and a clean environment.
+// Both levels load a seccomp filter (built with libseccomp) that refuses the system calls an
+// engine never needs (EngineSeccompFilter); bwrap loads it itself (--seccomp FD) after setting
+// up the namespaces, without bwrap the child loads it just before exec.
 //
 //   ASSIGN_OR_RETURN(SandboxMode mode, ParseSandboxMode("auto"));
 //   SandboxOptions box{.isolation = ResolveIsolation(mode, bwrap, &warning)};
 //   ASSIGN_OR_RETURN(ProcessSpec boxed, Sandboxed(box, spec, private_dir));
-//
-// TODO: a seccomp filter (libseccomp, passed to bwrap with --seccomp FD) refusing ptrace, mount,
-// kernel modules, keyctl, bpf and the like.
 #pragma once
 
 #include <cstdint>
@@ -50,7 +50,17 @@ struct SandboxOptions {
   // RLIMIT_NPROC applies and the engine is no host root even outside its namespaces. Its
   // binary must then be readable by that user. -1: keep the worker's user.
   int root_drops_to = 65534;  // nobody / nogroup
+  bool seccomp = true;        // load EngineSeccompFilter (with limits or namespaces)
 };
+
+// The system calls the filter refuses with EPERM: ptrace and reading other processes' memory,
+// mounts and namespaces (unshare, setns, clone with a namespace flag; clone3 gets ENOSYS, so
+// that libc falls back to clone), kernel modules, kexec, reboot, swap, keyrings, bpf,
+// perf_event_open, userfaultfd, io_uring, file handles, the clock and host names, accounting
+// and quotas. Everything else is allowed. A call of another architecture kills the process.
+const std::vector<std::string_view>& RefusedSyscalls();
+// The filter as raw BPF (struct sock_filter[]), built once.
+absl::StatusOr<std::string> EngineSeccompFilter();
 
 // Whether `bwrap --unshare-all ... /bin/true` works here; the error says why not.
 absl::Status ProbeNamespaces(const std::string& bwrap);

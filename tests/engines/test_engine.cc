@@ -17,14 +17,20 @@
 //   --alloc-mb N          allocate and touch N MB
 //   --fork-bomb N         fork N sleepers in new sessions   --write-big MB  write an MB file
 //   --tag WORD            nothing: a marker in the command line that tests find in /proc
+//   --syscalls            ptrace(PTRACE_TRACEME) and unshare(CLONE_NEWUSER), and reports
+//                         `info string seccomp-mode N` from /proc/self/status, and
+//                         `info string inherited-fds N`: its descriptors above stderr
 // Always: castling moves are read and written in Chess960 form only after
 // `setoption name UCI_Chess960 value true` (as a real engine does: the FEN alone does not switch).
 //   --log FILE            append every line received to FILE (tests assert what arbiter sent)
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
+#include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -51,7 +57,7 @@ namespace {
 struct Flags {
   int after = 0;
   bool crash = false, hang = false, ignore_stop = false, illegal = false, garbage = false,
-       none = false, perft_bug = false, exit_after_move = false;
+       none = false, perft_bug = false, exit_after_move = false, syscalls = false;
   int sleep_past_ms = -1;
   long flood = 0;
   int slow_start_ms = 0;
@@ -138,6 +144,27 @@ void AwaitSleepers(int ready, long n) {
 
 // The hostile actions asked for, each reported on stdout; the listening socket stays open.
 void Misbehave(const Flags& f) {
+  if (f.syscalls) {
+    Say(Outcome("ptrace", ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) == 0));
+    Say(Outcome("unshare", unshare(CLONE_NEWUSER) == 0));
+    std::string mode = "unknown";
+    if (FILE* status = fopen("/proc/self/status", "r")) {
+      char line[256];
+      while (fgets(line, sizeof line, status))
+        if (strncmp(line, "Seccomp:", 8) == 0) mode = std::string(Strip(line + 8));
+      fclose(status);
+    }
+    Say(Cat("info string seccomp-mode ", mode));
+    int inherited = 0;
+    if (DIR* fds = opendir("/proc/self/fd")) {
+      while (dirent* e = readdir(fds)) {
+        const int fd = atoi(e->d_name);
+        inherited += fd > 2 && fd != dirfd(fds);
+      }
+      closedir(fds);
+    }
+    Say(Cat("info string inherited-fds ", inherited));
+  }
   if (!f.write_outside.empty()) {
     int fd = open(f.write_outside.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     bool ok = fd >= 0 && write(fd, "owned\n", 6) == 6;
@@ -250,6 +277,8 @@ int main(int argc, char** argv) {
       f.slow_start_ms = int(num());
     else if (a == "--write-outside" && i + 1 < argc)
       f.write_outside = argv[++i];
+    else if (a == "--syscalls")
+      f.syscalls = true;
     else if (a == "--log" && i + 1 < argc)
       f.log_file = argv[++i];
     else if (a == "--read" && i + 1 < argc)

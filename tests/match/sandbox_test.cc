@@ -141,6 +141,41 @@ class Sandbox : public testing::Test {
   std::string dir_;
 };
 
+// The seccomp filter: in the box and with limits only, ptrace and new namespaces are refused
+// with EPERM and /proc says filter mode (2); without the sandbox both work.
+TEST_F(Sandbox, SystemCallsAnEngineNeverNeeds) {
+  const std::string refused = Cat("failed: ", strerror(EPERM));
+  for (const SandboxOptions& o : {box_, Box(Isolation::kLimits)}) {
+    SCOPED_TRACE(std::string(IsolationName(o.isolation)));
+    EXPECT_EQ(Try(o, {"--syscalls"}, "ptrace"), refused);
+    EXPECT_EQ(Try(o, {"--syscalls"}, "unshare"), refused);
+    EXPECT_EQ(Try(o, {"--syscalls"}, "seccomp-mode"), "2");
+  }
+  // Where this test itself runs under a filter (a container), the engine inherits it.
+  std::ifstream status("/proc/self/status");
+  std::string line, own_mode;
+  while (std::getline(status, line))
+    if (line.rfind("Seccomp:", 0) == 0) own_mode = std::string(Strip(line.substr(8)));
+  if (own_mode != "0") GTEST_SKIP() << "this test runs under a seccomp filter already";
+  EXPECT_EQ(Try(off_, {"--syscalls"}, "ptrace"), "ok");
+  EXPECT_EQ(Try(off_, {"--syscalls"}, "seccomp-mode"), "0");
+  // The filter can be left out (measurements): then ptrace works in the box too.
+  SandboxOptions no_filter = box_;
+  no_filter.seccomp = false;
+  EXPECT_EQ(Try(no_filter, {"--syscalls"}, "ptrace"), "ok");
+}
+
+// A descriptor the worker left inheritable (no O_CLOEXEC) does not reach any engine.
+TEST_F(Sandbox, NoDescriptorOfTheWorkerLeaksIntoTheEngine) {
+  const int leaky = open("/proc/self/status", O_RDONLY);
+  ASSERT_GE(leaky, 3);
+  for (const SandboxOptions& o : {box_, Box(Isolation::kLimits), off_}) {
+    SCOPED_TRACE(std::string(IsolationName(o.isolation)));
+    EXPECT_EQ(Try(o, {"--syscalls"}, "inherited-fds"), "0");
+  }
+  close(leaky);
+}
+
 TEST_F(Sandbox, WriteOutsideItsDirectory) {
   const std::string target = Cat(dir_, "/owned");
   EXPECT_TRUE(StartsWith(Try(box_, {"--write-outside", target}, "write-outside"), "failed"));
