@@ -1,5 +1,5 @@
-// `arbiter tokens` (admin: create, list, revoke API tokens), `arbiter whoami`, and
-// `arbiter engines` (list and delete uploaded engines).
+// `arbiter tokens` (admin: create, list, revoke API tokens), `arbiter whoami`, `arbiter engines`
+// (list and delete uploaded engines) and `arbiter workers` (who plays, and how isolated).
 #include <iostream>
 #include <memory>
 
@@ -132,6 +132,35 @@ void AddAccessCommands(CLI::App& app, int& exit_code) {
           Call<v1::RunService>(*address, &v1::RunService::Stub::DeleteEngine, req, &resp);
       if (!s.ok()) return void(exit_code = Failed(s));
       std::cout << "deleted " << *sha << "\n";
+    });
+  }
+  {
+    auto all = std::make_shared<bool>(false);
+    CLI::App* workers = app.add_subcommand(
+        "workers", "Workers: threads, engine isolation, engine directories, leases, last seen");
+    workers->add_option("--coordinator", *address, "Coordinator address HOST:PORT");
+    workers->add_flag("--json", *json, "Print JSON");
+    workers->add_flag("--all", *all, "Also workers no longer connected");
+    workers->callback([=, &exit_code] {
+      v1::ListWorkersRequest req;
+      req.set_include_disconnected(*all);
+      v1::ListWorkersResponse resp;
+      grpc::Status s =
+          Call<v1::RunService>(*address, &v1::RunService::Stub::ListWorkers, req, &resp);
+      if (!s.ok()) return void(exit_code = Failed(s));
+      if (*json) return void(std::cout << ToJson(resp) << "\n");
+      std::cout << absl::StrFormat("%-20s %-12s %7s %6s %-10s %5s %9s  %s\n", "NAME", "TOKEN",
+                                   "THREADS", "LEASES", "ISOLATION", "MEM", "SEEN", "ENGINE DIRS");
+      for (const v1::WorkerStatus& w : resp.workers()) {
+        std::string dirs;
+        for (const std::string& d : w.engine_dirs()) dirs += (dirs.empty() ? "" : ",") + d;
+        const uint64_t mem = w.engine_limits().memory_mb();
+        std::cout << absl::StrFormat(
+            "%-20s %-12s %7d %6d %-10s %5s %8.0fs  %s%s\n", w.name(), w.token(), w.threads(),
+            w.leases(), w.isolation().empty() ? "?" : w.isolation(),
+            mem ? absl::StrFormat("%dM", mem) : "-", w.last_seen_seconds_ago(),
+            dirs.empty() ? "(any path)" : dirs, w.connected() ? "" : "  [disconnected]");
+      }
     });
   }
 }

@@ -57,6 +57,8 @@ struct MatchFlags {
   std::string coordinator;
   uint32_t pairs_per_job = 0;
   bool concurrency_given = false;
+  // Engine limits given on the command line: sent to the workers (which cap them by their own).
+  v1::EngineLimits engine_limits;
   SandboxFlags sandbox{.mode = "off"};
 };
 
@@ -383,6 +385,7 @@ v1::GameRules RulesOf(const match::MatchOptions& o, const MatchFlags& f) {
   r.set_event(f.event);
   r.set_chess960(o.chess960);
   r.set_affinity(o.affinity);
+  *r.mutable_engine_limits() = f.engine_limits;
   return r;
 }
 
@@ -670,6 +673,12 @@ void AddCommonFlags(CLI::App* cmd, MatchFlags& f) {
 // Notes whether --concurrency was given (a cluster run then caps each job's concurrency).
 void NoteGivenFlags(CLI::App* cmd, MatchFlags& f) {
   f.concurrency_given = cmd->count("--concurrency") > 0;
+  const match::ResourceLimits& l = f.sandbox.limits;
+  if (cmd->count("--engine-memory-mb")) f.engine_limits.set_memory_mb(l.memory_mb);
+  if (cmd->count("--engine-processes")) f.engine_limits.set_processes(l.processes);
+  if (cmd->count("--engine-open-files")) f.engine_limits.set_open_files(l.open_files);
+  if (cmd->count("--engine-file-size-mb")) f.engine_limits.set_file_size_mb(l.file_size_mb);
+  if (cmd->count("--engine-cpu-seconds")) f.engine_limits.set_cpu_seconds(l.cpu_seconds);
 }
 
 }  // namespace

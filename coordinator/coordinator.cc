@@ -241,6 +241,10 @@ absl::StatusOr<v1::Run> Coordinator::Submit(absl::StatusOr<RunPlan> planned, con
   if (!planned.ok()) return planned.status();
   RETURN_IF_ERROR(CheckAcceptingRuns());
   RunPlan& plan = *planned;
+  {
+    absl::MutexLock lock(&mu_);
+    RETURN_IF_ERROR(workers_.CheckEnginePaths(plan.engine_paths));
+  }
   const auto store_start = Clock::now();
   auto run = std::make_unique<Run>();
   run->state = v1::RUN_STATE_QUEUED;

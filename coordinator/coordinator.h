@@ -120,6 +120,8 @@ class Coordinator {
   void CompleteJob(const v1::CompleteJobRequest& request, CompleteCallback cb,
                    const Caller& caller = {});
   absl::Status ReleaseJob(const v1::ReleaseJobRequest& request, const Caller& caller = {});
+  // The workers, connected ones first (with their isolation, engine directories and limits).
+  v1::ListWorkersResponse ListWorkers(const v1::ListWorkersRequest& request);
 
   // Engines: uploads count against the uploader's quota; deleting needs the uploader or admin.
   absl::StatusOr<v1::Engine> AddEngine(const std::string& name, const std::string& temp_path,

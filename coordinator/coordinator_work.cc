@@ -2,9 +2,11 @@
 // polls, heartbeats, completions through the commit log, and the reaper's tick.
 #include <algorithm>
 
+#include "base/status_macros.h"
 #include "base/strings.h"
 #include "base/time.h"
 #include "coordinator/coordinator.h"
+#include "coordinator/match_run.h"
 #include "coordinator/metrics.h"
 #include "proto/run_states.h"
 #include "spdlog/spdlog.h"
@@ -29,6 +31,14 @@ absl::StatusOr<v1::RegisterResponse> Coordinator::Register(const v1::RegisterReq
       request.cpu_flags_size() > 512)
     return absl::InvalidArgumentError(
         "worker name, version and hash_group must have at most 256 bytes, cpu_flags 512 entries");
+  if (request.engine_dirs_size() > 64)
+    return absl::InvalidArgumentError(
+        Cat("at most 64 engine directories, got ", request.engine_dirs_size()));
+  for (const std::string& d : request.engine_dirs())
+    if (d.empty() || d[0] != '/' || d.size() > 4096)
+      return absl::InvalidArgumentError(Cat("engine directory '", d.substr(0, 64),
+                                            "' must be an absolute path of at most 4096 bytes"));
+  RETURN_IF_ERROR(ValidateEngineLimits(request.engine_limits(), "engine_limits"));
   absl::MutexLock lock(&mu_);
   if (shutting_down_) return ShuttingDownError();
   WorkerInfo info;
@@ -38,6 +48,11 @@ absl::StatusOr<v1::RegisterResponse> Coordinator::Register(const v1::RegisterReq
   info.hash_group = request.hash_group();
   info.token = caller.name;
   info.isolated = request.isolation() == "namespaces";
+  info.isolation = request.isolation();
+  info.version = request.version();
+  info.cores = request.cores();
+  info.engine_dirs.assign(request.engine_dirs().begin(), request.engine_dirs().end());
+  info.engine_limits = request.engine_limits();
   const std::string id = workers_.Register(std::move(info));
   spdlog::info(
       "worker {} registered: name '{}', {} threads, {} cores, version '{}', engine isolation '{}'",
@@ -67,18 +82,21 @@ void Coordinator::LeaseEndedLocked(const std::string& worker_id) {
 Job* Coordinator::TakeJobLocked(const std::string& worker_id) {
   WorkerInfo* w = workers_.Find(worker_id);
   if (!w || w->leases >= w->threads) return nullptr;
-  const bool isolated = w->isolated;
+  const WorkerInfo& worker = *w;
   return queue_.Take(
       worker_id, w->token,
       [&](uint64_t run_id) ABSL_NO_THREAD_SAFETY_ANALYSIS {
         auto r = runs_.find(run_id);
         return r == runs_.end() ? kNoLane : LaneOfLocked(*r->second, worker_id);
       },
-      // Someone else's uploaded program runs only where it is boxed in, unless an admin vouched.
+      // Someone else's uploaded program runs only where it is boxed in, unless an admin vouched;
+      // a `path` engine only where the worker's --engine-dir allows it.
       [&](const Job& job) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-        if (isolated) return true;
         auto r = runs_.find(job.run_id);
-        return r == runs_.end() || r->second->trusted || !r->second->handler->RunsUploadedCode(job);
+        if (r == runs_.end()) return true;
+        const RunHandler& handler = *r->second->handler;
+        if (!worker.isolated && !r->second->trusted && handler.RunsUploadedCode(job)) return false;
+        return AllowsEnginePaths(worker, handler.EnginePaths(job));
       });
 }
 
@@ -505,6 +523,11 @@ void Coordinator::ReaperLoop() {
     }
     for (auto& f : deferred) f();
   }
+}
+
+v1::ListWorkersResponse Coordinator::ListWorkers(const v1::ListWorkersRequest& request) {
+  absl::MutexLock lock(&mu_);
+  return workers_.List(request.include_disconnected());
 }
 
 }  // namespace arbiter::coordinator

@@ -1,5 +1,7 @@
 #include "coordinator/games_run.h"
 
+#include <algorithm>
+
 #include "base/status_macros.h"
 #include "base/strings.h"
 #include "coordinator/match_run.h"
@@ -40,6 +42,13 @@ class GamesRun : public RunHandler {
     for (const v1::EngineSpec& e : jobs_[job.index].work().engines())
       if (e.source_case() == v1::EngineSpec::kSha256) return true;
     return false;
+  }
+  std::vector<std::string> EnginePaths(const Job& job) const override {
+    std::vector<std::string> paths;
+    if (job.index >= jobs_.size()) return paths;
+    for (const v1::EngineSpec& e : jobs_[job.index].work().engines())
+      if (e.source_case() == v1::EngineSpec::kPath) paths.push_back(e.path());
+    return paths;
   }
   void FillWork(const Job& job, v1::Job& out) const override {
     *out.mutable_match() = jobs_[job.index].work();
@@ -206,6 +215,11 @@ class TournamentRun final : public GamesRun {
 RunPlan PlanOf(std::unique_ptr<GamesRun> handler, std::vector<v1::MatchJob> jobs) {
   RunPlan plan;
   for (v1::MatchJob& work : jobs) {
+    for (const v1::EngineSpec& e : work.engines())
+      if (e.source_case() == v1::EngineSpec::kPath &&
+          std::find(plan.engine_paths.begin(), plan.engine_paths.end(), e.path()) ==
+              plan.engine_paths.end())
+        plan.engine_paths.push_back(e.path());
     store::v1::StoredMatchJob stored;
     *stored.mutable_work() = work;
     plan.job_specs.push_back(stored.SerializeAsString());

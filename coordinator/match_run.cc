@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <tuple>
 
 #include "base/status_macros.h"
 #include "base/strings.h"
@@ -95,6 +96,9 @@ absl::Status ValidateEngineList(const google::protobuf::RepeatedPtrField<v1::Eng
         if (e.path().empty() || e.path()[0] != '/')
           return absl::InvalidArgumentError(
               Cat("engine '", e.name(), "': path must be absolute, got '", e.path(), "'"));
+        if (e.path().find("/../") != std::string::npos || e.path().ends_with("/.."))
+          return absl::InvalidArgumentError(
+              Cat("engine '", e.name(), "': path must not climb with '..', got '", e.path(), "'"));
         break;
       case v1::EngineSpec::kBuiltin:
         break;
@@ -127,6 +131,23 @@ absl::Status ValidateOpenings(const std::string& openings) {
   return absl::OkStatus();
 }
 
+}  // namespace
+
+absl::Status ValidateEngineLimits(const v1::EngineLimits& l, std::string_view what) {
+  for (auto [name, value, most] :
+       {std::tuple<const char*, uint64_t, uint64_t>{"memory_mb", l.memory_mb(), 1 << 20},
+        {"processes", l.processes(), 65536},
+        {"open_files", l.open_files(), 65536},
+        {"file_size_mb", l.file_size_mb(), 1 << 20},
+        {"cpu_seconds", l.cpu_seconds(), 31536000}})
+    if (value > most)
+      return absl::InvalidArgumentError(
+          Cat(what, ".", name, " must be at most ", most, ", got ", value));
+  return absl::OkStatus();
+}
+
+namespace {
+
 absl::Status ValidateRules(const v1::GameRules& r) {
   constexpr uint32_t kHour = 3600 * 1000;
   for (auto [name, ms] : {std::pair<const char*, uint32_t>{"margin_ms", r.margin_ms()},
@@ -140,7 +161,7 @@ absl::Status ValidateRules(const v1::GameRules& r) {
     return absl::InvalidArgumentError("rules: move and handshake timeouts must be positive");
   if (r.resign_move_count() > 0 && r.resign_score_cp() == 0)
     return absl::InvalidArgumentError("rules: resign adjudication needs resign_score_cp > 0");
-  return absl::OkStatus();
+  return ValidateEngineLimits(r.engine_limits(), "rules.engine_limits");
 }
 
 absl::Status ValidateBatching(uint32_t pairs_per_job, uint32_t concurrency) {

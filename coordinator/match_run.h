@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -30,6 +31,9 @@ inline constexpr uint64_t kMaxSprtGames = 100000;
 // Game pairs per job when the request leaves it to the coordinator: as many as the busiest
 // connected worker plays at once (its --threads, capped by the request's concurrency hint), so
 // that one job keeps a worker's cores busy; at least 2, at most 64.
+// Each limit within its bound (EngineLimits in cluster.proto); `what` names the field.
+absl::Status ValidateEngineLimits(const v1::EngineLimits& limits, std::string_view what);
+
 uint32_t DefaultPairsPerJob(uint32_t max_worker_threads, uint32_t concurrency);
 
 // Checks a match request; `engine_known(sha256)` says whether an upload exists.

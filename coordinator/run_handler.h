@@ -108,6 +108,8 @@ class RunHandler {
   // Whether the job runs programs someone uploaded (they go only to workers that isolate them,
   // unless an admin submitted the run).
   virtual bool RunsUploadedCode(const Job& /*job*/) const { return false; }
+  // The `path` engines the job starts (they go only to workers whose --engine-dir allow them).
+  virtual std::vector<std::string> EnginePaths(const Job& /*job*/) const { return {}; }
   // A check of a completion too slow for the coordinator's lock (a replay), or nothing; it
   // works on copies, so it runs on any thread.
   virtual std::function<absl::Status()> SlowCheck(const Job& /*job*/,
@@ -148,6 +150,8 @@ struct RunPlan {
   std::vector<uint32_t> lanes;
   size_t lane_count = 0;
   std::string summary;  // what was planned, for the log
+  // Every `path` engine of the run: refused at submit when no connected worker allows them.
+  std::vector<std::string> engine_paths;
 };
 
 // The handler of a stored run of `kind` whose record is `spec`.

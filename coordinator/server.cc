@@ -122,6 +122,13 @@ class RunServiceImpl final : public v1::RunService::CallbackService {
     *resp = c_->engines().List();
     return Finish(ctx, absl::OkStatus());
   }
+  grpc::ServerUnaryReactor* ListWorkers(grpc::CallbackServerContext* ctx,
+                                        const v1::ListWorkersRequest* req,
+                                        v1::ListWorkersResponse* resp) override {
+    ARBITER_GATE(ctx, v1::ROLE_VIEWER);
+    *resp = c_->ListWorkers(*req);
+    return Finish(ctx, absl::OkStatus());
+  }
   grpc::ServerUnaryReactor* DeleteEngine(grpc::CallbackServerContext* ctx,
                                          const v1::DeleteEngineRequest* req,
                                          v1::DeleteEngineResponse*) override {

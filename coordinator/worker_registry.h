@@ -7,10 +7,13 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
 #include "coordinator/run_handler.h"
+#include "proto/arbiter/v1/cluster.pb.h"
 
 namespace arbiter::coordinator {
 
@@ -21,8 +24,17 @@ struct WorkerInfo {
   std::string token;       // name of the token it registered with
   uint32_t leases = 0;     // live leases it holds
   bool isolated = false;   // runs engines in namespaces (RegisterRequest.isolation)
+  std::string isolation, version;
+  uint32_t cores = 0;
+  // `path` engines must lie in one of these (empty: any path).
+  std::vector<std::string> engine_dirs;
+  v1::EngineLimits engine_limits;
   SteadyClock::time_point last_seen;
 };
+
+// Whether every one of `paths` lies in one of the worker's engine directories, read as text (the
+// worker resolves symlinks itself before it starts an engine).
+bool AllowsEnginePaths(const WorkerInfo& worker, const std::vector<std::string>& paths);
 
 class WorkerRegistry {
  public:
@@ -44,6 +56,11 @@ class WorkerRegistry {
   uint32_t MaxThreads() const;
   // Connected workers, counting those in `waiting` (long polls) as connected.
   size_t CountConnected(const absl::flat_hash_set<std::string>& waiting) const;
+  // FAILED_PRECONDITION when workers are connected and none of them allows all of `paths`
+  // (a run that none could play); OK when none is connected (the workers check again).
+  absl::Status CheckEnginePaths(const std::vector<std::string>& paths) const;
+  // The workers, connected ones first, each group by name; `all`: also the disconnected.
+  v1::ListWorkersResponse List(bool all) const;
 
  private:
   const SteadyClock::duration window_;

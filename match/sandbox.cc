@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 
+#include "base/numbers.h"
 #include "base/status_macros.h"
 #include "base/strings.h"
 
@@ -331,13 +332,19 @@ absl::StatusOr<ProcessSpec> Sandboxed(const SandboxOptions& options, ProcessSpec
   return spec;
 }
 
+namespace {
+
+std::string WorkRoot(const SandboxOptions& options) {
+  if (!options.work_root.empty()) return options.work_root;
+  const char* tmp = getenv("TMPDIR");
+  return tmp && *tmp ? tmp : "/tmp";
+}
+
+}  // namespace
+
 absl::StatusOr<std::string> MakePrivateDir(const SandboxOptions& options) {
-  std::string root = options.work_root;
-  if (root.empty()) {
-    const char* tmp = getenv("TMPDIR");
-    root = tmp && *tmp ? tmp : "/tmp";
-  }
-  std::string templ = Cat(root, "/arbiter-engine-XXXXXX");
+  const std::string root = WorkRoot(options);
+  std::string templ = Cat(root, "/arbiter-engine-", getpid(), "-XXXXXX");
   if (!mkdtemp(templ.data()))
     return absl::FailedPreconditionError(
         Cat("cannot make the engine's working directory in '", root, "': ", strerror(errno)));
@@ -355,6 +362,27 @@ void RemovePrivateDir(const std::string& dir) {
   if (dir.empty()) return;
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
+}
+
+int RemoveStalePrivateDirs(const SandboxOptions& options) {
+  int removed = 0;
+  std::error_code ec;
+  constexpr std::string_view kPrefix = "arbiter-engine-";
+  for (const auto& entry : std::filesystem::directory_iterator(WorkRoot(options), ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.compare(0, kPrefix.size(), kPrefix) != 0) continue;
+    const std::string_view rest = std::string_view(name).substr(kPrefix.size());
+    const size_t dash = rest.find('-');
+    long pid = 0;
+    if (dash == std::string_view::npos || !ParseNumber(rest.substr(0, dash), pid) || pid <= 0)
+      continue;
+    // The process that made it is gone (its directory was left by a crash or a kill -9).
+    if (kill(pid_t(pid), 0) == 0 || errno != ESRCH) continue;
+    std::error_code rm;
+    std::filesystem::remove_all(entry.path(), rm);
+    removed += !rm;
+  }
+  return removed;
 }
 
 std::string DescribeExit(int wait_status) {

@@ -82,6 +82,9 @@ absl::StatusOr<ProcessSpec> Sandboxed(const SandboxOptions& options, ProcessSpec
 absl::StatusOr<std::string> MakePrivateDir(const SandboxOptions& options);
 // Removes a directory made by MakePrivateDir with everything in it.
 void RemovePrivateDir(const std::string& dir);
+// Removes the private directories under the work root whose making process is gone (a worker
+// that was killed leaves its engines' files behind); returns how many.
+int RemoveStalePrivateDirs(const SandboxOptions& options);
 
 // "exited with code 3", "exited with SIGXFSZ (file size limit)", from a wait status.
 std::string DescribeExit(int wait_status);

@@ -121,6 +121,19 @@ absl::Status CheckEngineDir(const std::string& name, const std::string& path,
                                            ")", ec ? Cat(": ", ec.message()) : std::string()));
 }
 
+match::SandboxOptions WithRunLimits(match::SandboxOptions box, const v1::EngineLimits& run) {
+  auto tighten = [](uint64_t& mine, uint64_t asked) {
+    if (asked > 0 && (mine == 0 || asked < mine)) mine = asked;
+  };
+  match::ResourceLimits& l = box.limits;
+  tighten(l.memory_mb, run.memory_mb());
+  tighten(l.processes, run.processes());
+  tighten(l.open_files, run.open_files());
+  tighten(l.file_size_mb, run.file_size_mb());
+  tighten(l.cpu_seconds, run.cpu_seconds());
+  return box;
+}
+
 absl::StatusOr<v1::MatchJobResult> RunMatchJob(const v1::MatchJob& job, EngineCache& cache,
                                                int concurrency, const std::atomic<bool>* stop,
                                                const EngineHost& host) {
@@ -156,12 +169,13 @@ absl::StatusOr<v1::MatchJobResult> RunMatchJob(const v1::MatchJob& job, EngineCa
   match::EngineTimeouts timeouts;
   if (rules.has_handshake_timeout_ms())
     timeouts.handshake = timeouts.ready = match::Millis(rules.handshake_timeout_ms());
+  const match::SandboxOptions box = WithRunLimits(host.sandbox, rules.engine_limits());
   const int ncpu = int(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
   auto slot = [&](int index) {
     std::vector<int> cpus;  // --affinity: this slot's CPU
     if (job.rules().affinity()) cpus.push_back(index % ncpu);
-    match::UciEngine first(specs[0], timeouts, {}, cpus, host.sandbox),
-        second(specs[1], timeouts, {}, cpus, host.sandbox);
+    match::UciEngine first(specs[0], timeouts, {}, cpus, box),
+        second(specs[1], timeouts, {}, cpus, box);
     for (uint32_t p; (p = next.fetch_add(1)) < pairs;) {
       const match::Opening& opening =
           openings[(job.openings_per_pair() ? p : job.first_pair() + p) % openings.size()];

@@ -26,6 +26,11 @@ struct EngineHost {
 absl::Status CheckEngineDir(const std::string& name, const std::string& path,
                             const std::vector<std::string>& dirs);
 
+// `box` with each of the run's limits that is set and tighter than the worker's in its place: a
+// run can tighten the worker's limits, never loosen them. (Limits apply only where the worker
+// isolates engines at all.)
+match::SandboxOptions WithRunLimits(match::SandboxOptions box, const v1::EngineLimits& run);
+
 absl::StatusOr<v1::MatchJobResult> RunMatchJob(const v1::MatchJob& job, EngineCache& cache,
                                                int concurrency, const std::atomic<bool>* stop,
                                                const EngineHost& host = {});

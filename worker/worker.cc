@@ -150,6 +150,20 @@ struct Worker::Impl {
       req.set_threads(options.threads);
       if (options.shared_hash) req.set_hash_group(options.hash_group);
       req.set_isolation(std::string(match::IsolationName(options.sandbox.isolation)));
+      for (const std::string& dir : options.engine_dirs) {
+        std::error_code ec;
+        const std::filesystem::path real = std::filesystem::weakly_canonical(dir, ec);
+        req.add_engine_dirs(ec ? dir : real.string());
+      }
+      if (options.sandbox.isolation != match::Isolation::kNone) {
+        const match::ResourceLimits& l = options.sandbox.limits;
+        v1::EngineLimits& out = *req.mutable_engine_limits();
+        out.set_memory_mb(l.memory_mb);
+        out.set_processes(l.processes);
+        out.set_open_files(l.open_files);
+        out.set_file_size_mb(l.file_size_mb);
+        out.set_cpu_seconds(l.cpu_seconds);
+      }
       v1::RegisterResponse resp;
       grpc::ClientContext ctx;
       ctx.set_deadline(Deadline(5));
@@ -365,6 +379,9 @@ absl::Status Worker::Run() {
   if (!w.hash->ok())
     return absl::ResourceExhaustedError(
         Cat("cannot allocate the perft hash of ", w.options.hash_mb, " MB (--hash)"));
+  if (w.options.sandbox.isolation != match::Isolation::kNone)
+    if (int stale = match::RemoveStalePrivateDirs(w.options.sandbox); stale > 0)
+      spdlog::info("removed {} engine directories left by processes that are gone", stale);
   if (!w.Register()) return absl::OkStatus();
   double backoff = 0.1;
   while (!w.Draining()) {

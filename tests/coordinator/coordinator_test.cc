@@ -665,6 +665,82 @@ TEST_F(CoordinatorTest, UploadedEnginesOnlyOnIsolatedWorkers) {
   EXPECT_TRUE(Acquire(plain, "w"));
 }
 
+// A `path` engine goes only to a worker whose --engine-dir holds it; a run no connected worker
+// allows is refused at submit (with none connected, the workers decide).
+TEST_F(CoordinatorTest, PathEnginesOnlyWhereAWorkersEngineDirAllows) {
+  v1::SubmitMatchRequest req;
+  v1::EngineSpec* a = req.add_engines();
+  a->set_name("sf");
+  a->set_path("/opt/engines/stockfish");
+  v1::EngineSpec* b = req.add_engines();
+  b->set_name("builtin");
+  b->set_builtin(true);
+  req.set_tc("10+0.1");
+  req.set_games(2);
+  const Caller sam{"sam", v1::ROLE_SUBMITTER};
+  ASSERT_TRUE(c_->SubmitMatch(req, sam).ok()) << "no worker connected: accepted";
+  auto worker = [&](const std::string& name, std::vector<std::string> dirs) {
+    v1::RegisterRequest r;
+    r.set_name(name);
+    r.set_threads(4);
+    for (const std::string& d : dirs) r.add_engine_dirs(d);
+    return c_->Register(r, Caller{"w", v1::ROLE_WORKER})->worker_id();
+  };
+  const std::string games_only = worker("games-only", {"/usr/games"});
+  EXPECT_FALSE(Acquire(games_only, "w")) << "/opt/engines is not in its --engine-dir";
+  absl::Status refused = c_->SubmitMatch(req, sam).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.message().find("/opt/engines/stockfish"), std::string::npos) << refused;
+  EXPECT_NE(refused.message().find("/usr/games"), std::string::npos) << refused;
+  // A prefix of a directory name is not the directory.
+  a->set_path("/usr/gamesX/stockfish");
+  EXPECT_EQ(c_->SubmitMatch(req, sam).status().code(), absl::StatusCode::kFailedPrecondition);
+  a->set_path("/usr/games/../bin/sh");
+  EXPECT_EQ(c_->SubmitMatch(req, sam).status().code(), absl::StatusCode::kInvalidArgument);
+  const std::string opt = worker("opt", {"/opt/engines/"});
+  std::optional<v1::Job> job = Acquire(opt, "w");
+  ASSERT_TRUE(job);
+  EXPECT_EQ(job->match().engines(0).path(), "/opt/engines/stockfish");
+  a->set_path("/opt/engines/stockfish");
+  EXPECT_TRUE(c_->SubmitMatch(req, sam).ok()) << "one connected worker allows it";
+}
+
+// Registration: engine directories and limits are bounded; ListWorkers shows what each worker
+// said about itself.
+TEST_F(CoordinatorTest, WorkersListTheirIsolationDirectoriesAndLimits) {
+  v1::RegisterRequest r;
+  r.set_name("box");
+  r.set_threads(2);
+  r.set_isolation("namespaces");
+  r.add_engine_dirs("/usr/games");
+  r.mutable_engine_limits()->set_memory_mb(2048);
+  ASSERT_TRUE(c_->Register(r, Caller{"w", v1::ROLE_WORKER}).ok());
+  v1::ListWorkersResponse list = c_->ListWorkers({});
+  ASSERT_EQ(list.workers_size(), 1);
+  const v1::WorkerStatus& w = list.workers(0);
+  EXPECT_EQ(w.name(), "box");
+  EXPECT_EQ(w.token(), "w");
+  EXPECT_EQ(w.isolation(), "namespaces");
+  ASSERT_EQ(w.engine_dirs_size(), 1);
+  EXPECT_EQ(w.engine_dirs(0), "/usr/games");
+  EXPECT_EQ(w.engine_limits().memory_mb(), 2048u);
+  EXPECT_TRUE(w.connected());
+
+  v1::RegisterRequest bad = r;
+  bad.add_engine_dirs("relative/dir");
+  EXPECT_EQ(c_->Register(bad, Caller{"w", v1::ROLE_WORKER}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  bad = r;
+  for (int i = 0; i < 65; ++i) bad.add_engine_dirs("/d" + std::to_string(i));
+  EXPECT_EQ(c_->Register(bad, Caller{"w", v1::ROLE_WORKER}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  bad = r;
+  bad.mutable_engine_limits()->set_memory_mb(uint64_t(1) << 40);
+  EXPECT_EQ(c_->Register(bad, Caller{"w", v1::ROLE_WORKER}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(c_->ListWorkers({}).workers_size(), 1) << "nothing refused was registered";
+}
+
 // Tokens: bad names, roles, duplicates and malformed headers are refused with their reason;
 // a revoked secret no longer authenticates, even after it was cached.
 TEST_F(CoordinatorTest, TokenRegistryRefusesWhatItCannotTrust) {

@@ -94,6 +94,12 @@ TEST(TournamentPlan, BadRequestsAreInvalidArgument) {
   relative.mutable_engines(1)->set_path("bin/engine");
   check(relative, "path must be absolute");
   EXPECT_TRUE(ValidateTournamentRequest(Tournament(3, 2), NoUploads).ok());
+  v1::SubmitTournamentRequest greedy = Tournament(3, 2);
+  greedy.mutable_rules()->mutable_engine_limits()->set_memory_mb(uint64_t(1) << 21);
+  check(greedy, "rules.engine_limits.memory_mb must be at most 1048576, got 2097152");
+  greedy.mutable_rules()->mutable_engine_limits()->set_memory_mb(512);
+  greedy.mutable_rules()->mutable_engine_limits()->set_processes(1 << 20);
+  check(greedy, "rules.engine_limits.processes must be at most 65536");
 }
 
 v1::ReportedGame Game(uint64_t pair, uint32_t g, const std::string& result, const std::string& end,

@@ -1,6 +1,7 @@
 // The cluster with real processes on loopback: `arbiter coordinator` and `arbiter worker`
 // started as children, driven through the gRPC API and the `arbiter perft` CLI.
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "engine/notation.h"
@@ -412,6 +413,30 @@ TEST_F(ClusterTest, MatchRunStoppedBySprtWithForgedGameRefused) {
                    MetricValue(text, "arbiter_games_total{result=\"0-1\"}").value_or(0) +
                    MetricValue(text, "arbiter_games_total{result=\"1/2-1/2\"}").value_or(0);
   EXPECT_EQ(counted, double(m.games()));
+}
+
+// `arbiter workers` shows each worker's isolation and engine directories; a match whose path
+// engine no connected worker allows is refused at submit, naming the path and the directories.
+TEST_F(ClusterTest, WorkersShowTheirEngineDirsAndPathEnginesOutsideThemAreRefused) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator());
+  StartWorker();  // --engine-dir defaults to /usr/games
+  auto list = Process::Start({ARBITER_BINARY, "workers", "--json", "--coordinator", Address()},
+                             (dir_ / "workers.log").string());
+  const std::string json = list->ReadAll();
+  ASSERT_EQ(list->Wait(), 0) << json;
+  EXPECT_NE(json.find("\"w1\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"/usr/games\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"isolation\""), std::string::npos) << json;
+  auto match = Process::Start(
+      {ARBITER_BINARY, "match", "--engine", "name=x,cmd=/opt/nowhere/engine", "--engine",
+       "name=b,cmd=builtin", "--tc", "1+0.01", "--games", "2", "--coordinator", Address()},
+      (dir_ / "match.log").string());
+  const std::string out = match->ReadAll();
+  EXPECT_EQ(match->Wait(), 1) << out;
+  std::ifstream in(dir_ / "match.log");
+  const std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(log.find("/opt/nowhere/engine"), std::string::npos) << log;
+  EXPECT_NE(log.find("--engine-dir: /usr/games"), std::string::npos) << log;
 }
 
 // Bad requests get specific codes and messages, each case its own test, and the coordinator

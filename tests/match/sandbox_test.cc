@@ -12,6 +12,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -163,6 +164,29 @@ TEST_F(Sandbox, SystemCallsAnEngineNeverNeeds) {
   SandboxOptions no_filter = box_;
   no_filter.seccomp = false;
   EXPECT_EQ(Try(no_filter, {"--syscalls"}, "ptrace"), "ok");
+}
+
+// Directories left by a process that is gone are removed; a live process's are kept.
+TEST(SandboxDirs, StaleDirectoriesOfDeadProcessesAreRemoved) {
+  char templ[] = "/tmp/arbiter-stale-test-XXXXXX";
+  ASSERT_NE(mkdtemp(templ), nullptr);
+  SandboxOptions o{.isolation = Isolation::kLimits, .work_root = templ, .root_drops_to = -1};
+  absl::StatusOr<std::string> live = MakePrivateDir(o);
+  ASSERT_TRUE(live.ok()) << live.status();
+  // A pid that existed and is gone: a child that has exited and been reaped.
+  const pid_t dead = fork();
+  if (dead == 0) _exit(0);
+  waitpid(dead, nullptr, 0);
+  const std::string stale = Cat(templ, "/arbiter-engine-", dead, "-abcdef");
+  std::filesystem::create_directories(stale + "/sub");
+  std::ofstream(stale + "/sub/file") << "left behind";
+  const std::string other = Cat(templ, "/arbiter-engine-notapid");
+  std::filesystem::create_directories(other);
+  EXPECT_EQ(RemoveStalePrivateDirs(o), 1);
+  EXPECT_FALSE(std::filesystem::exists(stale));
+  EXPECT_TRUE(std::filesystem::exists(*live));
+  EXPECT_TRUE(std::filesystem::exists(other));
+  std::filesystem::remove_all(templ);
 }
 
 // A descriptor the worker left inheritable (no O_CLOEXEC) does not reach any engine.

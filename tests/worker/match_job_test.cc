@@ -63,5 +63,22 @@ TEST(EngineDir, ARefusedEngineLosesItsGamesByDisconnect) {
   }
 }
 
+// A run's limits tighten the worker's, never loosen them; unset ones keep the worker's.
+TEST(EngineLimits, ARunCanOnlyTightenTheWorkersLimits) {
+  match::SandboxOptions worker;
+  worker.limits = {.memory_mb = 1024, .processes = 64, .open_files = 0, .file_size_mb = 16};
+  v1::EngineLimits run;
+  run.set_memory_mb(4096);  // looser: ignored
+  run.set_processes(8);     // tighter: taken
+  run.set_open_files(100);  // the worker has none: taken
+  run.set_file_size_mb(0);  // unset: the worker's
+  const match::ResourceLimits got = WithRunLimits(worker, run).limits;
+  EXPECT_EQ(got.memory_mb, 1024u);
+  EXPECT_EQ(got.processes, 8u);
+  EXPECT_EQ(got.open_files, 100u);
+  EXPECT_EQ(got.file_size_mb, 16u);
+  EXPECT_EQ(got.cpu_seconds, worker.limits.cpu_seconds);
+}
+
 }  // namespace
 }  // namespace arbiter::worker
