@@ -30,11 +30,20 @@ absl::StatusOr<SandboxMode> ParseSandboxMode(std::string_view text);
 enum class Isolation { kNone, kLimits, kNamespaces };
 std::string_view IsolationName(Isolation isolation);  // "none", "limits", "namespaces"
 
+// A sanitizer build's own programs (the test engine, `arbiter uci`) reserve terabytes of address
+// space for their shadow memory and cannot start under any RLIMIT_AS: there the default is none.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool kSanitizerBuild = true;
+#else
+inline constexpr bool kSanitizerBuild = false;
+#endif
+
 // Per-engine resource limits (setrlimit in the child; 0 = leave that limit as inherited).
 // RLIMIT_NPROC counts every process and thread of the user, not of one engine, and does not
 // apply to root.
 struct ResourceLimits {
-  uint64_t memory_mb = 4096;     // RLIMIT_AS: address space (a failed allocation is a crash)
+  // RLIMIT_AS: address space (a failed allocation is a crash)
+  uint64_t memory_mb = kSanitizerBuild ? 0 : 4096;
   uint64_t processes = 512;      // RLIMIT_NPROC: processes and threads of the user
   uint64_t open_files = 256;     // RLIMIT_NOFILE
   uint64_t file_size_mb = 64;    // RLIMIT_FSIZE: larger writes get SIGXFSZ

@@ -1,7 +1,10 @@
 #include "worker/engine_cache.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -14,8 +17,17 @@
 
 namespace arbiter::worker {
 
-EngineCache::EngineCache(std::string dir, std::shared_ptr<grpc::Channel> channel)
-    : dir_(std::move(dir)), channel_(std::move(channel)) {}
+EngineCache::EngineCache(std::string dir, std::shared_ptr<grpc::Channel> channel, int engine_gid)
+    : dir_(std::move(dir)), engine_gid_(engine_gid), channel_(std::move(channel)) {}
+
+void EngineCache::Protect(const std::string& path, bool directory) const {
+  if (engine_gid_ >= 0 && chown(path.c_str(), uid_t(-1), gid_t(engine_gid_)) != 0)
+    spdlog::warn("cannot give '{}' to group {}: {}", path, engine_gid_, strerror(errno));
+  const mode_t mode =
+      directory ? (engine_gid_ >= 0 ? 0710 : 0700) : (engine_gid_ >= 0 ? 0550 : 0500);
+  if (chmod(path.c_str(), mode) != 0)
+    spdlog::warn("cannot set the mode of '{}': {}", path, strerror(errno));
+}
 
 absl::StatusOr<std::string> EngineCache::Get(const std::string& sha256) {
   if (!net::IsSha256Hex(sha256))
@@ -25,10 +37,14 @@ absl::StatusOr<std::string> EngineCache::Get(const std::string& sha256) {
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
   if (ec) return absl::InternalError(Cat("cannot create cache dir '", dir_, "': ", ec.message()));
+  Protect(dir_, true);
   const std::string path = (std::filesystem::path(dir_) / sha256).string();
   if (std::filesystem::exists(path)) {
     absl::StatusOr<std::string> have = net::Sha256OfFile(path);
-    if (have.ok() && *have == sha256) return path;
+    if (have.ok() && *have == sha256) {
+      Protect(path, false);
+      return path;
+    }
     spdlog::warn("cached engine {} is corrupt; fetching it again", sha256);
     std::filesystem::remove(path, ec);
   }
@@ -73,9 +89,7 @@ absl::Status EngineCache::Fetch(const std::string& sha256, const std::string& pa
     std::filesystem::remove(temp, ec);
     return absl::DataLossError(Cat("engine ", sha256, " arrived with sha256 ", got));
   }
-  std::filesystem::permissions(
-      temp, std::filesystem::perms::owner_exec | std::filesystem::perms::owner_read,
-      std::filesystem::perm_options::add, ec);
+  Protect(temp, false);
   std::filesystem::rename(temp, path, ec);
   if (ec) return absl::InternalError(Cat("cannot store engine ", sha256, ": ", ec.message()));
   spdlog::info("engine {} fetched ({} bytes)", sha256, size);

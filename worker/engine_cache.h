@@ -16,14 +16,20 @@ namespace arbiter::worker {
 
 class EngineCache {
  public:
-  EngineCache(std::string dir, std::shared_ptr<grpc::Channel> channel);
+  // `engine_gid` >= 0: engines run as that group (a worker running as root drops them to
+  // nobody): the directory is then 0710 and each engine 0550 with that group, so that the
+  // engines' user can run them and no other user can list or read them. Otherwise 0700 / 0500.
+  EngineCache(std::string dir, std::shared_ptr<grpc::Channel> channel, int engine_gid = -1);
   // Path of a verified, executable copy of the artifact: from the cache when its hash matches,
   // otherwise downloaded (a corrupt cached copy is replaced).
   absl::StatusOr<std::string> Get(const std::string& sha256);
 
  private:
   absl::Status Fetch(const std::string& sha256, const std::string& path);
+  // Owner, group and mode of the directory or of an engine file as the class comment says.
+  void Protect(const std::string& path, bool directory) const;
   const std::string dir_;
+  const int engine_gid_;
   std::shared_ptr<grpc::Channel> channel_;
   absl::Mutex mu_;  // one download at a time
 };

@@ -360,7 +360,11 @@ Worker::Worker(const WorkerOptions& options, prometheus::Registry* registry)
   if (cache_dir.empty())
     cache_dir =
         (std::filesystem::temp_directory_path() / Cat("arbiter-engines-", getuid())).string();
-  impl_->cache = std::make_unique<EngineCache>(cache_dir, impl_->channel);
+  // A worker running as root runs engines as an unprivileged user, who must be able to run them.
+  const match::SandboxOptions& box = options.sandbox;
+  const int engine_gid =
+      geteuid() == 0 && box.isolation != match::Isolation::kNone ? box.root_drops_to : -1;
+  impl_->cache = std::make_unique<EngineCache>(cache_dir, impl_->channel, engine_gid);
 }
 
 Worker::~Worker() = default;

@@ -1,6 +1,8 @@
 // Match and tournament runs on the cluster through the CLI, with real processes on loopback:
 // `arbiter match|tournament --coordinator` against `arbiter local` or a coordinator and workers
 // started as children (the builtin engine against itself with a different option).
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -242,6 +244,37 @@ TEST_F(ClusterMatchTest, MatchSurvivesCoordinatorKill) {
   EXPECT_EQ(*distinct.begin(), 1);
   EXPECT_EQ(*distinct.rbegin(), 16);
   EXPECT_NE(ReadFile(dir_ / "coordinator.log").find("resumed with"), std::string::npos);
+}
+
+// An uploaded copy of Stockfish, submitted by a submitter (not an admin, so only a worker that
+// boxes engines in namespaces may run it), plays its games normally in the sandbox.
+TEST_F(ClusterMatchTest, UploadedStockfishPlaysInTheSandbox) {
+  if (access("/usr/games/stockfish", X_OK) != 0) GTEST_SKIP() << "stockfish is not installed";
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator());
+  ASSERT_NO_FATAL_FAILURE(StartWorker());  // --sandbox=auto
+  for (int i = 0;
+       i < 600 && ReadFile(dir_ / "worker1.log").find("engine isolation:") == std::string::npos;
+       ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // until it has registered
+  if (ReadFile(dir_ / "worker1.log").find("engine isolation: namespaces") == std::string::npos)
+    GTEST_SKIP() << "bwrap cannot create namespaces here: " << ReadFile(dir_ / "worker1.log");
+  const auto token = dir_ / "sam.token";
+  const grpc::Status created =
+      testing::CreateTokenFile(Address(), admin_secret_, "sam", v1::ROLE_SUBMITTER, token);
+  ASSERT_TRUE(created.ok()) << created.error_message();
+  const std::string pgn = (dir_ / "games.pgn").string();
+  auto cli = Cli({"--token-file", token.string(), "match", "--engine",
+                  "name=sf,cmd=upload:/usr/games/stockfish,option.Hash=4", "--engine",
+                  "name=base,cmd=builtin", "--tc", "nodes=2000", "--games", "2", "--coordinator",
+                  Address(), "--pgn", pgn, "--json"});
+  const std::string out = cli->ReadAll();
+  ASSERT_EQ(cli->Wait(), 0) << out << ReadFile(dir_ / "cli.log");
+  EXPECT_EQ(JsonNumber(out, "games"), 2) << out;
+  const std::string games = ReadFile(pgn);
+  EXPECT_EQ(Count(games, "[White \"sf\"]"), 1u) << games;
+  EXPECT_EQ(games.find("disconnect"), std::string::npos) << games;
+  EXPECT_EQ(games.find("illegal"), std::string::npos) << games;
+  EXPECT_EQ(games.find("stall"), std::string::npos) << games;
 }
 
 // (c) A round robin of three engines on the cluster (two builtin settings and arbiter uploaded

@@ -2,6 +2,9 @@
 // verification of the cached copy, and unknown hashes.
 #include "worker/engine_cache.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -59,7 +62,24 @@ TEST(EngineCache, FetchesVerifiesAndRepairs) {
   absl::StatusOr<std::string> path = cache.Get(sha);
   ASSERT_TRUE(path.ok()) << path.status();
   EXPECT_EQ(ReadFile(*path), bytes);
+  struct stat st;
+  ASSERT_EQ(stat(path->c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0500u) << "the worker's user only, read and run";
+  ASSERT_EQ(stat((dir / "cache").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+  // Engines that run as another user (a root worker drops them to nobody) get the group.
+  {
+    EngineCache shared((dir / "shared").string(), channel, int(getgid()));
+    absl::StatusOr<std::string> p = shared.Get(sha);
+    ASSERT_TRUE(p.ok()) << p.status();
+    ASSERT_EQ(stat(p->c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0550u);
+    EXPECT_EQ(st.st_gid, getgid());
+    ASSERT_EQ(stat((dir / "shared").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0710u) << "the group may enter, not list";
+  }
   // A damaged cached copy is noticed and fetched again.
+  chmod(path->c_str(), 0700);
   {
     std::ofstream out(*path, std::ios::binary | std::ios::trunc);
     out << "garbage";

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The sanitizer test runs, as CI runs them (README: Sanitizers, fuzzing, formatting).
+#   scripts/sanitize.sh asan   AddressSanitizer + UBSan: the whole default test set (-LE slow)
+#   scripts/sanitize.sh tsan   ThreadSanitizer: the tests whose code runs threads in-process
+#                              (the coordinator's, the worker's match jobs, the match runner and
+#                              game loop, perft's threads, the search thread, tournaments)
+#   scripts/sanitize.sh        both, one after the other
+# Builds in build-asan / build-tsan (scripts/build.sh --asan / --tsan) and prints the time of
+# each step. A finding fails the test that hit it (halt_on_error), with its report in the log.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+what="${1:-all}"
+TSAN_TESTS=(perft_test search_test uci_engine_test game_test runner_test tournament_test
+  match_job_test coordinator_test)
+step() { echo "sanitize: $1 in $(($SECONDS - $2)) s"; }
+
+if [[ "$what" == asan || "$what" == all ]]; then
+  t=$SECONDS
+  scripts/build.sh --asan
+  step "asan build" $t
+  t=$SECONDS
+  ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=0 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --test-dir build-asan -LE slow --output-on-failure -j 2 --timeout 1800
+  step "asan tests" $t
+fi
+if [[ "$what" == tsan || "$what" == all ]]; then
+  t=$SECONDS
+  generator=()
+  command -v ninja >/dev/null && generator=(-G Ninja)
+  cmake -S . -B build-tsan "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DARBITER_SANITIZE=thread \
+    -DARBITER_WERROR=OFF >/dev/null
+  # The tests, and the test engine they start (none of them starts the arbiter binary).
+  cmake --build build-tsan -j "$(nproc)" --target "${TSAN_TESTS[@]}" arbiter_test_engine
+  step "tsan build" $t
+  t=$SECONDS
+  regex=$(IFS='|'; echo "^(${TSAN_TESTS[*]})\$")
+  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+    ctest --test-dir build-tsan -R "$regex" --output-on-failure -j 2 --timeout 1800
+  step "tsan tests" $t
+fi
