@@ -57,8 +57,11 @@ void WRAP(5Mutex12ReaderUnlockEv)(Mutex* mu) {
   REAL(5Mutex12ReaderUnlockEv)(mu);
 }
 
+// The LockWhen family: the condition's state, written before the call, is read by whichever
+// thread evaluates the condition: released first.
 void REAL(5Mutex8LockWhenERKNS0_9ConditionE)(Mutex* mu, const Condition& c);
 void WRAP(5Mutex8LockWhenERKNS0_9ConditionE)(Mutex* mu, const Condition& c) {
+  __tsan_release(mu);
   REAL(5Mutex8LockWhenERKNS0_9ConditionE)(mu, c);
   __tsan_acquire(mu);
 }
@@ -69,7 +72,18 @@ bool REAL(5Mutex19LockWhenWithTimeoutERKNS0_9ConditionENS0_8DurationE)(Mutex* mu
 bool WRAP(5Mutex19LockWhenWithTimeoutERKNS0_9ConditionENS0_8DurationE)(Mutex* mu,
                                                                        const Condition& c,
                                                                        Duration d) {
+  __tsan_release(mu);
   const bool met = REAL(5Mutex19LockWhenWithTimeoutERKNS0_9ConditionENS0_8DurationE)(mu, c, d);
+  __tsan_acquire(mu);
+  return met;
+}
+
+bool REAL(5Mutex20LockWhenWithDeadlineERKNS0_9ConditionENS0_4TimeE)(Mutex* mu, const Condition& c,
+                                                                    Time t);
+bool WRAP(5Mutex20LockWhenWithDeadlineERKNS0_9ConditionENS0_4TimeE)(Mutex* mu, const Condition& c,
+                                                                    Time t) {
+  __tsan_release(mu);
+  const bool met = REAL(5Mutex20LockWhenWithDeadlineERKNS0_9ConditionENS0_4TimeE)(mu, c, t);
   __tsan_acquire(mu);
   return met;
 }

@@ -35,7 +35,7 @@ if [[ "$what" == tsan || "$what" == all ]]; then
   step "tsan build" $t
   t=$SECONDS
   regex=$(IFS='|'; echo "^(${TSAN_TESTS[*]})\$")
-  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+  TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/base/tsan.supp" \
     ctest --test-dir build-tsan -R "$regex" --output-on-failure -j 2 --timeout 1800
   step "tsan tests" $t
 fi
