@@ -10,6 +10,7 @@
 #include <iostream>
 #include <thread>
 
+#include "CLI/CLI.hpp"
 #include "absl/strings/str_format.h"
 #include "base/strings.h"
 #include "base/uint128.h"
@@ -421,6 +422,18 @@ int Failed(const grpc::Status& s) {
   }
 }
 
+void AddSchedulingOptions(CLI::App* cmd, v1::Scheduling& scheduling) {
+  cmd->add_option_function<int>(
+         "--priority", [&scheduling](int p) { scheduling.set_priority(p); },
+         "With --coordinator: higher runs first, -100..100 (default 0; above 0: admin)")
+      ->check(CLI::Range(-100, 100));
+  cmd->add_option_function<uint32_t>(
+         "--throughput", [&scheduling](uint32_t t) { scheduling.set_throughput(t); },
+         "With --coordinator: share of the workers among runs of its priority, percent "
+         "(default 100)")
+      ->check(CLI::Range(1, 1000));
+}
+
 void PrintRun(const v1::Run& run, std::ostream& out) {
   out << absl::StrFormat("Run %d (%s) of %s: %s%s\n", run.id(), RunKindName(run.kind()),
                          run.owner().empty() ? "-" : run.owner(), RunStateName(run.state()),
@@ -430,6 +443,8 @@ void PrintRun(const v1::Run& run, std::ostream& out) {
       "cancelled\n",
       100 * run.progress(), run.jobs().total(), run.jobs().done(), run.jobs().leased(),
       run.jobs().queued(), run.jobs().cancelled());
+  out << absl::StrFormat("Scheduling: priority %d, throughput %d%%\n", run.scheduling().priority(),
+                         run.scheduling().throughput());
   if (run.has_match()) {
     const v1::MatchRunStatus& m = run.match();
     out << absl::StrFormat("Match: %s vs %s at %s\n", m.request().engines(0).name(),

@@ -9,6 +9,10 @@
 #include "grpcpp/support/status.h"
 #include "proto/arbiter/v1/cluster.pb.h"
 
+namespace CLI {
+class App;
+}
+
 namespace arbiter::cli {
 
 // Blocks SIGINT and SIGTERM in this thread (and the threads it starts afterwards).
@@ -39,6 +43,10 @@ absl::StatusOr<v1::GetPgnResponse> FetchRunPgn(const std::string& coordinator, u
 int WatchRemoteRun(const std::string& coordinator, uint64_t run_id, bool json);
 
 // One line per run (id, kind, state, progress, jobs, what).
+// `--priority` and `--throughput` of a run submitted with --coordinator (Scheduling in
+// cluster.proto).
+void AddSchedulingOptions(CLI::App* cmd, v1::Scheduling& scheduling);
+
 void PrintRunLine(const v1::Run& run, std::ostream& out);
 // Several lines: the run's details and, for a perft, its result.
 void PrintRun(const v1::Run& run, std::ostream& out);

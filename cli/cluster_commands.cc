@@ -360,7 +360,8 @@ void AddClusterCommands(CLI::App& app, int& exit_code) {
     auto json = std::make_shared<bool>(false);
     auto id = std::make_shared<uint64_t>(0);
     auto reason = std::make_shared<std::string>();
-    CLI::App* runs = app.add_subcommand("runs", "List, show, watch or cancel runs");
+    CLI::App* runs =
+        app.add_subcommand("runs", "List, show, watch, cancel runs or set their scheduling");
     runs->require_subcommand(1);
     runs->fallthrough();
     runs->add_option("--coordinator", *address, "Coordinator address HOST:PORT");
@@ -421,6 +422,22 @@ void AddClusterCommands(CLI::App& app, int& exit_code) {
       req.set_reason(*reason);
       v1::Run run;
       print_run(CallRunService(*address, &v1::RunService::Stub::CancelRun, req, &run), run);
+    });
+    CLI::App* set = runs->add_subcommand(
+        "set", "Change a run's priority or throughput (its owner; an admin for priority > 0)");
+    set->add_option("id", *id, "Run id")->required();
+    auto priority = std::make_shared<int>(0);
+    auto throughput = std::make_shared<uint32_t>(100);
+    set->add_option("--priority", *priority, "Higher first, -100..100 (default 0)");
+    set->add_option("--throughput", *throughput,
+                    "Share among runs of its priority, percent 1..1000 (default 100)");
+    set->callback([=] {
+      v1::SetSchedulingRequest req;
+      req.set_run_id(*id);
+      if (set->count("--priority")) req.set_priority(*priority);
+      if (set->count("--throughput")) req.set_throughput(*throughput);
+      v1::Run run;
+      print_run(CallRunService(*address, &v1::RunService::Stub::SetScheduling, req, &run), run);
     });
   }
 }

@@ -57,6 +57,7 @@ struct MatchFlags {
   std::string coordinator;
   uint32_t pairs_per_job = 0;
   bool concurrency_given = false;
+  v1::Scheduling scheduling;  // --priority, --throughput
   // Engine limits given on the command line: sent to the workers (which cap them by their own).
   v1::EngineLimits engine_limits;
   SandboxFlags sandbox{.mode = "off"};
@@ -471,6 +472,7 @@ int RunRemoteMatchCommand(const MatchFlags& f, const match::MatchOptions& o,
   if (f.concurrency_given) req.set_concurrency(uint32_t(std::max(1, f.concurrency)));
   req.set_pairs_per_job(f.pairs_per_job);
   *req.mutable_rules() = RulesOf(o, f);
+  *req.mutable_scheduling() = f.scheduling;
   absl::StatusOr<v1::Run> run = RunRemoteMatch(f.coordinator, req, f.quiet);
   if (!run.ok()) return Fail(run.status());
   // A cancelled run (Ctrl-C, `runs cancel`) still reports the games it played.
@@ -504,6 +506,7 @@ int RunRemoteTournamentCommand(const MatchFlags& f, const match::MatchOptions& b
   req.set_openings(*openings);
   if (f.concurrency_given) req.set_concurrency(uint32_t(std::max(1, f.concurrency)));
   req.set_pairs_per_job(f.pairs_per_job);
+  *req.mutable_scheduling() = f.scheduling;
   *req.mutable_rules() = RulesOf(base, f);
   absl::StatusOr<v1::Run> run = RunRemoteTournament(f.coordinator, req, f.quiet);
   if (!run.ok()) return Fail(run.status());
@@ -667,6 +670,7 @@ void AddCommonFlags(CLI::App* cmd, MatchFlags& f) {
          "With --coordinator: game pairs per job (default: the largest --threads among the "
          "connected workers, at least 2)")
       ->check(CLI::Range(1, 1000));
+  AddSchedulingOptions(cmd, f.scheduling);
   AddSandboxOptions(cmd, f.sandbox);
 }
 

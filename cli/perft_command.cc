@@ -33,6 +33,7 @@ struct PerftFlags {
   bool verify = false;
   int split_depth = 0;
   int jobs = 0;
+  v1::Scheduling scheduling;
 };
 
 v1::PerftResult ToProto(const Position& pos, const PerftOptions& opts, const PerftResult& r) {
@@ -71,6 +72,7 @@ int RunSingle(const PerftFlags& f) {
     request.set_verify(f.verify);
     request.set_split_depth(f.split_depth);
     request.set_target_jobs(f.jobs);
+    *request.mutable_scheduling() = f.scheduling;
     return RunRemotePerft(f.coordinator, request, f.json);  // Ctrl-C cancels the run
   }
   PerftOptions opts{
@@ -211,6 +213,7 @@ void AddPerftCommand(CLI::App& app, int& exit_code) {
                                       "Run on the cluster at HOST:PORT (with progress)");
   cmd->add_flag("--verify", flags->verify, "With --coordinator: every job on two workers")
       ->needs(coordinator);
+  AddSchedulingOptions(cmd, flags->scheduling);
   cmd->add_option("--split-depth", flags->split_depth,
                   "With --coordinator: plies expanded on the coordinator (0 = automatic)")
       ->check(CLI::Range(0, kMaxPerftDepth))

@@ -93,6 +93,8 @@ absl::Status Coordinator::LoadRun(StoredRun& stored, std::vector<RunUpdate>& upd
   run->id = stored.id;
   run->owner = stored.owner;
   run->trusted = tokens_->IsAdmin(stored.owner);
+  run->priority = stored.priority;
+  run->throughput = stored.throughput;
   run->state = v1::RunState(stored.state);
   run->message = stored.message;
   run->created_unix = stored.created_unix;
@@ -157,6 +159,7 @@ absl::Status Coordinator::LoadRun(StoredRun& stored, std::vector<RunUpdate>& upd
 }
 
 void Coordinator::AddRunLocked(std::unique_ptr<Run> run, std::vector<std::unique_ptr<Job>> jobs) {
+  queue_.SetRun(run->id, run->owner, run->priority, run->throughput);
   for (auto& job : jobs) {
     run->jobs.push_back(job->id);
     run->estimate_total += run->handler->Estimate(*job);
@@ -185,23 +188,91 @@ PlanContext Coordinator::Context() {
   return context;
 }
 
+namespace {
+
+// The priority and throughput a caller may give a run (`current`: the run's, when changed).
+absl::Status CheckScheduling(std::optional<int> priority, std::optional<uint32_t> throughput,
+                             const Caller& caller) {
+  if (priority && (*priority < -100 || *priority > 100))
+    return absl::InvalidArgumentError(Cat("priority must be in -100..100, got ", *priority));
+  if (throughput && *throughput > 1000)
+    return absl::InvalidArgumentError(
+        Cat("throughput must be in 1..1000 percent (0: 100), got ", *throughput));
+  if (priority && *priority > 0 && !caller.admin())
+    return absl::PermissionDeniedError(
+        Cat("priority ", *priority, " is above the default (0): only an admin may set it"));
+  return absl::OkStatus();
+}
+
+absl::Status CheckScheduling(const v1::Scheduling& s, const Caller& caller) {
+  return CheckScheduling(s.priority(), s.throughput(), caller);
+}
+
+}  // namespace
+
 absl::StatusOr<v1::Run> Coordinator::SubmitPerft(const v1::SubmitPerftRequest& request,
                                                  const Caller& caller) {
   RETURN_IF_ERROR(CheckAcceptingRuns());
+  RETURN_IF_ERROR(CheckScheduling(request.scheduling(), caller));
   RETURN_IF_ERROR(CheckOwnerLimits(caller.name));
-  return Submit(PlanPerftRun(request, Context()), caller);
+  return Submit(PlanPerftRun(request, Context()), caller, request.scheduling());
 }
 
 absl::StatusOr<v1::Run> Coordinator::SubmitMatch(const v1::SubmitMatchRequest& request,
                                                  const Caller& caller) {
+  RETURN_IF_ERROR(CheckScheduling(request.scheduling(), caller));
   RETURN_IF_ERROR(CheckOwnerLimits(caller.name));
-  return Submit(PlanMatchRun(request, Context()), caller);
+  return Submit(PlanMatchRun(request, Context()), caller, request.scheduling());
 }
 
 absl::StatusOr<v1::Run> Coordinator::SubmitTournament(const v1::SubmitTournamentRequest& request,
                                                       const Caller& caller) {
+  RETURN_IF_ERROR(CheckScheduling(request.scheduling(), caller));
   RETURN_IF_ERROR(CheckOwnerLimits(caller.name));
-  return Submit(PlanTournamentRun(request, Context()), caller);
+  return Submit(PlanTournamentRun(request, Context()), caller, request.scheduling());
+}
+
+absl::StatusOr<v1::Run> Coordinator::SetScheduling(const v1::SetSchedulingRequest& request,
+                                                   const Caller& caller) {
+  std::optional<int> priority;
+  std::optional<uint32_t> throughput;
+  if (request.has_priority()) priority = request.priority();
+  if (request.has_throughput()) throughput = request.throughput();
+  RETURN_IF_ERROR(CheckScheduling(priority, throughput, caller));
+  int new_priority, new_throughput;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = runs_.find(request.run_id());
+    if (it == runs_.end()) return NoRunError(request.run_id());
+    Run& run = *it->second;
+    if (run.owner != caller.name && !caller.admin())
+      return absl::PermissionDeniedError(
+          Cat("run ", run.id, " belongs to '", run.owner, "': only its owner or an admin may change it"));
+    if (IsTerminal(run.state))
+      return absl::FailedPreconditionError(Cat("run ", run.id, " has finished"));
+    new_priority = priority.value_or(run.priority);
+    new_throughput = throughput ? (*throughput == 0 ? 100 : int(*throughput)) : run.throughput;
+  }
+  // Durable before it takes effect (a restart keeps it).
+  RETURN_IF_ERROR(store_->SetScheduling(request.run_id(), new_priority, new_throughput));
+  Deferred deferred;
+  v1::Run out;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = runs_.find(request.run_id());
+    if (it == runs_.end()) return NoRunError(request.run_id());
+    Run& run = *it->second;
+    run.priority = new_priority;
+    run.throughput = new_throughput;
+    if (!IsTerminal(run.state)) queue_.SetRun(run.id, run.owner, run.priority, run.throughput);
+    ++run.version;
+    DispatchLocked(deferred);
+    out = BuildRunLocked(run);
+  }
+  for (auto& f : deferred) f();
+  spdlog::info("run {}: priority {}, throughput {}% (by '{}')", out.id(), new_priority,
+               new_throughput, caller.name);
+  return out;
 }
 
 absl::Status Coordinator::CheckOwnerLimits(const std::string& owner) {
@@ -237,7 +308,8 @@ absl::StatusOr<v1::Engine> Coordinator::AddEngine(const std::string& name,
   return engines_->Add(name, temp_path, caller.name, options_.upload_quota_bytes);
 }
 
-absl::StatusOr<v1::Run> Coordinator::Submit(absl::StatusOr<RunPlan> planned, const Caller& caller) {
+absl::StatusOr<v1::Run> Coordinator::Submit(absl::StatusOr<RunPlan> planned, const Caller& caller,
+                                            const v1::Scheduling& scheduling) {
   if (!planned.ok()) return planned.status();
   RETURN_IF_ERROR(CheckAcceptingRuns());
   RunPlan& plan = *planned;
@@ -251,6 +323,8 @@ absl::StatusOr<v1::Run> Coordinator::Submit(absl::StatusOr<RunPlan> planned, con
   run->created_unix = UnixNow();
   run->owner = caller.name;
   run->trusted = caller.admin();
+  run->priority = scheduling.priority();
+  run->throughput = scheduling.throughput() == 0 ? 100 : int(scheduling.throughput());
   run->handler = std::move(plan.handler);
   if (plan.lane_count >= 2) run->lane_workers.assign(plan.lane_count, "");
   StoredRun stored;
@@ -258,6 +332,8 @@ absl::StatusOr<v1::Run> Coordinator::Submit(absl::StatusOr<RunPlan> planned, con
   stored.state = run->state;
   stored.created_unix = run->created_unix;
   stored.owner = run->owner;
+  stored.priority = run->priority;
+  stored.throughput = run->throughput;
   stored.spec = run->handler->SerializeSpec();
   std::vector<StoredJob> stored_jobs(plan.job_specs.size());
   for (size_t i = 0; i < stored_jobs.size(); ++i)
@@ -436,6 +512,7 @@ void Coordinator::FinishRunLocked(Run& run, v1::RunState state, const std::strin
     queue_.ClearLeases(*job);
   }
   run.jobs_leased = 0;
+  queue_.RemoveRun(run.id);
   run.final = std::make_unique<v1::Run>(BuildRunLocked(run));
   updates.push_back({run.id, int(state), run.started_unix, run.finished_unix, message,
                      run.final->SerializeAsString()});
@@ -465,6 +542,8 @@ v1::Run Coordinator::BuildRunLocked(const Run& run) {
   v1::Run out;
   out.set_id(run.id);
   out.set_owner(run.owner);
+  out.mutable_scheduling()->set_priority(run.priority);
+  out.mutable_scheduling()->set_throughput(uint32_t(run.throughput));
   out.set_kind(run.kind());
   out.set_state(run.state);
   out.set_message(run.message);

@@ -95,6 +95,9 @@ class Coordinator {
   absl::StatusOr<v1::Run> GetRun(uint64_t run_id);
   // Newest first, paged (page_token: the last id of the previous page), filtered by state/owner.
   absl::StatusOr<v1::ListRunsResponse> ListRuns(const v1::ListRunsRequest& request);
+  // A run's priority or throughput: its owner or an admin; a priority above 0 needs an admin.
+  absl::StatusOr<v1::Run> SetScheduling(const v1::SetSchedulingRequest& request,
+                                        const Caller& caller = {});
   // Only the run's owner or an admin (PERMISSION_DENIED otherwise).
   absl::StatusOr<v1::Run> CancelRun(uint64_t run_id, const std::string& reason,
                                     const Caller& caller = {});
@@ -163,7 +166,8 @@ class Coordinator {
   absl::Status Load();
   absl::Status LoadRun(StoredRun& stored, std::vector<RunUpdate>& updates)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::StatusOr<v1::Run> Submit(absl::StatusOr<RunPlan> plan, const Caller& caller);
+  absl::StatusOr<v1::Run> Submit(absl::StatusOr<RunPlan> plan, const Caller& caller,
+                                 const v1::Scheduling& scheduling);
   // RESOURCE_EXHAUSTED when `owner` may not submit now (active runs, rate); records the attempt.
   absl::Status CheckOwnerLimits(const std::string& owner);
   // The registered worker `worker_id` if it belongs to `caller` (NOT_FOUND, PERMISSION_DENIED).

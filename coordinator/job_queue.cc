@@ -11,8 +11,24 @@ SteadyClock::duration Seconds(double seconds) {
 JobQueue::JobQueue(double lease_seconds, NowFn now)
     : lease_(Seconds(lease_seconds)), now_(std::move(now)), rng_(std::random_device{}()) {}
 
+void JobQueue::SetRun(uint64_t run_id, const std::string& owner, int priority, int throughput) {
+  RunQueue& run = RunOf(run_id);
+  run.owner = owner;
+  run.priority = priority;
+  run.throughput = std::max(1, throughput);
+}
+
+void JobQueue::RemoveRun(uint64_t run_id) {
+  auto it = runs_.find(run_id);
+  if (it == runs_.end()) return;
+  ready_entries_ -= it->second.ready.size();
+  runs_.erase(it);
+}
+
 Job& JobQueue::Add(std::unique_ptr<Job> job) {
-  for (int i = 0; i < job->want; ++i) ready_.push_back(job->id);
+  RunQueue& run = RunOf(job->run_id);
+  for (int i = 0; i < job->want; ++i) run.ready.push_back(job->id);
+  ready_entries_ += size_t(std::max(0, job->want));
   Job& out = *job;
   jobs_[job->id] = std::move(job);
   return out;
@@ -23,20 +39,44 @@ Job* JobQueue::Find(uint64_t job_id) {
   return it == jobs_.end() ? nullptr : it->second.get();
 }
 
-void JobQueue::Unready(uint64_t job_id) {
-  auto slot = std::find(ready_.begin(), ready_.end(), job_id);
-  if (slot != ready_.end()) ready_.erase(slot);
+void JobQueue::Requeue(uint64_t job_id) {
+  const Job* job = Find(job_id);
+  if (!job) return;
+  auto run = runs_.find(job->run_id);
+  if (run == runs_.end()) return;  // the run finished
+  run->second.ready.push_front(job_id);
+  ++ready_entries_;
 }
 
-Job* JobQueue::Take(const std::string& worker_id, const std::string& token, const LaneOf& lane_of,
-                    const Eligible& eligible) {
-  uint64_t steal_job = 0, steal_run = 0;  // the last job of another lane seen (0: none yet)
-  uint64_t lane_run = 0;                  // the run whose lane `mine` is
+void JobQueue::Unready(uint64_t job_id) {
+  const Job* job = Find(job_id);
+  if (!job) return;
+  auto run = runs_.find(job->run_id);
+  if (run == runs_.end()) return;
+  std::deque<uint64_t>& ready = run->second.ready;
+  auto slot = std::find(ready.begin(), ready.end(), job_id);
+  if (slot == ready.end()) return;
+  ready.erase(slot);
+  --ready_entries_;
+}
+
+uint32_t JobQueue::LeasesOf(uint64_t run_id) const {
+  auto it = runs_.find(run_id);
+  return it == runs_.end() ? 0 : it->second.leases;
+}
+
+Job* JobQueue::TakeFrom(uint64_t run_id, RunQueue& run, const std::string& worker_id,
+                        const std::string& token, const LaneOf& lane_of,
+                        const Eligible& eligible) {
+  uint64_t steal_job = 0;  // the last job of another lane seen (0: none yet)
+  bool lane_known = false;
   uint32_t mine = kNoLane;
-  for (auto it = ready_.begin(); it != ready_.end();) {
+  std::deque<uint64_t>& ready = run.ready;
+  for (auto it = ready.begin(); it != ready.end();) {
     auto j = jobs_.find(*it);
     if (j == jobs_.end() || !j->second->open()) {
-      it = ready_.erase(it);
+      it = ready.erase(it);
+      --ready_entries_;
       continue;
     }
     Job& job = *j->second;
@@ -46,38 +86,82 @@ Job* JobQueue::Take(const std::string& worker_id, const std::string& token, cons
       continue;
     }
     if (job.lane != kNoLane) {
-      if (steal_job && steal_run != job.run_id) break;  // past the end of the lanes' run
-      if (lane_run != job.run_id) {
-        lane_run = job.run_id;
-        mine = lane_of(job.run_id);
+      if (!lane_known) {
+        mine = lane_of(run_id);
+        lane_known = true;
       }
       if (mine != job.lane) {
         steal_job = job.id;
-        steal_run = job.run_id;
         ++it;
         continue;
       }
-    } else if (steal_job) {
-      break;  // the lanes' run comes first
     }
-    ready_.erase(it);
+    ready.erase(it);
+    --ready_entries_;
     return &job;
   }
   if (!steal_job) return nullptr;
-  auto last = std::find(ready_.rbegin(), ready_.rend(), steal_job);
-  ready_.erase(std::next(last).base());
+  auto last = std::find(ready.rbegin(), ready.rend(), steal_job);
+  ready.erase(std::next(last).base());
+  --ready_entries_;
   return jobs_[steal_job].get();
+}
+
+Job* JobQueue::Take(const std::string& worker_id, const std::string& token, const LaneOf& lane_of,
+                    const Eligible& eligible) {
+  if (ready_entries_ == 0) return nullptr;
+  // Each owner's leases and weight, per priority, over its active runs.
+  struct OwnerLoad {
+    uint64_t leases = 0;
+    int weight = 1;
+  };
+  std::map<std::pair<int, std::string>, OwnerLoad> owners;
+  for (const auto& [id, run] : runs_) {
+    if (run.ready.empty() && run.leases == 0) continue;
+    OwnerLoad& o = owners[{run.priority, run.owner}];
+    o.leases += run.leases;
+    o.weight = std::max(o.weight, run.throughput);
+  }
+  struct Candidate {
+    int priority;
+    double owner_load, run_load;
+    uint64_t run_id;
+    RunQueue* run;
+  };
+  std::vector<Candidate> candidates;
+  for (auto& [id, run] : runs_) {
+    if (run.ready.empty()) continue;
+    const OwnerLoad& o = owners[{run.priority, run.owner}];
+    candidates.push_back({run.priority, double(o.leases) / o.weight,
+                          double(run.leases) / run.throughput, id, &run});
+  }
+  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.priority != b.priority) return a.priority > b.priority;
+    if (a.owner_load != b.owner_load) return a.owner_load < b.owner_load;
+    if (a.run_load != b.run_load) return a.run_load < b.run_load;
+    return a.run_id < b.run_id;
+  });
+  for (const Candidate& c : candidates)
+    if (Job* job = TakeFrom(c.run_id, *c.run, worker_id, token, lane_of, eligible)) return job;
+  return nullptr;
 }
 
 const Lease& JobQueue::Grant(Job& job, const std::string& worker_id, const std::string& token) {
   job.leases.push_back({rng_() | 1, worker_id, token, now_() + lease_});
   job.past_leases.push_back(job.leases.back().id);
   leased_.insert(job.id);
+  if (auto run = runs_.find(job.run_id); run != runs_.end()) ++run->second.leases;
   return job.leases.back();
+}
+
+void JobQueue::LeaseGone(const Job& job) {
+  auto run = runs_.find(job.run_id);
+  if (run != runs_.end() && run->second.leases > 0) --run->second.leases;
 }
 
 bool JobQueue::RemoveLease(Job& job, size_t index) {
   job.leases.erase(job.leases.begin() + std::ptrdiff_t(index));
+  LeaseGone(job);
   if (!job.leases.empty()) return false;
   leased_.erase(job.id);
   return true;
@@ -85,6 +169,7 @@ bool JobQueue::RemoveLease(Job& job, size_t index) {
 
 void JobQueue::ClearLeases(Job& job) {
   if (!job.leases.empty()) leased_.erase(job.id);
+  for (size_t i = 0; i < job.leases.size(); ++i) LeaseGone(job);
   job.leases.clear();
 }
 

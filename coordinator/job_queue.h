@@ -1,14 +1,21 @@
-// The ready queue of jobs, their leases and their expiry. Not thread-safe: the Coordinator
-// calls it under its lock. The clock is injectable so that tests can expire leases at will.
+// The ready queue of jobs, their leases and their expiry, and the choice of which run a worker
+// serves next. Not thread-safe: the Coordinator calls it under its lock. The clock is
+// injectable so that tests can expire leases at will.
 //
-// Each result a job still wants and nobody works on is one entry in the queue, oldest run
-// first; a re-queued job (a lost lease, a refused result) goes to the front. A job with a lane
-// goes to its lane's worker; a worker whose lane is empty takes from the far end of another
-// worker's lane (see docs/scaling.md).
+// Each run has its own queue: each result a job still wants and nobody works on is one entry,
+// in job order; a re-queued job (a lost lease, a refused result) goes to the front of its run's.
+// A worker asking for work is served from the run that most needs it (Scheduling in
+// cluster.proto): the highest priority first; among runs of that priority, the owner whose
+// leases are fewest for its weight (the largest throughput among its active runs), then that
+// owner's run whose leases are fewest for its throughput, then the oldest. So equal runs of
+// different owners alternate, 200 % gets twice the leases of 100 %, and fifty runs of one owner
+// weigh like one. A job with a lane goes to its lane's worker; a worker whose lane is empty
+// takes from the far end of another worker's lane (see docs/scaling.md).
 #pragma once
 
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -29,14 +36,22 @@ class JobQueue {
 
   JobQueue(double lease_seconds, NowFn now);
 
-  // Takes ownership of `job` and queues job.want entries for it at the back.
+  // How run `run_id` of `owner` shares the workers (before its jobs are added; a run never
+  // announced gets priority 0, throughput 100 and no owner). Again later: a change.
+  void SetRun(uint64_t run_id, const std::string& owner, int priority, int throughput);
+  // Forgets the run's queue (it finished; its jobs take no more leases).
+  void RemoveRun(uint64_t run_id);
+
+  // Takes ownership of `job` and queues job.want entries for it at the back of its run's queue.
   Job& Add(std::unique_ptr<Job> job);
   Job* Find(uint64_t job_id);
-  // One more entry for the job, at the front.
-  void Requeue(uint64_t job_id) { ready_.push_front(job_id); }
+  // One more entry for the job, at the front of its run's queue.
+  void Requeue(uint64_t job_id);
   // Drops one entry of the job (a stored result consumed it).
   void Unready(uint64_t job_id);
-  bool HasReady() const { return !ready_.empty(); }
+  bool HasReady() const { return ready_entries_ > 0; }
+  // Live leases of the run's jobs.
+  uint32_t LeasesOf(uint64_t run_id) const;
 
   // Whether a job may go to the asking worker (e.g. uploaded engines only to isolated workers).
   using Eligible = std::function<bool(const Job&)>;
@@ -66,11 +81,25 @@ class JobQueue {
   double lease_seconds() const { return std::chrono::duration<double>(lease_).count(); }
 
  private:
+  struct RunQueue {
+    std::string owner;
+    int priority = 0;
+    int throughput = 100;
+    std::deque<uint64_t> ready;  // job ids, one per wanted result
+    uint32_t leases = 0;         // live leases of its jobs
+  };
+  RunQueue& RunOf(uint64_t run_id) { return runs_[run_id]; }
+  void LeaseGone(const Job& job);
+  // The next job of `run` for the worker, or null (the lane rules above).
+  Job* TakeFrom(uint64_t run_id, RunQueue& run, const std::string& worker_id,
+                const std::string& token, const LaneOf& lane_of, const Eligible& eligible);
+
   const SteadyClock::duration lease_;
   const NowFn now_;
   std::mt19937_64 rng_;
   absl::flat_hash_map<uint64_t, std::unique_ptr<Job>> jobs_;
-  std::deque<uint64_t> ready_;
+  std::map<uint64_t, RunQueue> runs_;  // by run id: the oldest first
+  size_t ready_entries_ = 0;
   absl::flat_hash_set<uint64_t> leased_;
 };
 

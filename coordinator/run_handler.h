@@ -67,6 +67,8 @@ struct Run {
   std::string message;
   std::string owner;     // name of the token that submitted the run
   bool trusted = false;  // submitted by an admin: its uploads may run on unisolated workers
+  int priority = 0;      // Scheduling in cluster.proto
+  int throughput = 100;
   double created_unix = 0, started_unix = 0, finished_unix = 0;
   bool started_persisted = false;
   std::unique_ptr<RunHandler> handler;

@@ -109,6 +109,14 @@ class RunServiceImpl final : public v1::RunService::CallbackService {
       return Answer(c_->CancelRun(req->run_id(), req->reason().substr(0, 1024), who), resp);
     });
   }
+  grpc::ServerUnaryReactor* SetScheduling(grpc::CallbackServerContext* ctx,
+                                          const v1::SetSchedulingRequest* req,
+                                          v1::Run* resp) override {
+    ARBITER_GATE(ctx, v1::ROLE_SUBMITTER);
+    return FinishOnPool(ctx, pool_, [this, req, resp, who] {
+      return Answer(c_->SetScheduling(*req, who), resp);
+    });
+  }
   grpc::ServerReadReactor<v1::UploadEngineRequest>* UploadEngine(
       grpc::CallbackServerContext* ctx, v1::UploadEngineResponse* resp) override {
     absl::StatusOr<Caller> caller = gate_.Check(ctx, v1::ROLE_SUBMITTER);

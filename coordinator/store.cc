@@ -15,13 +15,15 @@
 namespace arbiter::coordinator {
 namespace {
 
-// Version 1 had no owners and no tokens (and no user_version); version 2 adds both.
+// Version 1 had no owners and no tokens (and no user_version); version 2 adds both; version 3
+// the runs' priority and throughput (a version 2 database is upgraded in place).
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS runs (
   id INTEGER PRIMARY KEY AUTOINCREMENT, kind INTEGER NOT NULL, state INTEGER NOT NULL,
   created_unix REAL NOT NULL, started_unix REAL NOT NULL DEFAULT 0,
   finished_unix REAL NOT NULL DEFAULT 0, message TEXT NOT NULL DEFAULT '',
-  spec BLOB NOT NULL, result BLOB, owner TEXT NOT NULL DEFAULT '');
+  spec BLOB NOT NULL, result BLOB, owner TEXT NOT NULL DEFAULT '',
+  priority INTEGER NOT NULL DEFAULT 0, throughput INTEGER NOT NULL DEFAULT 100);
 CREATE TABLE IF NOT EXISTS jobs (
   id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, spec BLOB NOT NULL);
 CREATE INDEX IF NOT EXISTS jobs_by_run ON jobs(run_id);
@@ -150,10 +152,16 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir) {
   ASSIGN_OR_RETURN(std::string tables,
                    store->QueryText("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'"));
   const int found = version != "0" ? std::atoi(version.c_str()) : tables != "0" ? 1 : 0;
-  if (found != 0 && found != kSchemaVersion)
+  if (found == 2) {
+    RETURN_IF_ERROR(store->Exec(
+        "BEGIN; ALTER TABLE runs ADD COLUMN priority INTEGER NOT NULL DEFAULT 0; "
+        "ALTER TABLE runs ADD COLUMN throughput INTEGER NOT NULL DEFAULT 100; "
+        "PRAGMA user_version = 3; COMMIT"));
+  } else if (found != 0 && found != kSchemaVersion) {
     return absl::FailedPreconditionError(
         Cat("database '", path, "' has schema version ", found, "; this arbiter reads version ",
             kSchemaVersion, " (start a new data directory, or use the arbiter that wrote it)"));
+  }
   RETURN_IF_ERROR(store->Exec("PRAGMA journal_mode=WAL"));
   RETURN_IF_ERROR(store->Exec("PRAGMA synchronous=FULL"));
   RETURN_IF_ERROR(store->Exec(kSchema));
@@ -200,12 +208,11 @@ absl::Status Store::CreateRun(StoredRun& run, std::vector<StoredJob>& jobs) {
   return InTransaction([&]() -> absl::Status {
     {
       Stmt s(db_,
-             "INSERT INTO runs (kind, state, created_unix, message, spec, owner) VALUES (?, ?, ?, "
-             "?, ?, "
-             "?)");
+             "INSERT INTO runs (kind, state, created_unix, message, spec, owner, priority, "
+             "throughput) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
       if (!s.ok()) return SqlError(db_, "prepare run insert");
       if (!s.Execute(run.kind, run.state, run.created_unix, Text{run.message}, run.spec,
-                     Text{run.owner}))
+                     Text{run.owner}, run.priority, run.throughput))
         return SqlError(db_, "insert run");
       run.id = uint64_t(sqlite3_last_insert_rowid(db_));
     }
@@ -258,15 +265,22 @@ absl::StatusOr<std::vector<StoredRun>> Store::LoadRuns() {
   absl::MutexLock lock(&mu_);
   Stmt s(db_,
          "SELECT id, kind, state, created_unix, started_unix, finished_unix, message, spec, "
-         "result, owner FROM runs ORDER BY id");
+         "result, owner, priority, throughput FROM runs ORDER BY id");
   if (!s.ok()) return SqlError(db_, "prepare load runs");
   std::vector<StoredRun> out;
   while (s.Step() == SQLITE_ROW) {
     StoredRun& r = out.emplace_back();
     s.Columns(r.id, r.kind, r.state, r.created_unix, r.started_unix, r.finished_unix, r.message,
-              r.spec, r.result, r.owner);
+              r.spec, r.result, r.owner, r.priority, r.throughput);
   }
   return out;
+}
+
+absl::Status Store::SetScheduling(uint64_t run_id, int priority, int throughput) {
+  absl::MutexLock lock(&mu_);
+  Stmt s(db_, "UPDATE runs SET priority = ?, throughput = ? WHERE id = ?");
+  if (!s.ok() || !s.Execute(priority, throughput, run_id)) return SqlError(db_, "set scheduling");
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<StoredJob>> Store::LoadJobs(uint64_t run_id) {

@@ -16,7 +16,7 @@ struct sqlite3;
 namespace arbiter::coordinator {
 
 // The schema this build reads and writes (PRAGMA user_version); another is refused at Open.
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 struct StoredRun {
   uint64_t id = 0;
@@ -27,6 +27,8 @@ struct StoredRun {
   std::string message;
   std::string spec;    // serialized StoredPerftRun (or another kind's record)
   std::string result;  // serialized final v1::Run, once finished
+  int priority = 0;
+  int throughput = 100;  // percent
 };
 
 struct StoredJob {
@@ -84,6 +86,7 @@ class Store {
   // One transaction: results, then run updates.
   absl::Status Commit(const std::vector<StoredResult>& results, const std::vector<RunUpdate>& runs);
 
+  absl::Status SetScheduling(uint64_t run_id, int priority, int throughput);
   absl::StatusOr<std::vector<StoredRun>> LoadRuns();
   absl::StatusOr<std::vector<StoredJob>> LoadJobs(uint64_t run_id);
   absl::StatusOr<std::vector<StoredResult>> LoadResults(uint64_t run_id);

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <future>
 #include <limits>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -739,6 +740,125 @@ TEST_F(CoordinatorTest, WorkersListTheirIsolationDirectoriesAndLimits) {
   EXPECT_EQ(c_->Register(bad, Caller{"w", v1::ROLE_WORKER}).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(c_->ListWorkers({}).workers_size(), 1) << "nothing refused was registered";
+}
+
+// Scheduling: which run a worker's next lease goes to, with leases held (never completed), so
+// that the counts are exactly the scheduler's choices.
+class SchedulingTest : public CoordinatorTest {
+ protected:
+  // A perft(5) run of `jobs` jobs by `owner`.
+  uint64_t SubmitAs(const std::string& owner, int priority = 0, uint32_t throughput = 0,
+                    uint32_t jobs = 200, v1::Role role = v1::ROLE_SUBMITTER) {
+    v1::SubmitPerftRequest req;
+    req.mutable_perft()->set_fen(std::string(Position::kStartFen));
+    req.mutable_perft()->set_depth(5);
+    req.set_target_jobs(jobs);
+    req.mutable_scheduling()->set_priority(priority);
+    req.mutable_scheduling()->set_throughput(throughput);
+    absl::StatusOr<v1::Run> run = c_->SubmitPerft(req, Caller{owner, role});
+    EXPECT_TRUE(run.ok()) << run.status();
+    return run.ok() ? run->id() : 0;
+  }
+  // Leases `n` jobs to one worker (holding them all) and counts them by run.
+  std::map<uint64_t, int> Lease(int n) {
+    const std::string w = Register("big", "", "w", 1024);
+    std::map<uint64_t, int> by_run;
+    for (int i = 0; i < n; ++i) {
+      std::optional<v1::Job> job = Acquire(w, "w");
+      if (!job) break;
+      ++by_run[job->run_id()];
+    }
+    return by_run;
+  }
+};
+
+// Two runs of equal priority and throughput, submitted one after the other by two people: the
+// second does not wait behind the first; the leases alternate.
+TEST_F(SchedulingTest, EqualRunsShareTheWorkersFromTheStart) {
+  const uint64_t a = SubmitAs("alice"), b = SubmitAs("bob");
+  std::map<uint64_t, int> got = Lease(100);
+  EXPECT_EQ(got[a], 50);
+  EXPECT_EQ(got[b], 50);
+}
+
+// A run of priority 1 (an admin's) takes every lease while it has jobs ready.
+TEST_F(SchedulingTest, HigherPriorityTakesAllWorkers) {
+  const uint64_t low = SubmitAs("alice");
+  const uint64_t high = SubmitAs("root", 1, 0, 40, v1::ROLE_ADMIN);
+  const int total = int(c_->GetRun(high)->jobs().total());
+  ASSERT_GT(total, 10);
+  std::map<uint64_t, int> got = Lease(total + 20);
+  EXPECT_EQ(got[high], total) << "all of its jobs first";
+  EXPECT_EQ(got[low], 20) << "then the lower priority";
+}
+
+// Throughput 200 against 100 gives 2:1, within one owner's runs and between two owners.
+TEST_F(SchedulingTest, ThroughputSetsTheShare) {
+  const uint64_t fast = SubmitAs("alice", 0, 200), slow = SubmitAs("alice", 0, 100);
+  std::map<uint64_t, int> got = Lease(90);
+  EXPECT_EQ(got[fast], 60);
+  EXPECT_EQ(got[slow], 30);
+}
+
+TEST_F(SchedulingTest, ThroughputBetweenOwners) {
+  const uint64_t fast = SubmitAs("alice", 0, 200), slow = SubmitAs("bob", 0, 100);
+  std::map<uint64_t, int> got = Lease(90);
+  EXPECT_NEAR(got[fast], 60, 1);
+  EXPECT_NEAR(got[slow], 30, 1);
+}
+
+// One person's fifty runs weigh like one run: another person's single run still gets half.
+TEST_F(SchedulingTest, ManyRunsOfOneOwnerShareOneSlot) {
+  std::vector<uint64_t> many;
+  for (int i = 0; i < 10; ++i) many.push_back(SubmitAs("mallory", 0, 0, 20));
+  const uint64_t single = SubmitAs("alice");
+  std::map<uint64_t, int> got = Lease(100);
+  EXPECT_EQ(got[single], 50);
+  int theirs = 0;
+  for (uint64_t id : many) {
+    theirs += got[id];
+    EXPECT_EQ(got[id], 5) << "mallory's runs share her half evenly";
+  }
+  EXPECT_EQ(theirs, 50);
+}
+
+// Priority above the default needs an admin; bounds are checked; the owner (or an admin) may
+// change a run's scheduling, which is stored and outlives a restart.
+TEST_F(SchedulingTest, ChangesAreCheckedAndDurable) {
+  v1::SubmitPerftRequest req;
+  req.mutable_perft()->set_fen(std::string(Position::kStartFen));
+  req.mutable_perft()->set_depth(3);
+  req.mutable_scheduling()->set_priority(1);
+  EXPECT_EQ(c_->SubmitPerft(req, Caller{"alice", v1::ROLE_SUBMITTER}).status().code(),
+            absl::StatusCode::kPermissionDenied);
+  req.mutable_scheduling()->set_priority(-101);
+  EXPECT_EQ(c_->SubmitPerft(req, Caller{"alice", v1::ROLE_SUBMITTER}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  req.mutable_scheduling()->set_priority(0);
+  req.mutable_scheduling()->set_throughput(1001);
+  EXPECT_EQ(c_->SubmitPerft(req, Caller{"alice", v1::ROLE_SUBMITTER}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+
+  const uint64_t id = SubmitAs("alice", -5, 50);
+  v1::SetSchedulingRequest set;
+  set.set_run_id(id);
+  set.set_throughput(300);
+  EXPECT_EQ(c_->SetScheduling(set, Caller{"bob", v1::ROLE_SUBMITTER}).status().code(),
+            absl::StatusCode::kPermissionDenied)
+      << "not bob's run";
+  absl::StatusOr<v1::Run> changed = c_->SetScheduling(set, Caller{"alice", v1::ROLE_SUBMITTER});
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_EQ(changed->scheduling().priority(), -5) << "unset fields keep their value";
+  EXPECT_EQ(changed->scheduling().throughput(), 300u);
+  set.set_priority(10);
+  EXPECT_EQ(c_->SetScheduling(set, Caller{"alice", v1::ROLE_SUBMITTER}).status().code(),
+            absl::StatusCode::kPermissionDenied);
+  ASSERT_TRUE(c_->SetScheduling(set, Caller{"root", v1::ROLE_ADMIN}).ok());
+  Open();
+  absl::StatusOr<v1::Run> reloaded = c_->GetRun(id);
+  ASSERT_TRUE(reloaded.ok());
+  EXPECT_EQ(reloaded->scheduling().priority(), 10);
+  EXPECT_EQ(reloaded->scheduling().throughput(), 300u);
 }
 
 // Tokens: bad names, roles, duplicates and malformed headers are refused with their reason;
