@@ -246,8 +246,8 @@ absl::StatusOr<v1::Run> Coordinator::SetScheduling(const v1::SetSchedulingReques
     if (it == runs_.end()) return NoRunError(request.run_id());
     Run& run = *it->second;
     if (run.owner != caller.name && !caller.admin())
-      return absl::PermissionDeniedError(
-          Cat("run ", run.id, " belongs to '", run.owner, "': only its owner or an admin may change it"));
+      return absl::PermissionDeniedError(Cat("run ", run.id, " belongs to '", run.owner,
+                                             "': only its owner or an admin may change it"));
     if (IsTerminal(run.state))
       return absl::FailedPreconditionError(Cat("run ", run.id, " has finished"));
     new_priority = priority.value_or(run.priority);

@@ -66,8 +66,7 @@ uint32_t JobQueue::LeasesOf(uint64_t run_id) const {
 }
 
 Job* JobQueue::TakeFrom(uint64_t run_id, RunQueue& run, const std::string& worker_id,
-                        const std::string& token, const LaneOf& lane_of,
-                        const Eligible& eligible) {
+                        const std::string& token, const LaneOf& lane_of, const Eligible& eligible) {
   uint64_t steal_job = 0;  // the last job of another lane seen (0: none yet)
   bool lane_known = false;
   uint32_t mine = kNoLane;
@@ -132,8 +131,8 @@ Job* JobQueue::Take(const std::string& worker_id, const std::string& token, cons
   for (auto& [id, run] : runs_) {
     if (run.ready.empty()) continue;
     const OwnerLoad& o = owners[{run.priority, run.owner}];
-    candidates.push_back({run.priority, double(o.leases) / o.weight,
-                          double(run.leases) / run.throughput, id, &run});
+    candidates.push_back(
+        {run.priority, double(o.leases) / o.weight, double(run.leases) / run.throughput, id, &run});
   }
   std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
     if (a.priority != b.priority) return a.priority > b.priority;

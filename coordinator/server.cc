@@ -113,9 +113,8 @@ class RunServiceImpl final : public v1::RunService::CallbackService {
                                           const v1::SetSchedulingRequest* req,
                                           v1::Run* resp) override {
     ARBITER_GATE(ctx, v1::ROLE_SUBMITTER);
-    return FinishOnPool(ctx, pool_, [this, req, resp, who] {
-      return Answer(c_->SetScheduling(*req, who), resp);
-    });
+    return FinishOnPool(
+        ctx, pool_, [this, req, resp, who] { return Answer(c_->SetScheduling(*req, who), resp); });
   }
   grpc::ServerReadReactor<v1::UploadEngineRequest>* UploadEngine(
       grpc::CallbackServerContext* ctx, v1::UploadEngineResponse* resp) override {

@@ -153,10 +153,10 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir) {
                    store->QueryText("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'"));
   const int found = version != "0" ? std::atoi(version.c_str()) : tables != "0" ? 1 : 0;
   if (found == 2) {
-    RETURN_IF_ERROR(store->Exec(
-        "BEGIN; ALTER TABLE runs ADD COLUMN priority INTEGER NOT NULL DEFAULT 0; "
-        "ALTER TABLE runs ADD COLUMN throughput INTEGER NOT NULL DEFAULT 100; "
-        "PRAGMA user_version = 3; COMMIT"));
+    RETURN_IF_ERROR(
+        store->Exec("BEGIN; ALTER TABLE runs ADD COLUMN priority INTEGER NOT NULL DEFAULT 0; "
+                    "ALTER TABLE runs ADD COLUMN throughput INTEGER NOT NULL DEFAULT 100; "
+                    "PRAGMA user_version = 3; COMMIT"));
   } else if (found != 0 && found != kSchemaVersion) {
     return absl::FailedPreconditionError(
         Cat("database '", path, "' has schema version ", found, "; this arbiter reads version ",
