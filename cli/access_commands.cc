@@ -141,7 +141,24 @@ void AddAccessCommands(CLI::App& app, int& exit_code) {
     workers->add_option("--coordinator", *address, "Coordinator address HOST:PORT");
     workers->add_flag("--json", *json, "Print JSON");
     workers->add_flag("--all", *all, "Also workers no longer connected");
+    auto drain_name = std::make_shared<std::string>();
+    auto undo = std::make_shared<bool>(false);
+    CLI::App* drain = workers->add_subcommand(
+        "drain", "Lease no new jobs to a worker (admin); the jobs it holds finish");
+    drain->add_option("name", *drain_name, "The worker's --name")->required();
+    drain->add_flag("--undo", *undo, "Lease to it again");
+    drain->callback([=, &exit_code] {
+      v1::DrainWorkersRequest req;
+      req.set_name(*drain_name);
+      req.set_undo(*undo);
+      v1::ListWorkersResponse resp;
+      grpc::Status s =
+          Call<v1::RunService>(*address, &v1::RunService::Stub::DrainWorkers, req, &resp);
+      if (!s.ok()) return void(exit_code = Failed(s));
+      std::cout << (*undo ? "leasing to " : "draining ") << *drain_name << "\n";
+    });
     workers->callback([=, &exit_code] {
+      if (drain->parsed()) return;
       v1::ListWorkersRequest req;
       req.set_include_disconnected(*all);
       v1::ListWorkersResponse resp;
@@ -150,16 +167,23 @@ void AddAccessCommands(CLI::App& app, int& exit_code) {
       if (!s.ok()) return void(exit_code = Failed(s));
       if (*json) return void(std::cout << ToJson(resp) << "\n");
       std::cout << absl::StrFormat("%-20s %-12s %7s %6s %-10s %5s %9s  %s\n", "NAME", "TOKEN",
-                                   "THREADS", "LEASES", "ISOLATION", "MEM", "SEEN", "ENGINE DIRS");
+                                   "THREADS", "LEASES", "ISOLATION", "MEM", "SEEN",
+                                   "ENGINE DIRS, RUNS");
       for (const v1::WorkerStatus& w : resp.workers()) {
         std::string dirs;
         for (const std::string& d : w.engine_dirs()) dirs += (dirs.empty() ? "" : ",") + d;
         const uint64_t mem = w.engine_limits().memory_mb();
+        std::string runs;
+        for (uint64_t r : w.leased_runs())
+          if (runs.find(absl::StrFormat(" %d,", r)) == std::string::npos)
+            runs += absl::StrFormat(" %d,", r);
+        if (!runs.empty()) runs = "  runs" + runs.substr(0, runs.size() - 1);
         std::cout << absl::StrFormat(
-            "%-20s %-12s %7d %6d %-10s %5s %8.0fs  %s%s\n", w.name(), w.token(), w.threads(),
+            "%-20s %-12s %7d %6d %-10s %5s %8.0fs  %s%s%s%s\n", w.name(), w.token(), w.threads(),
             w.leases(), w.isolation().empty() ? "?" : w.isolation(),
             mem ? absl::StrFormat("%dM", mem) : "-", w.last_seen_seconds_ago(),
-            dirs.empty() ? "(any path)" : dirs, w.connected() ? "" : "  [disconnected]");
+            dirs.empty() ? "(any path)" : dirs, runs, w.draining() ? "  [draining]" : "",
+            w.connected() ? "" : "  [disconnected]");
       }
     });
   }

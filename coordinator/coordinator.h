@@ -125,6 +125,9 @@ class Coordinator {
   absl::Status ReleaseJob(const v1::ReleaseJobRequest& request, const Caller& caller = {});
   // The workers, connected ones first (with their isolation, engine directories and limits).
   v1::ListWorkersResponse ListWorkers(const v1::ListWorkersRequest& request);
+  // No new leases for the named workers (or again, with `undo`); the server checks for admin.
+  absl::StatusOr<v1::ListWorkersResponse> DrainWorkers(const v1::DrainWorkersRequest& request,
+                                                       const Caller& caller = {});
 
   // Engines: uploads count against the uploader's quota; deleting needs the uploader or admin.
   absl::StatusOr<v1::Engine> AddEngine(const std::string& name, const std::string& temp_path,
@@ -195,6 +198,7 @@ class Coordinator {
   void DispatchLocked(Deferred& deferred) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void TickLocked(Deferred& deferred) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void UpdateGaugesLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  v1::ListWorkersResponse ListWorkersLocked(bool all) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ReaperLoop();
   std::vector<RunUpdate> BeforeCommitLocked(const std::vector<CommitLog::Entry>& batch)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

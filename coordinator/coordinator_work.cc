@@ -81,7 +81,7 @@ void Coordinator::LeaseEndedLocked(const std::string& worker_id) {
 
 Job* Coordinator::TakeJobLocked(const std::string& worker_id) {
   WorkerInfo* w = workers_.Find(worker_id);
-  if (!w || w->leases >= w->threads) return nullptr;
+  if (!w || w->draining || w->leases >= w->threads) return nullptr;
   const WorkerInfo& worker = *w;
   return queue_.Take(
       worker_id, w->token,
@@ -525,9 +525,36 @@ void Coordinator::ReaperLoop() {
   }
 }
 
+v1::ListWorkersResponse Coordinator::ListWorkersLocked(bool all) {
+  v1::ListWorkersResponse out = workers_.List(all);
+  // The runs of each worker's leases.
+  absl::flat_hash_map<std::string, std::vector<uint64_t>> runs_of;
+  for (const auto& [id, run] : runs_) {
+    if (IsTerminal(run->state) || run->jobs_leased == 0) continue;
+    for (uint64_t job_id : run->jobs)
+      if (const Job* job = queue_.Find(job_id))
+        for (const Lease& l : job->leases) runs_of[l.worker_id].push_back(id);
+  }
+  for (v1::WorkerStatus& w : *out.mutable_workers())
+    if (auto it = runs_of.find(w.worker_id()); it != runs_of.end())
+      for (uint64_t run : it->second) w.add_leased_runs(run);
+  return out;
+}
+
 v1::ListWorkersResponse Coordinator::ListWorkers(const v1::ListWorkersRequest& request) {
   absl::MutexLock lock(&mu_);
-  return workers_.List(request.include_disconnected());
+  return ListWorkersLocked(request.include_disconnected());
+}
+
+absl::StatusOr<v1::ListWorkersResponse> Coordinator::DrainWorkers(
+    const v1::DrainWorkersRequest& request, const Caller& caller) {
+  if (request.name().size() > 256 || request.worker_id().size() > 256)
+    return absl::InvalidArgumentError("worker name and id have at most 256 bytes");
+  absl::MutexLock lock(&mu_);
+  RETURN_IF_ERROR(workers_.Drain(request.name(), request.worker_id(), !request.undo()));
+  spdlog::info("workers {}{}: {} (by '{}')", request.name(), request.worker_id(),
+               request.undo() ? "leased to again" : "draining", caller.name);
+  return ListWorkersLocked(true);
 }
 
 }  // namespace arbiter::coordinator

@@ -136,6 +136,12 @@ class RunServiceImpl final : public v1::RunService::CallbackService {
     *resp = c_->ListWorkers(*req);
     return Finish(ctx, absl::OkStatus());
   }
+  grpc::ServerUnaryReactor* DrainWorkers(grpc::CallbackServerContext* ctx,
+                                         const v1::DrainWorkersRequest* req,
+                                         v1::ListWorkersResponse* resp) override {
+    ARBITER_GATE(ctx, v1::ROLE_ADMIN);
+    return Finish(ctx, Answer(c_->DrainWorkers(*req, who), resp));
+  }
   grpc::ServerUnaryReactor* DeleteEngine(grpc::CallbackServerContext* ctx,
                                          const v1::DeleteEngineRequest* req,
                                          v1::DeleteEngineResponse*) override {

@@ -126,8 +126,25 @@ v1::ListWorkersResponse WorkerRegistry::List(bool all) const {
     s.set_leases(w->leases);
     s.set_last_seen_seconds_ago(std::chrono::duration<double>(now - w->last_seen).count());
     s.set_hash_group(w->hash_group);
+    s.set_draining(w->draining);
   }
   return out;
+}
+
+absl::Status WorkerRegistry::Drain(const std::string& name, const std::string& worker_id,
+                                   bool draining) {
+  if (name.empty() == worker_id.empty())
+    return absl::InvalidArgumentError("give a worker name or a worker id (one of them)");
+  int matched = 0;
+  for (auto& [id, w] : workers_) {
+    if (worker_id.empty() ? w.name != name : id != worker_id) continue;
+    w.draining = draining;
+    ++matched;
+  }
+  if (matched == 0)
+    return absl::NotFoundError(Cat("no worker ", worker_id.empty() ? "named '" : "with id '",
+                                   worker_id.empty() ? name : worker_id, "'"));
+  return absl::OkStatus();
 }
 
 size_t WorkerRegistry::CountConnected(const absl::flat_hash_set<std::string>& waiting) const {

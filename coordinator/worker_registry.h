@@ -29,6 +29,7 @@ struct WorkerInfo {
   // `path` engines must lie in one of these (empty: any path).
   std::vector<std::string> engine_dirs;
   v1::EngineLimits engine_limits;
+  bool draining = false;  // no new leases (DrainWorkers)
   SteadyClock::time_point last_seen;
 };
 
@@ -61,6 +62,8 @@ class WorkerRegistry {
   absl::Status CheckEnginePaths(const std::vector<std::string>& paths) const;
   // The workers, connected ones first, each group by name; `all`: also the disconnected.
   v1::ListWorkersResponse List(bool all) const;
+  // Sets `draining` on the workers of that name (or that id); NOT_FOUND when none matches.
+  absl::Status Drain(const std::string& name, const std::string& worker_id, bool draining);
 
  private:
   const SteadyClock::duration window_;

@@ -742,6 +742,32 @@ TEST_F(CoordinatorTest, WorkersListTheirIsolationDirectoriesAndLimits) {
   EXPECT_EQ(c_->ListWorkers({}).workers_size(), 1) << "nothing refused was registered";
 }
 
+// A drained worker gets no new job (the one it holds stays leased); undone, it gets work again.
+// ListWorkers shows the runs of its leases.
+TEST_F(CoordinatorTest, DrainedWorkersGetNoNewJobs) {
+  const std::string w = Register("host-a");
+  const v1::Run run = Submit(4, 4);
+  ASSERT_TRUE(Acquire(w));
+  v1::DrainWorkersRequest drain;
+  drain.set_name("host-a");
+  absl::StatusOr<v1::ListWorkersResponse> drained = c_->DrainWorkers(drain);
+  ASSERT_TRUE(drained.ok()) << drained.status();
+  ASSERT_EQ(drained->workers_size(), 1);
+  EXPECT_TRUE(drained->workers(0).draining());
+  ASSERT_EQ(drained->workers(0).leased_runs_size(), 1);
+  EXPECT_EQ(drained->workers(0).leased_runs(0), run.id());
+  EXPECT_FALSE(Acquire(w)) << "draining: no new lease";
+  EXPECT_EQ(c_->GetRun(run.id())->jobs().leased(), 1u) << "its job stays leased";
+  drain.set_undo(true);
+  ASSERT_TRUE(c_->DrainWorkers(drain).ok());
+  EXPECT_TRUE(Acquire(w));
+  drain.set_name("nobody");
+  EXPECT_EQ(c_->DrainWorkers(drain).status().code(), absl::StatusCode::kNotFound);
+  drain.set_worker_id(w);
+  EXPECT_EQ(c_->DrainWorkers(drain).status().code(), absl::StatusCode::kInvalidArgument)
+      << "a name or an id, not both";
+}
+
 // Scheduling: which run a worker's next lease goes to, with leases held (never completed), so
 // that the counts are exactly the scheduler's choices.
 class SchedulingTest : public CoordinatorTest {

@@ -174,6 +174,22 @@ TEST_F(AuthTest, RolesOwnersAndRevocation) {
   EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED);
   EXPECT_NE(s.error_message().find("belongs to 'alice'"), std::string::npos) << s.error_message();
   EXPECT_TRUE(cancel(alice).ok());
+  // Draining workers is the admin's; a priority above 0 too.
+  {
+    auto drain = Process::Start({ARBITER_BINARY, "--token-file", (dir_ / "alice.token").string(),
+                                 "workers", "--coordinator", Address(), "drain", "host-a"},
+                                (dir_ / "cli.log").string());
+    EXPECT_EQ(drain->Wait(), 3) << "alice may not drain workers";
+    grpc::ClientContext ctx;
+    v1::SubmitPerftRequest req;
+    req.mutable_perft()->set_fen("8/8/8/8/8/8/8/K6k w - - 0 1");
+    req.mutable_perft()->set_depth(2);
+    req.mutable_scheduling()->set_priority(5);
+    v1::SubmitRunResponse resp;
+    s = Runs(alice)->SubmitPerft(&ctx, req, &resp);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED) << s.error_message();
+    EXPECT_NE(s.error_message().find("only an admin"), std::string::npos) << s.error_message();
+  }
   // Token management is the admin's, through the CLI.
   auto list = Process::Start({ARBITER_BINARY, "--token-file", (dir_ / "alice.token").string(),
                               "tokens", "--coordinator", Address(), "list"},
