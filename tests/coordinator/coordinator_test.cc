@@ -766,6 +766,9 @@ TEST_F(CoordinatorTest, DrainedWorkersGetNoNewJobs) {
   drain.set_worker_id(w);
   EXPECT_EQ(c_->DrainWorkers(drain).status().code(), absl::StatusCode::kInvalidArgument)
       << "a name or an id, not both";
+  drain.clear_worker_id();
+  drain.set_name(std::string(257, 'x'));
+  EXPECT_EQ(c_->DrainWorkers(drain).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 // Scheduling: which run a worker's next lease goes to, with leases held (never completed), so
@@ -880,6 +883,11 @@ TEST_F(SchedulingTest, ChangesAreCheckedAndDurable) {
   EXPECT_EQ(c_->SetScheduling(set, Caller{"alice", v1::ROLE_SUBMITTER}).status().code(),
             absl::StatusCode::kPermissionDenied);
   ASSERT_TRUE(c_->SetScheduling(set, Caller{"root", v1::ROLE_ADMIN}).ok());
+  v1::SetSchedulingRequest unknown;
+  unknown.set_run_id(987654);
+  unknown.set_throughput(50);
+  EXPECT_EQ(c_->SetScheduling(unknown, Caller{"root", v1::ROLE_ADMIN}).status().code(),
+            absl::StatusCode::kNotFound);
   Open();
   absl::StatusOr<v1::Run> reloaded = c_->GetRun(id);
   ASSERT_TRUE(reloaded.ok());
