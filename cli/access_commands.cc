@@ -1,9 +1,11 @@
 // `arbiter tokens` (admin: create, list, revoke API tokens), `arbiter whoami`, `arbiter engines`
 // (list and delete uploaded engines) and `arbiter workers` (who plays, and how isolated).
 #include <iostream>
+#include <map>
 #include <memory>
 
 #include "absl/strings/str_format.h"
+#include "base/cpu.h"
 #include "cli/cluster_client.h"
 #include "cli/commands.h"
 #include "cli/json.h"
@@ -137,7 +139,9 @@ void AddAccessCommands(CLI::App& app, int& exit_code) {
   {
     auto all = std::make_shared<bool>(false);
     CLI::App* workers = app.add_subcommand(
-        "workers", "Workers: threads, engine isolation, engine directories, leases, last seen");
+        "workers",
+        "Workers: host, CPU level, threads, engine isolation, engine directories, labels, "
+        "leases, last seen");
     workers->add_option("--coordinator", *address, "Coordinator address HOST:PORT");
     workers->add_flag("--json", *json, "Print JSON");
     workers->add_flag("--all", *all, "Also workers no longer connected");
@@ -166,9 +170,9 @@ void AddAccessCommands(CLI::App& app, int& exit_code) {
           Call<v1::RunService>(*address, &v1::RunService::Stub::ListWorkers, req, &resp);
       if (!s.ok()) return void(exit_code = Failed(s));
       if (*json) return void(std::cout << ToJson(resp) << "\n");
-      std::cout << absl::StrFormat("%-20s %-12s %7s %6s %-10s %5s %9s  %s\n", "NAME", "TOKEN",
-                                   "THREADS", "LEASES", "ISOLATION", "MEM", "SEEN",
-                                   "ENGINE DIRS, RUNS");
+      std::cout << absl::StrFormat("%-20s %-12s %-16s %3s %7s %6s %-10s %5s %9s  %s\n", "NAME",
+                                   "TOKEN", "HOST", "CPU", "THREADS", "LEASES", "ISOLATION", "MEM",
+                                   "SEEN", "ENGINE DIRS, LABELS, RUNS");
       for (const v1::WorkerStatus& w : resp.workers()) {
         std::string dirs;
         for (const std::string& d : w.engine_dirs()) dirs += (dirs.empty() ? "" : ",") + d;
@@ -178,13 +182,55 @@ void AddAccessCommands(CLI::App& app, int& exit_code) {
           if (runs.find(absl::StrFormat(" %d,", r)) == std::string::npos)
             runs += absl::StrFormat(" %d,", r);
         if (!runs.empty()) runs = "  runs" + runs.substr(0, runs.size() - 1);
+        const std::map<std::string, std::string> sorted(w.labels().begin(), w.labels().end());
+        std::string labels;
+        for (const auto& [k, v] : sorted) labels += absl::StrFormat(" %s=%s", k, v);
+        if (!labels.empty()) labels = "  labels" + labels;
         std::cout << absl::StrFormat(
-            "%-20s %-12s %7d %6d %-10s %5s %8.0fs  %s%s%s%s\n", w.name(), w.token(), w.threads(),
-            w.leases(), w.isolation().empty() ? "?" : w.isolation(),
+            "%-20s %-12s %-16s %3s %7d %6d %-10s %5s %8.0fs  %s%s%s%s%s\n", w.name(), w.token(),
+            w.hostname().empty() ? "-" : w.hostname(), CpuLevelName(int(w.cpu_level())),
+            w.threads(), w.leases(), w.isolation().empty() ? "?" : w.isolation(),
             mem ? absl::StrFormat("%dM", mem) : "-", w.last_seen_seconds_ago(),
-            dirs.empty() ? "(any path)" : dirs, runs, w.draining() ? "  [draining]" : "",
+            dirs.empty() ? "(any path)" : dirs, labels, runs, w.draining() ? "  [draining]" : "",
             w.connected() ? "" : "  [disconnected]");
       }
+    });
+  }
+  {
+    auto address = std::make_shared<std::string>("127.0.0.1:50051");
+    auto json = std::make_shared<bool>(false);
+    auto request = std::make_shared<v1::GetRatingsRequest>();
+    auto engines = std::make_shared<std::vector<std::string>>();
+    auto runs = std::make_shared<std::vector<uint64_t>>();
+    CLI::App* cmd = app.add_subcommand(
+        "ratings",
+        "One rating list over the games of many runs: engines by name across match and "
+        "tournament runs");
+    cmd->add_option("--coordinator", *address, "Coordinator address HOST:PORT");
+    cmd->add_option("--engines", *engines,
+                    "Engines to rate (names as in the runs); their games in any run count");
+    cmd->add_option("--runs", *runs, "Only these runs (all their engines unless --engines)");
+    cmd->add_option_function<std::string>(
+        "--anchor", [request](const std::string& a) { request->set_anchor(a); },
+        "Engine at Elo 0 (default: the first of --engines, else the oldest run's first)");
+    cmd->add_flag("--json", *json, "Print JSON");
+    cmd->callback([=, &exit_code] {
+      for (const std::string& e : *engines) request->add_engines(e);
+      for (uint64_t r : *runs) request->add_run_ids(r);
+      v1::GetRatingsResponse resp;
+      grpc::Status s =
+          Call<v1::RunService>(*address, &v1::RunService::Stub::GetRatings, *request, &resp);
+      if (!s.ok()) return void(exit_code = Failed(s));
+      if (*json) return void(std::cout << ToJson(resp) << "\n");
+      std::cout << absl::StrFormat("%d games in %d runs, anchor %s (Elo 0)\n", resp.games(),
+                                   resp.run_ids_size(), resp.anchor());
+      std::cout << absl::StrFormat("%4s %-24s %8s %8s %7s %8s %6s\n", "RANK", "ENGINE", "ELO",
+                                   "+/-95%", "GAMES", "POINTS", "SCORE");
+      int rank = 0;
+      for (const v1::TournamentStanding& st : resp.standings())
+        std::cout << absl::StrFormat("%4d %-24s %8.1f %8.1f %7d %8.1f %5.1f%%\n", ++rank, st.name(),
+                                     st.elo(), st.elo_error95(), st.games(), st.points(),
+                                     100 * st.score());
     });
   }
 }

@@ -21,6 +21,7 @@
 #include "net/sha256.h"
 #include "net/status.h"
 #include "proto/arbiter/v1/cluster.grpc.pb.h"
+#include "proto/requirements.h"
 #include "proto/run_states.h"
 
 namespace arbiter::cli {
@@ -432,6 +433,16 @@ void AddSchedulingOptions(CLI::App* cmd, v1::Scheduling& scheduling) {
          "With --coordinator: share of the workers among runs of its priority, percent "
          "(default 100)")
       ->check(CLI::Range(1, 1000));
+  cmd->add_option_function<std::vector<std::string>>(
+      "--require",
+      [&scheduling](const std::vector<std::string>& items) {
+        for (const std::string& text : items)
+          if (absl::Status st = ParseRequirements(text, *scheduling.mutable_requirements());
+              !st.ok())
+            throw CLI::ValidationError("--require", std::string(st.message()));
+      },
+      "With --coordinator: what a worker must have to take the run's jobs, e.g. "
+      "cpu=v3,memory=8G,threads=4,zone=a (other keys are worker --label's)");
 }
 
 void PrintRun(const v1::Run& run, std::ostream& out) {
@@ -443,8 +454,12 @@ void PrintRun(const v1::Run& run, std::ostream& out) {
       "cancelled\n",
       100 * run.progress(), run.jobs().total(), run.jobs().done(), run.jobs().leased(),
       run.jobs().queued(), run.jobs().cancelled());
-  out << absl::StrFormat("Scheduling: priority %d, throughput %d%%\n", run.scheduling().priority(),
+  out << absl::StrFormat("Scheduling: priority %d, throughput %d%%", run.scheduling().priority(),
                          run.scheduling().throughput());
+  if (const std::string r = RequirementsText(run.scheduling().requirements()); !r.empty())
+    out << ", requires " << r;
+  out << "\n";
+  if (!run.waiting().empty()) out << "Waiting: " << run.waiting() << "\n";
   if (run.has_match()) {
     const v1::MatchRunStatus& m = run.match();
     out << absl::StrFormat("Match: %s vs %s at %s\n", m.request().engines(0).name(),

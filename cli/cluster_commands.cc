@@ -7,11 +7,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "base/cpu.h"
 #include "cli/cluster_client.h"
 #include "cli/commands.h"
 #include "cli/json.h"
@@ -55,6 +57,8 @@ struct WorkerFlags {
   double wait_seconds = 20;
   SandboxFlags sandbox{.mode = "auto"};
   std::vector<std::string> engine_dirs = {"/usr/games"};
+  std::vector<std::string> labels;  // KEY=VALUE
+  std::string cpu_level;            // empty: the CPU's own
 };
 
 void AddCoordinatorOptions(CLI::App* cmd, CoordinatorFlags& f) {
@@ -150,6 +154,25 @@ int RunWorker(const WorkerFlags& f) {
     return 2;
   }
   spdlog::info("engine isolation: {}", match::IsolationName(sandbox->isolation));
+  std::map<std::string, std::string> labels;
+  for (const std::string& item : f.labels) {
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      std::cerr << "error: --label '" << item << "' is not KEY=VALUE\n";
+      return 2;
+    }
+    labels[item.substr(0, eq)] = item.substr(eq + 1);
+  }
+  int cpu_level = DetectedCpuLevel();
+  if (!f.cpu_level.empty()) {
+    int declared = 0;
+    if (!ParseCpuLevel(f.cpu_level, declared) || declared > cpu_level) {
+      std::cerr << "error: --cpu-level '" << f.cpu_level << "' must be a level from v1 to "
+                << CpuLevelName(cpu_level) << ", this CPU's\n";
+      return 2;
+    }
+    cpu_level = declared;
+  }
   worker::Worker w({.coordinator = f.coordinator,
                     .threads = f.threads,
                     .hash_mb = f.hash_mb,
@@ -157,6 +180,8 @@ int RunWorker(const WorkerFlags& f) {
                     .cache_dir = f.cache,
                     .sandbox = *sandbox,
                     .engine_dirs = f.engine_dirs,
+                    .labels = std::move(labels),
+                    .cpu_level = cpu_level,
                     .wait_seconds = f.wait_seconds,
                     .grace_seconds = f.grace_seconds},
                    metrics ? &metrics->registry() : nullptr);
@@ -331,6 +356,13 @@ void AddClusterCommands(CLI::App& app, int& exit_code) {
     AddSandboxOptions(cmd, f->sandbox);
     cmd->add_option("--engine-dir", f->engine_dirs,
                     "Directory that `path` engines may come from (repeatable; default /usr/games)");
+    cmd->add_option("--label", f->labels,
+                    "KEY=VALUE labels that runs may require (--require KEY=VALUE), e.g. "
+                    "--label zone=a,gpu=none")
+        ->delimiter(',');
+    cmd->add_option("--cpu-level", f->cpu_level,
+                    "x86-64 level to declare (v1..v4; default: this CPU's). Lower keeps runs "
+                    "that require more away");
     cmd->callback([f, &exit_code] { exit_code = RunWorker(*f); });
   }
   {

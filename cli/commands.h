@@ -17,7 +17,7 @@ void AddMatchCommand(CLI::App& app, int& exit_code);
 void AddTournamentCommand(CLI::App& app, int& exit_code);
 // coordinator, worker, local, runs.
 void AddClusterCommands(CLI::App& app, int& exit_code);
-// `arbiter tokens`, `arbiter whoami`, `arbiter engines`.
+// `arbiter tokens`, `whoami`, `engines`, `workers` and `ratings`.
 void AddAccessCommands(CLI::App& app, int& exit_code);
 
 // `--sandbox` and the engine limits of `worker`, `match` and `tournament`.

@@ -159,6 +159,7 @@ absl::Status Coordinator::LoadRun(StoredRun& stored, std::vector<RunUpdate>& upd
 }
 
 void Coordinator::AddRunLocked(std::unique_ptr<Run> run, std::vector<std::unique_ptr<Job>> jobs) {
+  run->requirements = run->handler->Requirements();
   queue_.SetRun(run->id, run->owner, run->priority, run->throughput);
   for (auto& job : jobs) {
     run->jobs.push_back(job->id);
@@ -205,6 +206,7 @@ absl::Status CheckScheduling(std::optional<int> priority, std::optional<uint32_t
 }
 
 absl::Status CheckScheduling(const v1::Scheduling& s, const Caller& caller) {
+  RETURN_IF_ERROR(ValidateRequirements(s.requirements()));
   return CheckScheduling(s.priority(), s.throughput(), caller);
 }
 
@@ -544,6 +546,7 @@ v1::Run Coordinator::BuildRunLocked(const Run& run) {
   out.set_owner(run.owner);
   out.mutable_scheduling()->set_priority(run.priority);
   out.mutable_scheduling()->set_throughput(uint32_t(run.throughput));
+  *out.mutable_scheduling()->mutable_requirements() = run.requirements;
   out.set_kind(run.kind());
   out.set_state(run.state);
   out.set_message(run.message);
@@ -566,6 +569,7 @@ v1::Run Coordinator::BuildRunLocked(const Run& run) {
   if (progress > 0 && progress < 1 && elapsed > 0)
     out.set_eta_seconds(elapsed * (1 - progress) / progress);
   run.handler->FillStatus(run, elapsed, out);
+  if (out.jobs().queued() > 0 && run.jobs_leased == 0) out.set_waiting(WaitingLocked(run));
   return out;
 }
 

@@ -123,6 +123,8 @@ class Coordinator {
   void CompleteJob(const v1::CompleteJobRequest& request, CompleteCallback cb,
                    const Caller& caller = {});
   absl::Status ReleaseJob(const v1::ReleaseJobRequest& request, const Caller& caller = {});
+  // One rating list over the games of many runs (coordinator/ratings.h).
+  absl::StatusOr<v1::GetRatingsResponse> GetRatings(const v1::GetRatingsRequest& request);
   // The workers, connected ones first (with their isolation, engine directories and limits).
   v1::ListWorkersResponse ListWorkers(const v1::ListWorkersRequest& request);
   // No new leases for the named workers (or again, with `undo`); the server checks for admin.
@@ -189,6 +191,12 @@ class Coordinator {
                        std::vector<RunUpdate>& updates) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   v1::Run BuildRunLocked(const Run& run) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   Job* TakeJobLocked(const std::string& worker_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Why `worker` may not take `job` of `run` (empty: it may): its requirements, an uploaded
+  // engine on a worker that does not isolate it, a path outside its --engine-dir.
+  std::string IneligibleLocked(const WorkerInfo& worker, const Run& run, const Job& job)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Run.waiting: why a run with queued jobs has none leased.
+  std::string WaitingLocked(const Run& run) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The lane of `run` that `worker_id` works on, claiming a free one (or one whose worker is gone)
   // if it has none; kNoLane when every lane has a live worker.
   uint32_t LaneOfLocked(Run& run, const std::string& worker_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -2,6 +2,7 @@
 // polls, heartbeats, completions through the commit log, and the reaper's tick.
 #include <algorithm>
 
+#include "base/cpu.h"
 #include "base/status_macros.h"
 #include "base/strings.h"
 #include "base/time.h"
@@ -39,6 +40,14 @@ absl::StatusOr<v1::RegisterResponse> Coordinator::Register(const v1::RegisterReq
       return absl::InvalidArgumentError(Cat("engine directory '", d.substr(0, 64),
                                             "' must be an absolute path of at most 4096 bytes"));
   RETURN_IF_ERROR(ValidateEngineLimits(request.engine_limits(), "engine_limits"));
+  RETURN_IF_ERROR(ValidateLabels(request.labels(), "worker labels"));
+  if (request.cpu_level() > 4 || request.hostname().size() > 256)
+    return absl::InvalidArgumentError(Cat("cpu_level must be 0..4 (got ", request.cpu_level(),
+                                          ") and hostname at most 256 bytes (got ",
+                                          request.hostname().size(), ")"));
+  for (const std::string& f : request.cpu_flags())
+    if (f.size() > 32)
+      return absl::InvalidArgumentError(Cat("cpu flag '", f.substr(0, 40), "' is over 32 bytes"));
   absl::MutexLock lock(&mu_);
   if (shutting_down_) return ShuttingDownError();
   WorkerInfo info;
@@ -53,10 +62,17 @@ absl::StatusOr<v1::RegisterResponse> Coordinator::Register(const v1::RegisterReq
   info.cores = request.cores();
   info.engine_dirs.assign(request.engine_dirs().begin(), request.engine_dirs().end());
   info.engine_limits = request.engine_limits();
+  info.cpu_level = std::max<int>(1, int(request.cpu_level()));
+  info.memory_bytes = request.memory_bytes();
+  info.labels.insert(request.labels().begin(), request.labels().end());
+  info.hostname = request.hostname();
+  info.cpu_flags.assign(request.cpu_flags().begin(), request.cpu_flags().end());
   const std::string id = workers_.Register(std::move(info));
   spdlog::info(
-      "worker {} registered: name '{}', {} threads, {} cores, version '{}', engine isolation '{}'",
-      id, workers_.Find(id)->name, request.threads(), request.cores(), request.version(),
+      "worker {} registered: name '{}', {} threads, {} cores, cpu {}, version '{}', engine "
+      "isolation '{}'",
+      id, workers_.Find(id)->name, request.threads(), request.cores(),
+      CpuLevelName(std::max<int>(1, int(request.cpu_level()))), request.version(),
       request.isolation());
   v1::RegisterResponse out;
   out.set_worker_id(id);
@@ -89,15 +105,44 @@ Job* Coordinator::TakeJobLocked(const std::string& worker_id) {
         auto r = runs_.find(run_id);
         return r == runs_.end() ? kNoLane : LaneOfLocked(*r->second, worker_id);
       },
-      // Someone else's uploaded program runs only where it is boxed in, unless an admin vouched;
-      // a `path` engine only where the worker's --engine-dir allows it.
       [&](const Job& job) ABSL_NO_THREAD_SAFETY_ANALYSIS {
         auto r = runs_.find(job.run_id);
-        if (r == runs_.end()) return true;
-        const RunHandler& handler = *r->second->handler;
-        if (!worker.isolated && !r->second->trusted && handler.RunsUploadedCode(job)) return false;
-        return AllowsEnginePaths(worker, handler.EnginePaths(job));
+        return r == runs_.end() || IneligibleLocked(worker, *r->second, job).empty();
+      },
+      // A worker that lacks what a run requires skips the whole run, not job by job.
+      [&](uint64_t run_id) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+        auto r = runs_.find(run_id);
+        return r == runs_.end() || UnmetRequirement(worker, r->second->requirements).empty();
       });
+}
+
+std::string Coordinator::IneligibleLocked(const WorkerInfo& worker, const Run& run,
+                                          const Job& job) {
+  std::string unmet = UnmetRequirement(worker, run.requirements);
+  if (!unmet.empty()) return unmet;
+  // Someone else's uploaded program runs only where it is boxed in, unless an admin vouched;
+  // a `path` engine only where the worker's --engine-dir allows it.
+  const RunHandler& handler = *run.handler;
+  if (!worker.isolated && !run.trusted && handler.RunsUploadedCode(job))
+    return Cat("isolation '", worker.isolation, "', the run's uploaded engines need namespaces");
+  if (!AllowsEnginePaths(worker, handler.EnginePaths(job)))
+    return "an --engine-dir that does not hold the run's engine paths";
+  return "";
+}
+
+std::string Coordinator::WaitingLocked(const Run& run) {
+  const Job* queued = nullptr;  // what the run's next lease needs
+  for (uint64_t id : run.jobs) {
+    const Job* job = queue_.Find(id);
+    if (job && job->open() && job->leases.empty() && job->pending == 0) {
+      queued = job;
+      break;
+    }
+  }
+  if (!queued) return "";
+  return workers_.WhyNoWorker([&](const WorkerInfo& w) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    return IneligibleLocked(w, run, *queued);
+  });
 }
 
 uint32_t Coordinator::LaneOfLocked(Run& run, const std::string& worker_id) {

@@ -6,6 +6,7 @@
 #include "base/strings.h"
 #include "coordinator/match_run.h"
 #include "coordinator/metrics.h"
+#include "coordinator/worker_registry.h"
 #include "proto/arbiter/store/v1/store.pb.h"
 
 namespace arbiter::coordinator {
@@ -136,6 +137,9 @@ class MatchRun final : public GamesRun {
       : spec_(std::move(spec)), sprt_(SprtOf(spec_.request())) {}
   v1::RunKind kind() const override { return v1::RUN_KIND_MATCH; }
   std::string SerializeSpec() const override { return spec_.SerializeAsString(); }
+  v1::WorkerRequirements Requirements() const override {
+    return WithEngineLevels(spec_.request().scheduling().requirements(), spec_.request().engines());
+  }
   void FillStatus(const Run&, double elapsed, v1::Run& out) const override {
     v1::MatchRunStatus* ms = out.mutable_match();
     Fill(*ms);
@@ -178,6 +182,10 @@ class MatchRun final : public GamesRun {
     source.engines.emplace_back(spec_.request().engines(0).name(),
                                 spec_.request().engines(1).name());
   }
+  std::vector<RunPairing> Pairings() const override {
+    return {
+        {spec_.request().engines(0).name(), spec_.request().engines(1).name(), tally_.trinomial}};
+  }
 
   store::v1::StoredMatchRun spec_;
   std::optional<stats::SprtParams> sprt_;
@@ -190,6 +198,9 @@ class TournamentRun final : public GamesRun {
       : spec_(std::move(spec)), tallies_(TournamentPairings(spec_.request()).size()) {}
   v1::RunKind kind() const override { return v1::RUN_KIND_TOURNAMENT; }
   std::string SerializeSpec() const override { return spec_.SerializeAsString(); }
+  v1::WorkerRequirements Requirements() const override {
+    return WithEngineLevels(spec_.request().scheduling().requirements(), spec_.request().engines());
+  }
   void FillStatus(const Run&, double, v1::Run& out) const override {
     v1::TournamentRunStatus* ts = out.mutable_tournament();
     *ts->mutable_request() = spec_.request();
@@ -206,6 +217,15 @@ class TournamentRun final : public GamesRun {
     for (auto [i, j] : TournamentPairings(req))
       source.engines.emplace_back(req.engines(i).name(), req.engines(j).name());
     source.games_per_pairing = req.games_per_pairing();
+  }
+  std::vector<RunPairing> Pairings() const override {
+    const v1::SubmitTournamentRequest& req = spec_.request();
+    std::vector<RunPairing> out;
+    const std::vector<std::pair<int, int>> pairings = TournamentPairings(req);
+    for (size_t p = 0; p < pairings.size() && p < tallies_.size(); ++p)
+      out.push_back({req.engines(pairings[p].first).name(), req.engines(pairings[p].second).name(),
+                     tallies_[p].trinomial});
+    return out;
   }
 
   store::v1::StoredTournamentRun spec_;

@@ -107,7 +107,7 @@ Job* JobQueue::TakeFrom(uint64_t run_id, RunQueue& run, const std::string& worke
 }
 
 Job* JobQueue::Take(const std::string& worker_id, const std::string& token, const LaneOf& lane_of,
-                    const Eligible& eligible) {
+                    const Eligible& eligible, const RunEligible& run_eligible) {
   if (ready_entries_ == 0) return nullptr;
   // Each owner's leases and weight, per priority, over its active runs.
   struct OwnerLoad {
@@ -140,8 +140,10 @@ Job* JobQueue::Take(const std::string& worker_id, const std::string& token, cons
     if (a.run_load != b.run_load) return a.run_load < b.run_load;
     return a.run_id < b.run_id;
   });
-  for (const Candidate& c : candidates)
+  for (const Candidate& c : candidates) {
+    if (run_eligible && !run_eligible(c.run_id)) continue;
     if (Job* job = TakeFrom(c.run_id, *c.run, worker_id, token, lane_of, eligible)) return job;
+  }
   return nullptr;
 }
 

@@ -56,10 +56,14 @@ class JobQueue {
   // Whether a job may go to the asking worker (e.g. uploaded engines only to isolated workers).
   using Eligible = std::function<bool(const Job&)>;
 
-  // The next job for `worker_id` of token `token` that `eligible` accepts (its entry removed),
-  // or null.
+  // Whether the asking worker may take any job of a run (e.g. it has the CPU level the run
+  // requires).
+  using RunEligible = std::function<bool(uint64_t run_id)>;
+
+  // The next job for `worker_id` of token `token` that `eligible` accepts, of a run that
+  // `run_eligible` accepts (its entry removed), or null.
   Job* Take(const std::string& worker_id, const std::string& token, const LaneOf& lane_of,
-            const Eligible& eligible = {});
+            const Eligible& eligible = {}, const RunEligible& run_eligible = {});
   // A new lease of `job` for `worker_id` of token `token`.
   const Lease& Grant(Job& job, const std::string& worker_id, const std::string& token);
   // Extends the lease at `index` by a lease period.

@@ -31,6 +31,9 @@ absl::Status CheckEngineBounds(const v1::EngineSpec& e) {
   if (e.path().size() > kMaxEngineTextBytes)
     return absl::InvalidArgumentError(
         Cat("engine '", e.name(), "': path must have at most ", kMaxEngineTextBytes, " bytes"));
+  if (e.cpu_level() > 4)
+    return absl::InvalidArgumentError(
+        Cat("engine '", e.name(), "': cpu level must be 1..4 (0 = any), got ", e.cpu_level()));
   if (e.options_size() > int(kMaxEngineEntries) || e.args_size() > int(kMaxEngineEntries))
     return absl::InvalidArgumentError(Cat("engine '", e.name(), "': at most ", kMaxEngineEntries,
                                           " options and ", kMaxEngineEntries, " args"));

@@ -56,6 +56,9 @@ class PerftRun final : public RunHandler {
 
   v1::RunKind kind() const override { return v1::RUN_KIND_PERFT; }
   std::string SerializeSpec() const override { return spec_.SerializeAsString(); }
+  v1::WorkerRequirements Requirements() const override {
+    return spec_.request().scheduling().requirements();
+  }
   absl::Status AddJob(const std::string& stored) override {
     store::v1::StoredPerftJob job;
     if (!job.ParseFromString(stored)) return absl::DataLossError("unreadable perft job spec");

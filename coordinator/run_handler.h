@@ -17,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "proto/arbiter/v1/cluster.pb.h"
+#include "stats/counts.h"
 
 namespace arbiter::coordinator {
 
@@ -61,6 +62,13 @@ struct Job {
   bool open() const { return !done && !cancelled && !failed; }
 };
 
+// The games of one pairing of a run: `first` against `second` (engine names), counts from
+// `first`'s side.
+struct RunPairing {
+  std::string first, second;
+  stats::Trinomial counts;
+};
+
 struct Run {
   uint64_t id = 0;
   v1::RunState state = v1::RUN_STATE_QUEUED;
@@ -78,6 +86,7 @@ struct Run {
   uint64_t version = 1;
   std::unique_ptr<v1::Run> final;         // set once finished
   std::vector<std::string> lane_workers;  // the worker of each lane ("" = not claimed yet)
+  v1::WorkerRequirements requirements;    // the handler's, kept for the scheduler
 
   v1::RunKind kind() const;
   // Jobs neither done, cancelled nor leased.
@@ -101,6 +110,9 @@ class RunHandler {
   virtual std::string SerializeSpec() const = 0;
   // Appends the spec of the run's next job (as stored in StoredJob.spec).
   virtual absl::Status AddJob(const std::string& stored_spec) = 0;
+  // What a worker must offer to take the run's jobs (the submitted WorkerRequirements, raised by
+  // the engines' cpu levels).
+  virtual v1::WorkerRequirements Requirements() const = 0;
   // Results each job wants before it counts.
   virtual int ResultsWanted() const { return 1; }
   // The job's share of the run's work, in the run's own unit (progress and ETA).
@@ -130,6 +142,8 @@ class RunHandler {
   virtual IngestOutcome Ingest(Job& job, CoordinatorMetrics* metrics) = 0;
   // The kind's part of the run's status; `out` has the shared fields (progress, ETA) set.
   virtual void FillStatus(const Run& run, double elapsed, v1::Run& out) const = 0;
+  // The games so far of each pairing (match and tournament runs; empty for the others).
+  virtual std::vector<RunPairing> Pairings() const { return {}; }
   // The run's per-run gauges (`progress` as in the run's status).
   virtual void SetGauges(uint64_t run_id, double progress, CoordinatorMetrics& metrics) const;
   // The run finished: job specs and payloads are no longer needed in memory (the store has them).

@@ -129,6 +129,13 @@ class RunServiceImpl final : public v1::RunService::CallbackService {
     *resp = c_->engines().List();
     return Finish(ctx, absl::OkStatus());
   }
+  grpc::ServerUnaryReactor* GetRatings(grpc::CallbackServerContext* ctx,
+                                       const v1::GetRatingsRequest* req,
+                                       v1::GetRatingsResponse* resp) override {
+    ARBITER_GATE(ctx, v1::ROLE_VIEWER);
+    return FinishOnPool(ctx, pool_,
+                        [this, req, resp] { return Answer(c_->GetRatings(*req), resp); });
+  }
   grpc::ServerUnaryReactor* ListWorkers(grpc::CallbackServerContext* ctx,
                                         const v1::ListWorkersRequest* req,
                                         v1::ListWorkersResponse* resp) override {

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string_view>
 
+#include "base/cpu.h"
 #include "base/strings.h"
 
 namespace arbiter::coordinator {
@@ -100,6 +101,93 @@ absl::Status WorkerRegistry::CheckEnginePaths(const std::vector<std::string>& pa
           "; upload the engine instead, or start a worker with --engine-dir"));
 }
 
+absl::Status ValidateLabels(const google::protobuf::Map<std::string, std::string>& labels,
+                            std::string_view what) {
+  if (labels.size() > 16)
+    return absl::InvalidArgumentError(Cat(what, ": at most 16 labels, got ", labels.size()));
+  for (const auto& [key, value] : labels) {
+    const bool key_ok =
+        !key.empty() && key.size() <= 32 && std::all_of(key.begin(), key.end(), [](char c) {
+          return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+                 c == '-';
+        });
+    if (!key_ok)
+      return absl::InvalidArgumentError(
+          Cat(what, ": label key '", key.substr(0, 40), "' must be 1..32 of [a-z0-9_.-]"));
+    if (value.size() > 64 || value.find_first_of(",=\n") != std::string::npos)
+      return absl::InvalidArgumentError(Cat(what, ": the value of label '", key,
+                                            "' must have at most 64 bytes and no ',', '=' or "
+                                            "newline"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateRequirements(const v1::WorkerRequirements& r) {
+  if (r.cpu_level() > uint32_t(kMaxCpuLevel))
+    return absl::InvalidArgumentError(
+        Cat("required cpu level must be 1..4 (v1..v4; 0 = any), got ", r.cpu_level()));
+  if (r.threads() > 4096)
+    return absl::InvalidArgumentError(
+        Cat("required threads must be at most 4096, got ", r.threads()));
+  return ValidateLabels(r.labels(), "required labels");
+}
+
+v1::WorkerRequirements WithEngineLevels(
+    v1::WorkerRequirements requirements,
+    const google::protobuf::RepeatedPtrField<v1::EngineSpec>& engines) {
+  for (const v1::EngineSpec& e : engines)
+    requirements.set_cpu_level(std::max(requirements.cpu_level(), e.cpu_level()));
+  return requirements;
+}
+
+std::string UnmetRequirement(const WorkerInfo& w, const v1::WorkerRequirements& r) {
+  if (int(r.cpu_level()) > w.cpu_level)
+    return Cat("cpu level ", CpuLevelName(w.cpu_level), ", the run needs ",
+               CpuLevelName(int(r.cpu_level())));
+  if (r.memory_bytes() > w.memory_bytes)
+    return Cat("memory ", w.memory_bytes >> 20, " MiB, the run needs ", r.memory_bytes() >> 20,
+               " MiB");
+  if (r.threads() > w.threads) return Cat(w.threads, " threads, the run needs ", r.threads());
+  for (const auto& [key, value] : r.labels()) {
+    auto it = w.labels.find(key);
+    if (it == w.labels.end()) return Cat("no label ", key, ", the run needs ", key, "=", value);
+    if (it->second != value)
+      return Cat("label ", key, "=", it->second, ", the run needs ", key, "=", value);
+  }
+  return "";
+}
+
+std::string WorkerRegistry::WhyNoWorker(
+    const std::function<std::string(const WorkerInfo&)>& unmet) const {
+  std::vector<std::pair<const std::string*, std::string>> reasons;
+  size_t busy = 0;
+  for (const auto& [id, w] : workers_) {
+    if (!Connected(w)) continue;
+    std::string why = w.draining ? std::string("draining") : unmet(w);
+    if (why.empty() && w.leases < w.threads) return "";
+    if (why.empty()) {
+      ++busy;
+      continue;
+    }
+    reasons.emplace_back(&w.name, std::move(why));
+  }
+  if (busy > 0)
+    return Cat("the ", busy,
+               busy == 1 ? " worker that can take its jobs is"
+                         : " workers that can "
+                           "take its jobs are",
+               " busy");
+  if (reasons.empty()) return "no worker is connected";
+  std::sort(reasons.begin(), reasons.end(),
+            [](const auto& a, const auto& b) { return *a.first < *b.first; });
+  std::string out = Cat("no connected worker can take its jobs (", reasons.size(), "): ");
+  const size_t named = std::min<size_t>(reasons.size(), 5);
+  for (size_t i = 0; i < named; ++i)
+    out += Cat(i ? "; " : "", "'", *reasons[i].first, "': ", reasons[i].second);
+  if (reasons.size() > named) out += Cat("; and ", reasons.size() - named, " more");
+  return out;
+}
+
 v1::ListWorkersResponse WorkerRegistry::List(bool all) const {
   v1::ListWorkersResponse out;
   std::vector<std::pair<const std::string*, const WorkerInfo*>> chosen;
@@ -127,6 +215,11 @@ v1::ListWorkersResponse WorkerRegistry::List(bool all) const {
     s.set_last_seen_seconds_ago(std::chrono::duration<double>(now - w->last_seen).count());
     s.set_hash_group(w->hash_group);
     s.set_draining(w->draining);
+    s.set_cpu_level(uint32_t(w->cpu_level));
+    s.mutable_labels()->insert(w->labels.begin(), w->labels.end());
+    s.set_hostname(w->hostname);
+    s.set_memory_bytes(w->memory_bytes);
+    for (const std::string& f : w->cpu_flags) s.add_cpu_flags(f);
   }
   return out;
 }

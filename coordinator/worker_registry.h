@@ -5,8 +5,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -30,8 +32,28 @@ struct WorkerInfo {
   std::vector<std::string> engine_dirs;
   v1::EngineLimits engine_limits;
   bool draining = false;  // no new leases (DrainWorkers)
+  // What runs may require of it (WorkerRequirements).
+  int cpu_level = 1;
+  uint64_t memory_bytes = 0;
+  std::map<std::string, std::string> labels;
+  std::string hostname;
+  std::vector<std::string> cpu_flags;
   SteadyClock::time_point last_seen;
 };
+
+// Checks labels as workers declare them and runs require them (count, key and value bounds);
+// `what` names the field in the error.
+absl::Status ValidateLabels(const google::protobuf::Map<std::string, std::string>& labels,
+                            std::string_view what);
+// Checks a run's requirements (INVALID_ARGUMENT naming the bound).
+absl::Status ValidateRequirements(const v1::WorkerRequirements& requirements);
+// The requirements a run's engines add to the submitted ones (the highest EngineSpec.cpu_level).
+v1::WorkerRequirements WithEngineLevels(
+    v1::WorkerRequirements requirements,
+    const google::protobuf::RepeatedPtrField<v1::EngineSpec>& engines);
+// The first requirement `worker` does not meet, in words ("cpu level v2, the run needs v4"), or
+// empty when it meets them all.
+std::string UnmetRequirement(const WorkerInfo& worker, const v1::WorkerRequirements& requirements);
 
 // Whether every one of `paths` lies in one of the worker's engine directories, read as text (the
 // worker resolves symlinks itself before it starts an engine).
@@ -62,6 +84,11 @@ class WorkerRegistry {
   absl::Status CheckEnginePaths(const std::vector<std::string>& paths) const;
   // The workers, connected ones first, each group by name; `all`: also the disconnected.
   v1::ListWorkersResponse List(bool all) const;
+  // Why a run's jobs find no worker: `unmet(worker)` is empty for a worker that could take
+  // them, else the reason it cannot. Empty when such a worker is connected and has a free
+  // thread (it will ask soon); that they are all busy when they are; otherwise each connected
+  // worker's reason (the first five named).
+  std::string WhyNoWorker(const std::function<std::string(const WorkerInfo&)>& unmet) const;
   // Sets `draining` on the workers of that name (or that id); NOT_FOUND when none matches.
   absl::Status Drain(const std::string& name, const std::string& worker_id, bool draining);
 

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "base/cpu.h"
 #include "base/strings.h"
 #include "engine/packed_position.h"
 #include "engine/perft.h"
@@ -146,6 +147,10 @@ struct Worker::Impl {
       req.set_memory_bytes(uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE)));
       if (__builtin_cpu_supports("bmi2")) req.add_cpu_flags("bmi2");
       if (__builtin_cpu_supports("avx2")) req.add_cpu_flags("avx2");
+      if (__builtin_cpu_supports("avx512f")) req.add_cpu_flags("avx512f");
+      req.set_cpu_level(uint32_t(options.cpu_level > 0 ? options.cpu_level : DetectedCpuLevel()));
+      req.mutable_labels()->insert(options.labels.begin(), options.labels.end());
+      req.set_hostname(HostName());
       req.set_version("arbiter 0.1.0");
       req.set_threads(options.threads);
       if (options.shared_hash) req.set_hash_group(options.hash_group);

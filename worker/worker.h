@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,6 +48,9 @@ struct WorkerOptions {
   match::SandboxOptions sandbox;
   // `path` engines only from these directories (empty: any path; `arbiter local`).
   std::vector<std::string> engine_dirs;
+  // What runs may require (RegisterRequest.labels and cpu_level; 0 = the CPU's own level).
+  std::map<std::string, std::string> labels;
+  int cpu_level = 0;
   double wait_seconds = 20;   // long-poll time
   double grace_seconds = 30;  // after Drain(): time to finish the current job before releasing it
 };

@@ -11,10 +11,15 @@
 #include <set>
 #include <thread>
 
+#include "base/cpu.h"
+#include "base/strings.h"
 #include "base/uint128.h"
+#include "coordinator/ratings.h"
 #include "engine/packed_position.h"
 #include "engine/perft.h"
 #include "gtest/gtest.h"
+#include "proto/requirements.h"
+#include "stats/ratings.h"
 
 namespace arbiter::coordinator {
 namespace {
@@ -329,6 +334,13 @@ TEST_F(CoordinatorTest, TournamentResumesAfterRestartAndRatesEveryEngine) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->state(), v1::RUN_STATE_RUNNING);
   EXPECT_EQ(r->tournament().games(), 4u) << "the committed job, once";
+  // Ratings across runs count a running run's games so far (its handler's tallies)...
+  v1::GetRatingsRequest rate;
+  rate.add_run_ids(run->id());
+  absl::StatusOr<v1::GetRatingsResponse> live = c_->GetRatings(rate);
+  ASSERT_TRUE(live.ok()) << live.status();
+  EXPECT_EQ(live->games(), 4u);
+  EXPECT_EQ(live->standings_size(), 2) << "the third engine has not played yet";
   w = Register("w2");
   int jobs = 0;
   while (std::optional<v1::Job> job = Acquire(w)) {
@@ -349,6 +361,15 @@ TEST_F(CoordinatorTest, TournamentResumesAfterRestartAndRatesEveryEngine) {
   ASSERT_EQ(t.standings_size(), 3);
   EXPECT_EQ(t.standings(0).name(), "c") << "c beat a and b";
   EXPECT_EQ(t.standings(2).name(), "a");
+  // ... and a finished run's from its stored status: the tournament's own table.
+  absl::StatusOr<v1::GetRatingsResponse> rated = c_->GetRatings(rate);
+  ASSERT_TRUE(rated.ok()) << rated.status();
+  EXPECT_EQ(rated->games(), 12u);
+  ASSERT_EQ(rated->standings_size(), 3);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(rated->standings(i).name(), t.standings(i).name());
+    EXPECT_NEAR(rated->standings(i).elo(), t.standings(i).elo(), 1e-9);
+  }
   absl::StatusOr<v1::GetPgnResponse> pgn = c_->GetPgn(run->id());
   ASSERT_TRUE(pgn.ok()) << pgn.status();
   EXPECT_EQ(pgn->games(), 12u);
@@ -893,6 +914,247 @@ TEST_F(SchedulingTest, ChangesAreCheckedAndDurable) {
   ASSERT_TRUE(reloaded.ok());
   EXPECT_EQ(reloaded->scheduling().priority(), 10);
   EXPECT_EQ(reloaded->scheduling().throughput(), 300u);
+}
+
+// Requirements: a run that needs cpu=v4 and zone=a waits on a v2 worker and on a worker of
+// another zone, says why for each, and runs as soon as a worker that has both registers.
+// Meanwhile the v2 worker takes the jobs of a run without requirements (it skips the run it
+// cannot serve instead of stalling behind it).
+class RequirementsTest : public CoordinatorTest {
+ protected:
+  std::string RegisterWith(const std::string& name, uint32_t cpu_level,
+                           std::map<std::string, std::string> labels = {}) {
+    v1::RegisterRequest req;
+    req.set_name(name);
+    req.set_threads(64);
+    req.set_cpu_level(cpu_level);
+    req.set_memory_bytes(uint64_t(8) << 30);
+    req.mutable_labels()->insert(labels.begin(), labels.end());
+    absl::StatusOr<v1::RegisterResponse> r = c_->Register(req, Caller{"", v1::ROLE_WORKER});
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? r->worker_id() : "";
+  }
+  uint64_t SubmitRequiring(const v1::WorkerRequirements& requirements, uint32_t jobs = 8) {
+    v1::SubmitPerftRequest req;
+    req.mutable_perft()->set_fen(std::string(Position::kStartFen));
+    req.mutable_perft()->set_depth(4);
+    req.set_target_jobs(jobs);
+    *req.mutable_scheduling()->mutable_requirements() = requirements;
+    absl::StatusOr<v1::Run> run = c_->SubmitPerft(req);
+    EXPECT_TRUE(run.ok()) << run.status();
+    return run.ok() ? run->id() : 0;
+  }
+};
+
+TEST_F(RequirementsTest, RunWaitsWithItsReasonUntilAMatchingWorkerRegisters) {
+  const std::string old = RegisterWith("old", 2, {{"zone", "a"}});
+  const std::string far = RegisterWith("far", 4, {{"zone", "b"}});
+  v1::WorkerRequirements needs;
+  needs.set_cpu_level(4);
+  (*needs.mutable_labels())["zone"] = "a";
+  const uint64_t run = SubmitRequiring(needs);
+  EXPECT_FALSE(Acquire(old)) << "v2 < v4";
+  EXPECT_FALSE(Acquire(far)) << "zone b";
+  absl::StatusOr<v1::Run> waiting = c_->GetRun(run);
+  ASSERT_TRUE(waiting.ok());
+  EXPECT_EQ(waiting->waiting(),
+            "no connected worker can take its jobs (2): 'far': label zone=b, the run needs "
+            "zone=a; 'old': cpu level v2, the run needs v4");
+  EXPECT_EQ(waiting->scheduling().requirements().cpu_level(), 4u);
+
+  // A run without requirements is served by the same workers at once.
+  const uint64_t plain = SubmitRequiring({}, 2);
+  std::optional<v1::Job> job = Acquire(old);
+  ASSERT_TRUE(job);
+  EXPECT_EQ(job->run_id(), plain);
+
+  const std::string fit = RegisterWith("fit", 4, {{"zone", "a"}, {"gpu", "none"}});
+  job = Acquire(fit);
+  ASSERT_TRUE(job);
+  EXPECT_EQ(job->run_id(), run);
+  EXPECT_EQ(c_->GetRun(run)->waiting(), "") << "it has a lease";
+
+  v1::ListWorkersResponse list = c_->ListWorkers({});
+  std::map<std::string, v1::WorkerStatus> by_name;
+  for (const v1::WorkerStatus& w : list.workers()) by_name[w.name()] = w;
+  EXPECT_EQ(by_name["old"].cpu_level(), 2u);
+  EXPECT_EQ(by_name["fit"].labels().at("gpu"), "none");
+  EXPECT_EQ(by_name["fit"].memory_bytes(), uint64_t(8) << 30);
+}
+
+// The engines' cpu levels raise a match's requirement; with every matching worker busy the run
+// says so; with none connected, that.
+TEST_F(RequirementsTest, EngineLevelsAndBusyWorkers) {
+  v1::SubmitMatchRequest match;
+  for (const char* name : {"a", "b"}) {
+    v1::EngineSpec* e = match.add_engines();
+    e->set_name(name);
+    e->set_builtin(true);
+  }
+  match.mutable_engines(1)->set_cpu_level(3);
+  match.set_tc("depth=1");
+  match.set_games(2);
+  match.set_pairs_per_job(1);
+  absl::StatusOr<v1::Run> run = c_->SubmitMatch(match);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->scheduling().requirements().cpu_level(), 3u);
+  EXPECT_EQ(run->waiting(), "no worker is connected");
+  match.mutable_engines(0)->set_cpu_level(5);
+  EXPECT_EQ(c_->SubmitMatch(match).status().code(), absl::StatusCode::kInvalidArgument);
+  match.mutable_engines(0)->set_cpu_level(0);
+  ASSERT_TRUE(c_->CancelRun(run->id(), "test").ok());
+
+  // A single v3 worker of one thread, leased to an older run: the match waits for it.
+  v1::RegisterRequest req;
+  req.set_name("one");
+  req.set_threads(1);
+  req.set_cpu_level(3);
+  const std::string one = c_->Register(req, Caller{})->worker_id();
+  const v1::Run older = Submit(3, 1);
+  absl::StatusOr<v1::Run> waits = c_->SubmitMatch(match);
+  ASSERT_TRUE(waits.ok()) << waits.status();
+  std::optional<v1::Job> job = Acquire(one);
+  ASSERT_TRUE(job);
+  EXPECT_EQ(job->run_id(), older.id());
+  EXPECT_EQ(c_->GetRun(waits->id())->waiting(), "the 1 worker that can take its jobs is busy");
+  ASSERT_TRUE(Complete(one, *job).ok());
+  job = Acquire(one);
+  ASSERT_TRUE(job);
+  EXPECT_EQ(job->run_id(), waits->id());
+  EXPECT_EQ(c_->GetRun(waits->id())->waiting(), "");
+}
+
+// Abuse: requirements and worker declarations out of bounds are refused with the bound named.
+TEST_F(RequirementsTest, OutOfBoundsAreRefused) {
+  v1::WorkerRequirements needs;
+  needs.set_cpu_level(9);
+  v1::SubmitPerftRequest req;
+  req.mutable_perft()->set_fen(std::string(Position::kStartFen));
+  req.mutable_perft()->set_depth(3);
+  *req.mutable_scheduling()->mutable_requirements() = needs;
+  absl::Status st = c_->SubmitPerft(req).status();
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("cpu level must be 1..4"), absl::string_view::npos) << st;
+  needs.set_cpu_level(0);
+  (*needs.mutable_labels())["Zone!"] = "a";
+  *req.mutable_scheduling()->mutable_requirements() = needs;
+  EXPECT_EQ(c_->SubmitPerft(req).status().code(), absl::StatusCode::kInvalidArgument);
+
+  v1::RegisterRequest w;
+  w.set_name("w");
+  w.set_cpu_level(5);
+  EXPECT_EQ(c_->Register(w, Caller{}).status().code(), absl::StatusCode::kInvalidArgument);
+  w.set_cpu_level(2);
+  for (int i = 0; i < 17; ++i) (*w.mutable_labels())[Cat("k", i)] = "v";
+  st = c_->Register(w, Caller{}).status();
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("at most 16 labels"), absl::string_view::npos) << st;
+  w.clear_labels();
+  (*w.mutable_labels())["zone"] = std::string(65, 'x');
+  EXPECT_EQ(c_->Register(w, Caller{}).status().code(), absl::StatusCode::kInvalidArgument);
+  w.clear_labels();
+  (*w.mutable_labels())["zone"] = "a,b=c";
+  EXPECT_EQ(c_->Register(w, Caller{}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(c_->ListWorkers({}).workers_size(), 0) << "nothing refused was registered";
+}
+
+// The CLI's --require text, both ways.
+TEST(RequirementsText, ParsesAndPrints) {
+  v1::WorkerRequirements r;
+  ASSERT_TRUE(ParseRequirements("cpu=v3,memory=8G,threads=4,zone=a,gpu=none", r).ok());
+  EXPECT_EQ(r.cpu_level(), 3u);
+  EXPECT_EQ(r.memory_bytes(), uint64_t(8) << 30);
+  EXPECT_EQ(r.threads(), 4u);
+  EXPECT_EQ(RequirementsText(r), "cpu=v3,memory=8589934592,threads=4,gpu=none,zone=a");
+  v1::WorkerRequirements bad;
+  EXPECT_FALSE(ParseRequirements("cpu=v5", bad).ok());
+  EXPECT_FALSE(ParseRequirements("cpu=avx2", bad).ok());
+  EXPECT_FALSE(ParseRequirements("memory=lots", bad).ok());
+  EXPECT_FALSE(ParseRequirements("memory=99999999T", bad).ok()) << "overflow";
+  EXPECT_FALSE(ParseRequirements("=a", bad).ok());
+  EXPECT_FALSE(ParseRequirements("zone", bad).ok());
+  int level = 0;
+  EXPECT_TRUE(ParseCpuLevel("x86-64-v2", level) && level == 2);
+  EXPECT_TRUE(ParseCpuLevel("x86-64", level) && level == 1);
+  EXPECT_FALSE(ParseCpuLevel("v0", level));
+}
+
+// Ratings across runs: the pairings of a match and a tournament combined by engine name give
+// the same list as stats::ComputeRatings on the combined games (anchor first, one prior draw
+// per pairing); engines chosen by name filter the pairings; an anchor elsewhere moves the zero.
+TEST(RateRuns, CombinedPairingsMatchComputeRatings) {
+  const stats::Trinomial ab1{.losses = 3, .draws = 5, .wins = 8};
+  const stats::Trinomial ab2{.losses = 2, .draws = 2, .wins = 4};
+  const stats::Trinomial ac{.losses = 1, .draws = 3, .wins = 6};
+  const stats::Trinomial bc{.losses = 4, .draws = 4, .wins = 2};
+  const stats::Trinomial ad{.losses = 0, .draws = 1, .wins = 9};
+  std::vector<std::pair<uint64_t, std::vector<RunPairing>>> runs = {
+      {1, {{"v1", "v2", ab1}}},
+      {2, {{"v2", "v1", ab2.Reversed()}, {"v1", "v3", ac}, {"v2", "v3", bc}}},
+      {3, {{"v1", "other", ad}}},
+  };
+  v1::GetRatingsRequest req;
+  for (const char* e : {"v1", "v2", "v3"}) req.add_engines(e);
+  absl::StatusOr<v1::GetRatingsResponse> got = RateRuns(req, runs);
+  ASSERT_TRUE(got.ok()) << got.status();
+  const stats::Trinomial ab{.losses = ab1.losses + ab2.losses,
+                            .draws = ab1.draws + ab2.draws,
+                            .wins = ab1.wins + ab2.wins};
+  absl::StatusOr<stats::RatingTable> want = stats::ComputeRatings(
+      {"v1", "v2", "v3"}, {{0, 1, ab}, {0, 2, ac}, {1, 2, bc}}, {.anchor = 0, .prior_draws = 1});
+  ASSERT_TRUE(want.ok());
+  EXPECT_EQ(got->games(), ab.Games() + ac.Games() + bc.Games()) << "run 3's 'other' is not chosen";
+  EXPECT_EQ(std::vector<uint64_t>(got->run_ids().begin(), got->run_ids().end()),
+            std::vector<uint64_t>({1, 2}));
+  ASSERT_EQ(got->standings_size(), 3);
+  for (const v1::TournamentStanding& st : got->standings()) {
+    const auto it = std::find_if(want->ratings.begin(), want->ratings.end(),
+                                 [&](const stats::EngineRating& r) { return r.name == st.name(); });
+    ASSERT_NE(it, want->ratings.end()) << st.name();
+    EXPECT_NEAR(st.elo(), it->elo, 1e-9) << st.name();
+    EXPECT_NEAR(st.elo_error95(), it->error95, 1e-9) << st.name();
+    EXPECT_EQ(st.games(), it->games) << st.name();
+  }
+  EXPECT_EQ(got->anchor(), "v1");
+
+  req.set_anchor("v3");
+  absl::StatusOr<v1::GetRatingsResponse> moved = RateRuns(req, runs);
+  ASSERT_TRUE(moved.ok()) << moved.status();
+  std::map<std::string, double> at_v1, at_v3;
+  for (const auto& st : got->standings()) at_v1[st.name()] = st.elo();
+  for (const auto& st : moved->standings()) at_v3[st.name()] = st.elo();
+  EXPECT_EQ(at_v3["v3"], 0);
+  EXPECT_NEAR(at_v3["v1"] - at_v3["v2"], at_v1["v1"] - at_v1["v2"], 1e-6) << "same differences";
+
+  // All engines of all runs when none is named.
+  v1::GetRatingsRequest all;
+  all.add_run_ids(1);
+  absl::StatusOr<v1::GetRatingsResponse> every = RateRuns(all, runs);
+  ASSERT_TRUE(every.ok()) << every.status();
+  EXPECT_EQ(every->standings_size(), 4);
+
+  // Abuse: an anchor not rated, an engine that played none of the others, nothing asked.
+  req.set_anchor("nobody");
+  EXPECT_EQ(RateRuns(req, runs).status().code(), absl::StatusCode::kInvalidArgument);
+  req.clear_anchor();
+  req.add_engines("v9");
+  EXPECT_EQ(RateRuns(req, runs).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(ValidateRatingsRequest({}).code(), absl::StatusCode::kInvalidArgument);
+  v1::GetRatingsRequest huge;
+  for (int i = 0; i < 101; ++i) huge.add_engines(Cat("e", i));
+  EXPECT_EQ(ValidateRatingsRequest(huge).code(), absl::StatusCode::kInvalidArgument);
+}
+
+// GetRatings of runs the coordinator does not have is NOT_FOUND.
+TEST_F(CoordinatorTest, RatingsOfAnUnknownRunIsNotFound) {
+  v1::GetRatingsRequest req;
+  req.add_run_ids(424242);
+  EXPECT_EQ(c_->GetRatings(req).status().code(), absl::StatusCode::kNotFound);
+  Submit(3, 1);
+  v1::GetRatingsRequest perft_only;
+  perft_only.add_run_ids(c_->ListRuns({})->runs(0).id());
+  EXPECT_EQ(c_->GetRatings(perft_only).status().code(), absl::StatusCode::kFailedPrecondition)
+      << "a perft run has no games";
 }
 
 // Tokens: bad names, roles, duplicates and malformed headers are refused with their reason;

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <set>
 #include <thread>
@@ -12,6 +13,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "proto/arbiter/v1/cluster.grpc.pb.h"
+#include "stats/ratings.h"
 #include "tests/integration/process.h"
 #include "tests/integration/tokens.h"
 
@@ -350,6 +352,103 @@ TEST_F(ClusterMatchTest, RoundRobinOfThreeOnCluster) {
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(s.error_message().find("engine 'b': no engine with sha256 bbbb"), std::string::npos)
       << s.error_message();
+}
+
+// Ratings across runs: a tournament of three engine versions and a later match of two of them
+// on `arbiter local`; `arbiter ratings --engines` rates all their games together, and the list
+// equals stats::ComputeRatings on the two runs' combined pairings (anchor first, one prior draw
+// per pairing). Unknown runs and engines without games are refused with their reason.
+TEST_F(ClusterMatchTest, RatingsAcrossRunsMatchTheCombinedGames) {
+  ASSERT_NO_FATAL_FAILURE(StartLocal());
+  const std::vector<std::string> engines = {"name=v1,cmd=builtin",
+                                            "name=v2,cmd=builtin,option.KnightValueMg=200",
+                                            "name=v3,cmd=builtin,option.KnightValueMg=400"};
+  auto tournament = Cli({"tournament", "--engine", engines[0], "--engine", engines[1], "--engine",
+                         engines[2], "--tc", "depth=2", "--games", "4", "--openings",
+                         (dir_ / "book.epd").string(), "--coordinator", Address(), "--quiet"});
+  tournament->ReadAll();
+  ASSERT_EQ(tournament->Wait(), 0) << ReadFile(dir_ / "cli.log");
+  auto match =
+      Cli({"match", "--engine", engines[0], "--engine", engines[1], "--tc", "depth=2", "--games",
+           "6", "--openings", (dir_ / "book.epd").string(), "--coordinator", Address(), "--quiet"});
+  match->ReadAll();
+  ASSERT_EQ(match->Wait(), 0) << ReadFile(dir_ / "cli.log");
+
+  // The two runs' pairings through the API, combined by hand.
+  auto stub = v1::RunService::NewStub(net::Dial(Address()));
+  v1::ListRunsResponse runs;
+  {
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(stub->ListRuns(&ctx, v1::ListRunsRequest(), &runs).ok());
+  }
+  ASSERT_EQ(runs.runs_size(), 2);
+  std::map<std::pair<int, int>, stats::Trinomial> combined;
+  const std::vector<std::string> names = {"v1", "v2", "v3"};
+  auto add = [&](const v1::MatchRunStatus& m) {
+    const int a =
+        int(std::find(names.begin(), names.end(), m.request().engines(0).name()) - names.begin());
+    const int b =
+        int(std::find(names.begin(), names.end(), m.request().engines(1).name()) - names.begin());
+    stats::Trinomial t{.losses = m.losses(), .draws = m.draws(), .wins = m.wins()};
+    if (a > b) t = t.Reversed();
+    stats::Trinomial& c = combined[{std::min(a, b), std::max(a, b)}];
+    c.wins += t.wins;
+    c.draws += t.draws;
+    c.losses += t.losses;
+  };
+  for (const v1::Run& run : runs.runs()) {
+    if (run.has_match()) add(run.match());
+    for (const v1::MatchRunStatus& p : run.tournament().pairings()) add(p);
+  }
+  std::vector<stats::PairingResult> results;
+  uint64_t games = 0;
+  for (const auto& [pair, counts] : combined) {
+    results.push_back({pair.first, pair.second, counts});
+    games += counts.Games();
+  }
+  EXPECT_EQ(games, 18u);
+  absl::StatusOr<stats::RatingTable> want =
+      stats::ComputeRatings(names, results, {.anchor = 0, .prior_draws = 1});
+  ASSERT_TRUE(want.ok()) << want.status();
+
+  auto ratings =
+      Cli({"ratings", "--engines", "v1", "v2", "v3", "--coordinator", Address(), "--json"});
+  const std::string json = ratings->ReadAll();
+  ASSERT_EQ(ratings->Wait(), 0) << json << ReadFile(dir_ / "cli.log");
+  EXPECT_EQ(JsonNumber(json, "games", json.find("\"anchor\"")), 18) << json;
+  v1::GetRatingsRequest req;
+  for (const std::string& n : names) req.add_engines(n);
+  v1::GetRatingsResponse got;
+  {
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(stub->GetRatings(&ctx, req, &got).ok());
+  }
+  EXPECT_EQ(got.run_ids_size(), 2);
+  ASSERT_EQ(got.standings_size(), 3);
+  for (const v1::TournamentStanding& st : got.standings()) {
+    const auto it = std::find_if(want->ratings.begin(), want->ratings.end(),
+                                 [&](const stats::EngineRating& r) { return r.name == st.name(); });
+    ASSERT_NE(it, want->ratings.end());
+    EXPECT_NEAR(st.elo(), it->elo, 1e-6) << st.name();
+    EXPECT_NEAR(st.elo_error95(), it->error95, 1e-6) << st.name();
+    EXPECT_EQ(st.games(), it->games) << st.name();
+    EXPECT_NE(json.find("\"name\":\"" + st.name() + "\""), std::string::npos) << json;
+  }
+  auto text =
+      Cli({"ratings", "--engines", "v1", "v2", "v3", "--anchor", "v2", "--coordinator", Address()});
+  const std::string table = text->ReadAll();
+  ASSERT_EQ(text->Wait(), 0) << table;
+  EXPECT_NE(table.find("18 games in 2 runs, anchor v2 (Elo 0)"), std::string::npos) << table;
+
+  auto unknown = Cli({"ratings", "--runs", "9999", "--coordinator", Address()});
+  unknown->ReadAll();
+  EXPECT_EQ(unknown->Wait(), 2);
+  EXPECT_NE(ReadFile(dir_ / "cli.log").find("run 9999 does not exist"), std::string::npos);
+  auto lonely = Cli({"ratings", "--engines", "v1", "v2", "nobody", "--coordinator", Address()});
+  lonely->ReadAll();
+  EXPECT_NE(lonely->Wait(), 0);
+  EXPECT_NE(ReadFile(dir_ / "cli.log").find("no finished games of 'nobody' against"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <thread>
 
+#include "base/cpu.h"
 #include "engine/notation.h"
 #include "engine/perft.h"
 #include "engine/position.h"
@@ -59,19 +60,25 @@ class ClusterTest : public ::testing::Test {
     channel_ = channel;
   }
 
-  // Starts a worker process; returns its metrics port.
-  int StartWorker(int threads = 1) {
+  // Starts a worker process (with `extra` flags); returns its metrics port.
+  int StartWorker(int threads = 1, std::vector<std::string> extra = {}) {
     const int n = int(workers_.size()) + 1;
     // Each worker its own token: verification needs different ones.
     const auto token = dir_ / ("worker" + std::to_string(n) + ".token");
     const grpc::Status created = testing::CreateTokenFile(
         Address(), admin_secret_, "w" + std::to_string(n), v1::ROLE_WORKER, token);
     EXPECT_TRUE(created.ok()) << created.error_message();
-    workers_.push_back(Process::Start(
-        {ARBITER_BINARY, "--token-file", token.string(), "worker", "--coordinator", Address(),
-         "--threads", std::to_string(threads), "--metrics", "127.0.0.1:0", "--name",
-         "w" + std::to_string(n), "--wait-seconds", "2", "--grace-seconds", "5"},
-        (dir_ / ("worker" + std::to_string(n) + ".log")).string()));
+    std::vector<std::string> args = {ARBITER_BINARY,    "--token-file",
+                                     token.string(),    "worker",
+                                     "--coordinator",   Address(),
+                                     "--threads",       std::to_string(threads),
+                                     "--metrics",       "127.0.0.1:0",
+                                     "--name",          "w" + std::to_string(n),
+                                     "--wait-seconds",  "2",
+                                     "--grace-seconds", "5"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    workers_.push_back(
+        Process::Start(args, (dir_ / ("worker" + std::to_string(n) + ".log")).string()));
     auto line = workers_.back()->ReadLineWith("health on port", 60);
     EXPECT_TRUE(line);
     return line ? NumberAfter(*line, "metrics on port ") : -1;
@@ -437,6 +444,74 @@ TEST_F(ClusterTest, WorkersShowTheirEngineDirsAndPathEnginesOutsideThemAreRefuse
   const std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(log.find("/opt/nowhere/engine"), std::string::npos) << log;
   EXPECT_NE(log.find("--engine-dir: /usr/games"), std::string::npos) << log;
+}
+
+// A run that requires a CPU level no connected worker has waits, `arbiter runs show` says why
+// (the worker and its level), and it runs as soon as a worker of that level registers; a
+// worker declares a lower level than its CPU's with --cpu-level, never a higher one.
+TEST_F(ClusterTest, RunRequiringACpuLevelWaitsForSuchAWorker) {
+  const int level = DetectedCpuLevel();
+  if (level < 2) GTEST_SKIP() << "this CPU is x86-64 v1: no lower level to declare";
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator());
+  const std::string below = "v" + std::to_string(level - 1), at = "v" + std::to_string(level);
+  StartWorker(1, {"--cpu-level", below, "--label", "zone=a,rack=7"});
+  auto submit = Process::Start({ARBITER_BINARY, "perft", "--startpos", "--depth", "4",
+                                "--coordinator", Address(), "--require", "cpu=" + at, "--json"},
+                               (dir_ / "perft.log").string());
+  // The run waits, naming the worker's level (polled: the worker registers on its own time).
+  v1::Run run;
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < end &&
+         run.waiting().find("'w1'") == std::string::npos) {
+    v1::ListRunsRequest req;
+    v1::ListRunsResponse resp;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(In(10));
+    if (runs_->ListRuns(&ctx, req, &resp).ok() && resp.runs_size() == 1) run = resp.runs(0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(run.waiting(), "no connected worker can take its jobs (1): 'w1': cpu level " + below +
+                               ", the run needs " + at);
+  EXPECT_EQ(run.jobs().leased(), 0u);
+  auto show = Process::Start(
+      {ARBITER_BINARY, "runs", "show", std::to_string(run.id()), "--coordinator", Address()},
+      (dir_ / "show.log").string());
+  const std::string shown = show->ReadAll();
+  EXPECT_EQ(show->Wait(), 0);
+  EXPECT_NE(shown.find("requires cpu=" + at), std::string::npos) << shown;
+  EXPECT_NE(shown.find("Waiting: no connected worker"), std::string::npos) << shown;
+  auto workers = Process::Start({ARBITER_BINARY, "workers", "--coordinator", Address()},
+                                (dir_ / "workers.log").string());
+  const std::string listed = workers->ReadAll();
+  EXPECT_EQ(workers->Wait(), 0);
+  EXPECT_NE(listed.find(" " + below + " "), std::string::npos) << listed;
+  EXPECT_NE(listed.find("labels rack=7 zone=a"), std::string::npos) << listed;
+
+  StartWorker(1);  // this CPU's own level
+  const std::string out = submit->ReadAll();
+  ASSERT_EQ(submit->Wait(), 0) << out;
+  EXPECT_NE(out.find("\"nodes\":\"197281\""), std::string::npos) << out;
+  EXPECT_EQ(WaitFinished(run.id()).state(), v1::RUN_STATE_SUCCEEDED);
+
+  // Abuse: a level above the CPU's, a malformed label, an unknown requirement value.
+  auto high = Process::Start({ARBITER_BINARY, "worker", "--coordinator", Address(), "--cpu-level",
+                              "v" + std::to_string(level + 1)},
+                             (dir_ / "high.log").string());
+  high->ReadAll();
+  EXPECT_EQ(high->Wait(), 2);
+  auto label =
+      Process::Start({ARBITER_BINARY, "worker", "--coordinator", Address(), "--label", "zone"},
+                     (dir_ / "label.log").string());
+  label->ReadAll();
+  EXPECT_EQ(label->Wait(), 2);
+  auto bad = Process::Start({ARBITER_BINARY, "perft", "--startpos", "--depth", "3", "--coordinator",
+                             Address(), "--require", "cpu=v9"},
+                            (dir_ / "bad.log").string());
+  bad->ReadAll();
+  EXPECT_NE(bad->Wait(), 0);
+  std::ifstream in(dir_ / "bad.log");
+  const std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(log.find("cpu='v9' is not an x86-64 level"), std::string::npos) << log;
 }
 
 // Bad requests get specific codes and messages, each case its own test, and the coordinator

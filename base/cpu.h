@@ -1,0 +1,47 @@
+// x86-64 microarchitecture levels (the psABI's x86-64, -v2, -v3, -v4 as 1..4): what a worker's
+// CPU runs, and the names by which runs and engines ask for one.
+//
+//   int level = 0;
+//   if (!ParseCpuLevel("v3", level)) return Error("...");
+//   if (DetectedCpuLevel() < level) ...
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "base/numbers.h"
+
+namespace arbiter {
+
+inline constexpr int kMaxCpuLevel = 4;
+
+// The level this CPU supports (1..4).
+inline int DetectedCpuLevel() {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("x86-64-v4")) return 4;
+  if (__builtin_cpu_supports("x86-64-v3")) return 3;
+  if (__builtin_cpu_supports("x86-64-v2")) return 2;
+  return 1;
+}
+
+// "v3", "x86-64-v3" and "3" are level 3; "x86-64", "v1" and "1" level 1. False for anything
+// else (a level outside 1..4 included).
+inline bool ParseCpuLevel(std::string_view text, int& level) {
+  if (text == "x86-64") {
+    level = 1;
+    return true;
+  }
+  if (text.substr(0, 7) == "x86-64-") text.remove_prefix(7);
+  if (!text.empty() && text[0] == 'v') text.remove_prefix(1);
+  return ParseNumber(text, level) && level >= 1 && level <= kMaxCpuLevel;
+}
+
+// "v3" for 3; "any" for 0.
+inline std::string CpuLevelName(int level) {
+  if (level <= 0) return "any";
+  std::string name = std::to_string(level);
+  name.insert(name.begin(), 'v');
+  return name;
+}
+
+}  // namespace arbiter
