@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -156,6 +157,61 @@ class SimWorker {
   Clock::time_point started_;
 };
 
+uint64_t PerftOfStart(uint32_t depth) {
+  constexpr uint64_t kNodes[] = {1, 20, 400, 8902, 197281, 4865609};
+  return depth < 6 ? kNodes[depth] : 0;
+}
+
+// Submits `requests` (perft runs) and waits until every one has succeeded; returns the
+// completions per second from the end of the last submission to the last run's end (planning
+// the runs, a perft split each, is not the scheduler's throughput), or -1 when a run's total is
+// wrong or the wait timed out.
+double MeasurePerftRuns(arbiter::v1::RunService::Stub& runs, Shared& shared,
+                        const std::vector<arbiter::v1::SubmitPerftRequest>& requests) {
+  std::vector<uint64_t> ids;
+  for (const arbiter::v1::SubmitPerftRequest& req : requests) {
+    arbiter::v1::SubmitRunResponse submitted;
+    grpc::ClientContext ctx;
+    grpc::Status st = runs.SubmitPerft(&ctx, req, &submitted);
+    if (!st.ok()) {
+      std::fprintf(stderr, "submit: %s\n", st.error_message().c_str());
+      return -1;
+    }
+    ids.push_back(submitted.run().id());
+  }
+  const uint64_t before = shared.completions;
+  const auto start = Clock::now();
+  size_t done = 0;
+  bool exact = true;
+  while (done < ids.size()) {
+    if (std::chrono::duration<double>(Clock::now() - start).count() > 600) return -1;
+    arbiter::v1::GetRunRequest req;
+    req.set_run_id(ids[done]);
+    arbiter::v1::Run run;
+    grpc::ClientContext ctx;
+    if (runs.GetRun(&ctx, req, &run).ok() && run.state() == arbiter::v1::RUN_STATE_SUCCEEDED) {
+      exact &= run.perft().result().nodes() == PerftOfStart(run.perft().request().perft().depth());
+      ++done;
+      continue;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+  return exact ? double(shared.completions - before) / elapsed : -1;
+}
+
+// perft(depth) of the start position split at depth - 1 (jobs of positions to count at depth
+// 1) into about `jobs` jobs, at `priority`.
+arbiter::v1::SubmitPerftRequest PerftRequest(int jobs, int depth = 5, int priority = 0) {
+  arbiter::v1::SubmitPerftRequest submit;
+  submit.mutable_perft()->set_fen(std::string(arbiter::Position::kStartFen));
+  submit.mutable_perft()->set_depth(depth);
+  submit.set_split_depth(depth - 1);
+  submit.set_target_jobs(uint32_t(jobs));
+  submit.mutable_scheduling()->set_priority(priority);
+  return submit;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -199,16 +255,38 @@ int main(int argc, char** argv) {
     sims.push_back(
         std::make_unique<SimWorker>(&shared, shared.stubs[i % channels].get(), resp.worker_id()));
   }
+  // RUNS=N (perft only): one run, then N runs at once of mixed priority (-2..2), with the same
+  // workers and jobs of the same shape (10 positions to count at depth 1): perft(5) split at
+  // ply 4 into 19,728 jobs, against N x perft(4) split at ply 3 into 890 jobs each.
+  const char* many = std::getenv("RUNS");
+  if (many && std::atoi(many) > 1 && shared.games.empty()) {
+    const int n = std::atoi(many);
+    for (auto& sim : sims) sim->Start();
+    std::vector<double> one, spread;
+    for (int round = 0; round < 3; ++round) {  // alternating, medians: the machine is shared
+      one.push_back(MeasurePerftRuns(*runs, shared, {PerftRequest(19728)}));
+      std::vector<arbiter::v1::SubmitPerftRequest> requests;
+      for (int i = 0; i < n; ++i) requests.push_back(PerftRequest(890, 4, i % 5 - 2));
+      spread.push_back(MeasurePerftRuns(*runs, shared, requests));
+      std::printf("round %d: 1 run %.0f completions/s, %d runs %.0f completions/s\n", round + 1,
+                  one.back(), n, spread.back());
+    }
+    shared.stop = true;
+    while (shared.active > 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::sort(one.begin(), one.end());
+    std::sort(spread.begin(), spread.end());
+    const bool ok = one.front() > 0 && spread.front() > 0;
+    std::printf(
+        "median: 1 run %.0f completions/s, %d runs of mixed priority %.0f completions/s, "
+        "ratio %.3f; every run exact: %s\n",
+        one[1], n, spread[1], spread[1] / one[1], ok ? "yes" : "NO");
+    return ok ? 0 : 1;
+  }
   arbiter::v1::SubmitRunResponse submitted;
   grpc::Status submit_status;
   if (shared.games.empty()) {
-    arbiter::v1::SubmitPerftRequest submit;
-    submit.mutable_perft()->set_fen(std::string(arbiter::Position::kStartFen));
-    submit.mutable_perft()->set_depth(5);
-    submit.set_split_depth(4);
-    submit.set_target_jobs(jobs);
     grpc::ClientContext ctx;
-    submit_status = runs->SubmitPerft(&ctx, submit, &submitted);
+    submit_status = runs->SubmitPerft(&ctx, PerftRequest(jobs), &submitted);
   } else {
     arbiter::v1::SubmitMatchRequest submit;
     for (const char* name : {"a", "b"}) {

@@ -6,7 +6,11 @@
 # which the coordinator replays before counting them (e.g. the quickstart's PGN).
 # AUTH=1 runs it with authentication (every call carries a bearer token and is checked); the
 # default is --no-auth on loopback, so AUTH=0 and AUTH=1 in one sitting give the cost of the check.
-# Usage: bench/coordinator_load.sh [BUILD_DIR]   (env: WORKERS=1000 JOBS=20000 [PGN=games.pgn] [AUTH=1])
+# RUNS=N: one perft run (perft(5), 19,728 jobs) and N runs at once of mixed priority (-2..2;
+# perft(4), 890 jobs each), jobs of the same shape, three alternating rounds on one coordinator;
+# prints completions/s of both (from the last submission on) and the ratio (medians).
+# Usage: bench/coordinator_load.sh [BUILD_DIR]
+#   (env: WORKERS=1000 JOBS=20000 [PGN=games.pgn] [AUTH=1] [RUNS=100])
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD="${1:-build}"
@@ -28,4 +32,4 @@ pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$data" "$data.token" "$log" "$log.err"' EXIT
 for _ in $(seq 100); do grep -q "listening on port" "$log" && break; sleep 0.1; done
 port=$(sed -n 's/.*listening on port \([0-9]*\).*/\1/p' "$log")
-"$BUILD/bench/arbiter_coordinator_load" "127.0.0.1:$port" "$WORKERS" "$JOBS" 8 ${PGN:+"$PGN"}
+RUNS="${RUNS:-1}" "$BUILD/bench/arbiter_coordinator_load" "127.0.0.1:$port" "$WORKERS" "$JOBS" 8 ${PGN:+"$PGN"}
