@@ -53,6 +53,8 @@ struct WorkerFlags {
   std::string name;
   double grace_seconds = 30;
   double wait_seconds = 20;
+  double bench_timeout_seconds = 120;
+  uint64_t measured_nps = 0;
   SandboxFlags sandbox{.mode = "auto"};
   std::vector<std::string> engine_dirs = {"/usr/games"};
 };
@@ -157,6 +159,8 @@ int RunWorker(const WorkerFlags& f) {
                     .cache_dir = f.cache,
                     .sandbox = *sandbox,
                     .engine_dirs = f.engine_dirs,
+                    .bench_timeout_seconds = f.bench_timeout_seconds,
+                    .measured_nps = f.measured_nps,
                     .wait_seconds = f.wait_seconds,
                     .grace_seconds = f.grace_seconds},
                    metrics ? &metrics->registry() : nullptr);
@@ -331,6 +335,13 @@ void AddClusterCommands(CLI::App& app, int& exit_code) {
     AddSandboxOptions(cmd, f->sandbox);
     cmd->add_option("--engine-dir", f->engine_dirs,
                     "Directory that `path` engines may come from (repeatable; default /usr/games)");
+    cmd->add_option("--bench-timeout", f->bench_timeout_seconds,
+                    "Seconds an engine's bench may take (declared signatures, scaled clocks)")
+        ->check(CLI::Range(0.1, 3600.0));
+    // Tests: this worker's speed for scaled clocks instead of measuring it.
+    cmd->add_option("--measured-nps", f->measured_nps)
+        ->check(CLI::Range(uint64_t(1), uint64_t(1'000'000'000'000)))
+        ->group("");
     cmd->callback([f, &exit_code] { exit_code = RunWorker(*f); });
   }
   {

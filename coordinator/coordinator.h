@@ -187,6 +187,14 @@ class Coordinator {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void FinishRunLocked(Run& run, v1::RunState state, const std::string& message,
                        std::vector<RunUpdate>& updates) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A worker would not play a job of `run` (an engine's bench): flags the worker, leases it no
+  // more of the run's jobs, and fails the run when no connected worker is left to play it.
+  void RefusedLocked(Run& run, WorkerInfo& worker, const std::string& worker_id,
+                     const v1::EngineRefusal& refusal, std::vector<RunUpdate>& updates)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Keeps what a counted result says about the engines (sha256, bench) and the clock scale.
+  void NoteEngineReportLocked(Run& run, const std::string& worker_id,
+                              const v1::MatchJobResult& result) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   v1::Run BuildRunLocked(const Run& run) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   Job* TakeJobLocked(const std::string& worker_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The lane of `run` that `worker_id` works on, claiming a free one (or one whose worker is gone)

@@ -96,6 +96,10 @@ Job* Coordinator::TakeJobLocked(const std::string& worker_id) {
         if (r == runs_.end()) return true;
         const RunHandler& handler = *r->second->handler;
         if (!worker.isolated && !r->second->trusted && handler.RunsUploadedCode(job)) return false;
+        // A worker that refused the run's engines (their bench) gets none of its jobs again, and
+        // a game slot never needs more threads than the worker declared.
+        if (r->second->refused_workers.contains(worker_id)) return false;
+        if (handler.ThreadsPerGame(job) > worker.threads) return false;
         return AllowsEnginePaths(worker, handler.EnginePaths(job));
       });
 }
@@ -341,11 +345,16 @@ void Coordinator::CompleteJob(const v1::CompleteJobRequest& request, CompleteCal
 }
 
 absl::Status Coordinator::ReleaseJob(const v1::ReleaseJobRequest& request, const Caller& caller) {
+  if (request.reason().size() > 4096)
+    return absl::InvalidArgumentError(
+        Cat("reason must have at most 4096 bytes, got ", request.reason().size()));
+  if (request.has_refusal()) RETURN_IF_ERROR(CheckEngineRefusal(request.refusal()));
   Deferred deferred;
+  std::vector<RunUpdate> updates;
   {
     absl::MutexLock lock(&mu_);
-    if (absl::StatusOr<WorkerInfo*> w = CallerWorkerLocked(request.worker_id(), caller); !w.ok())
-      return w.status();
+    absl::StatusOr<WorkerInfo*> w = CallerWorkerLocked(request.worker_id(), caller);
+    if (!w.ok()) return w.status();
     Job* job = queue_.Find(request.job_id());
     if (!job) return NoJobError(request.job_id());
     const size_t index = JobQueue::LeaseIndex(*job, request.lease_id());
@@ -354,13 +363,67 @@ absl::Status Coordinator::ReleaseJob(const v1::ReleaseJobRequest& request, const
                                                " is not held by worker ", request.worker_id()));
     RemoveLeaseLocked(*job, index);
     if (!job->done && !job->cancelled) queue_.Requeue(job->id);
-    ++runs_[job->run_id]->version;
+    Run& run = *runs_[job->run_id];
+    ++run.version;
     spdlog::info("job {}: released by worker {} ({})", job->id, request.worker_id(),
                  request.reason());
+    if (request.has_refusal())
+      RefusedLocked(run, **w, request.worker_id(), request.refusal(), updates);
     DispatchLocked(deferred);
   }
   for (auto& f : deferred) f();
+  if (!updates.empty()) RETURN_IF_ERROR(store_->Commit({}, updates));
   return absl::OkStatus();
+}
+
+void Coordinator::NoteEngineReportLocked(Run& run, const std::string& worker_id,
+                                         const v1::MatchJobResult& result) {
+  for (const v1::EngineCheck& c : result.engine_checks()) {
+    auto it = std::find_if(run.engines_seen.begin(), run.engines_seen.end(),
+                           [&](const auto& e) { return e.first == c.name(); });
+    if (it == run.engines_seen.end()) {
+      if (run.engines_seen.size() >= 128) continue;
+      it = run.engines_seen.insert(run.engines_seen.end(), {c.name(), {}});
+    }
+    Run::EngineSeen& seen = it->second;
+    if (!c.sha256().empty() && seen.sha256s.size() < 8 &&
+        std::find(seen.sha256s.begin(), seen.sha256s.end(), c.sha256()) == seen.sha256s.end())
+      seen.sha256s.push_back(c.sha256());
+    if (c.bench() > 0) seen.bench = c.bench();
+  }
+  if (result.has_clock_scale()) {
+    const v1::ClockScale& s = result.clock_scale();
+    const bool first = run.scaled_workers.empty();
+    run.scaled_workers.insert(worker_id);
+    run.scale_min = first ? s.factor() : std::min(run.scale_min, s.factor());
+    run.scale_max = first ? s.factor() : std::max(run.scale_max, s.factor());
+    run.nps_min = first ? s.measured_nps() : std::min(run.nps_min, s.measured_nps());
+    run.nps_max = first ? s.measured_nps() : std::max(run.nps_max, s.measured_nps());
+  }
+}
+
+void Coordinator::RefusedLocked(Run& run, WorkerInfo& worker, const std::string& worker_id,
+                                const v1::EngineRefusal& refusal, std::vector<RunUpdate>& updates) {
+  const std::string what = Cat("run ", run.id, ", engine '", refusal.engine(),
+                               "': ", refusal.reason().empty() ? "refused" : refusal.reason());
+  spdlog::warn("worker {} ({}) refused a job: {}", worker_id, worker.name, what);
+  if (worker.flags.size() == kMaxWorkerFlags) worker.flags.erase(worker.flags.begin());
+  worker.flags.push_back(what);
+  if (!run.refused_workers.insert(worker_id).second) return;
+  if (run.refusals.size() < 64) {
+    v1::EngineRefusal& r = run.refusals.emplace_back(refusal);
+    r.set_worker_id(worker_id);
+    r.set_worker_name(worker.name);
+  }
+  if (IsTerminal(run.state)) return;
+  // Nobody left to play it: the run fails with the reason rather than waiting for ever.
+  const v1::ListWorkersResponse connected = workers_.List(/*all=*/false);
+  for (const v1::WorkerStatus& s : connected.workers())
+    if (!s.draining() && !run.refused_workers.contains(s.worker_id())) return;
+  FinishRunLocked(run, v1::RUN_STATE_FAILED,
+                  Cat("every connected worker refused the run's engines; worker ", worker.name,
+                      ": engine '", refusal.engine(), "': ", refusal.reason()),
+                  updates);
 }
 
 void Coordinator::IngestResultLocked(Job& job, Result result, std::vector<RunUpdate>& updates) {
@@ -371,6 +434,8 @@ void Coordinator::IngestResultLocked(Job& job, Result result, std::vector<RunUpd
   ++run.version;
   if (!job.open() || IsTerminal(run.state)) return;
   const IngestOutcome outcome = run.handler->Ingest(job, metrics_.get());
+  if (const Result& counted = job.results.back(); counted.match)
+    NoteEngineReportLocked(run, counted.worker_id, *counted.match);
   switch (outcome.job) {
     case IngestOutcome::JobEffect::kNone:
       break;

@@ -127,6 +127,7 @@ v1::ListWorkersResponse WorkerRegistry::List(bool all) const {
     s.set_last_seen_seconds_ago(std::chrono::duration<double>(now - w->last_seen).count());
     s.set_hash_group(w->hash_group);
     s.set_draining(w->draining);
+    for (const std::string& f : w->flags) s.add_flags(f);
   }
   return out;
 }

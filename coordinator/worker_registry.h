@@ -17,6 +17,8 @@
 
 namespace arbiter::coordinator {
 
+inline constexpr size_t kMaxWorkerFlags = 16;
+
 struct WorkerInfo {
   std::string name;
   uint32_t threads = 0;
@@ -30,6 +32,8 @@ struct WorkerInfo {
   std::vector<std::string> engine_dirs;
   v1::EngineLimits engine_limits;
   bool draining = false;  // no new leases (DrainWorkers)
+  // Why it is suspect (an engine's bench differed on it), newest last, at most kMaxWorkerFlags.
+  std::vector<std::string> flags;
   SteadyClock::time_point last_seen;
 };
 

@@ -47,6 +47,10 @@ struct WorkerOptions {
   match::SandboxOptions sandbox;
   // `path` engines only from these directories (empty: any path; `arbiter local`).
   std::vector<std::string> engine_dirs;
+  // An engine's bench (declared signatures, the speed of scaled clocks) is killed after this.
+  double bench_timeout_seconds = 120;
+  // This worker's speed for scaled clocks instead of measuring it (tests; 0: measure).
+  uint64_t measured_nps = 0;
   double wait_seconds = 20;   // long-poll time
   double grace_seconds = 30;  // after Drain(): time to finish the current job before releasing it
 };
