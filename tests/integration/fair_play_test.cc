@@ -36,11 +36,13 @@ size_t Count(const std::string& text, const std::string& needle) {
   return n;
 }
 
+// The test engine's absolute path (Bazel gives one relative to the runfiles root).
+std::string EnginePath() { return std::filesystem::absolute(TEST_ENGINE).string(); }
+
 // The test engine as a `path` engine on the cluster, with its bench behaviour in `args`.
 std::string TestEngine(const std::string& name, const std::string& args,
                        const std::string& more = "") {
-  return "name=" + name + ",cmd=" + std::string(TEST_ENGINE) + (args.empty() ? "" : " " + args) +
-         more;
+  return "name=" + name + ",cmd=" + EnginePath() + (args.empty() ? "" : " " + args) + more;
 }
 
 class FairPlayTest : public ::testing::Test {
@@ -84,7 +86,7 @@ class FairPlayTest : public ::testing::Test {
         "--wait-seconds",  "1",
         "--grace-seconds", "2",
         "--threads",       "1",
-        "--engine-dir",    std::filesystem::path(TEST_ENGINE).parent_path().string(),
+        "--engine-dir",    std::filesystem::path(EnginePath()).parent_path().string(),
         "--cache",         (dir_ / ("cache" + n)).string()};
     args.insert(args.end(), extra.begin(), extra.end());
     workers_.push_back(Process::Start(args, (dir_ / ("worker" + n + ".log")).string()));
@@ -189,7 +191,7 @@ TEST_F(FairPlayTest, DifferentBenchSignatureIsRefusedAndFlagged) {
   EXPECT_EQ(played.engines(1).declared_bench(), 0u);
   EXPECT_EQ(played.engines(1).sha256(), dev.sha256());  // the same binary
   EXPECT_EQ(Cli({"runs", "show", std::to_string(played.id()), "--coordinator", Address()}, out), 0);
-  EXPECT_NE(out.find("Engine dev: path " + std::string(TEST_ENGINE) + ", sha256 " + dev.sha256() +
+  EXPECT_NE(out.find("Engine dev: path " + EnginePath() + ", sha256 " + dev.sha256() +
                      ", bench declared 555, measured 555"),
             std::string::npos)
       << out;
