@@ -193,6 +193,7 @@ void AddAccessCommands(CLI::App& app, int& exit_code) {
             mem ? absl::StrFormat("%dM", mem) : "-", w.last_seen_seconds_ago(),
             dirs.empty() ? "(any path)" : dirs, labels, runs, w.draining() ? "  [draining]" : "",
             w.connected() ? "" : "  [disconnected]");
+        for (const std::string& flag : w.flags()) std::cout << "    [flagged] " << flag << "\n";
       }
     });
   }

@@ -492,6 +492,27 @@ void PrintRun(const v1::Run& run, std::ostream& out) {
       out << absl::StrFormat("  %-22s Elo %7.1f +- %5.1f  %d games, %.1f points\n", st.name(),
                              st.elo(), st.elo_error95(), st.games(), st.points());
   }
+  for (const v1::RunEngine& e : run.engines()) {
+    std::string hashes;
+    for (const std::string& h : e.sha256s())
+      if (h != e.sha256()) hashes += " " + h;
+    out << absl::StrFormat(
+        "Engine %s: %s%s, sha256 %s%s, bench %s\n", e.name(), e.source(),
+        e.path().empty() ? "" : " " + e.path(), e.sha256().empty() ? "-" : e.sha256(),
+        hashes.empty() ? "" : " (workers also ran:" + hashes + ")",
+        (e.declared_bench() ? absl::StrFormat("declared %d", e.declared_bench())
+                            : std::string("not declared")) +
+            (e.measured_bench() ? absl::StrFormat(", measured %d", e.measured_bench()) : ""));
+  }
+  if (run.has_clock_scale()) {
+    const v1::ClockScaleSpread& c = run.clock_scale();
+    out << absl::StrFormat(
+        "Clocks: scaled to %d nodes/s; %d workers, scale %.4f..%.4f (measured %d..%d nodes/s)\n",
+        c.reference_nps(), c.workers(), c.min_factor(), c.max_factor(), c.min_nps(), c.max_nps());
+  }
+  for (const v1::EngineRefusal& r : run.refusals())
+    out << absl::StrFormat("Refused by worker %s (%s): engine '%s': %s\n", r.worker_name(),
+                           r.worker_id(), r.engine(), r.reason());
   if (run.has_perft()) {
     const v1::PerftRunStatus& p = run.perft();
     out << absl::StrFormat("Perft: depth %d of %s%s\n", p.request().perft().depth(),

@@ -55,6 +55,8 @@ struct WorkerFlags {
   std::string name;
   double grace_seconds = 30;
   double wait_seconds = 20;
+  double bench_timeout_seconds = 120;
+  uint64_t measured_nps = 0;
   SandboxFlags sandbox{.mode = "auto"};
   std::vector<std::string> engine_dirs = {"/usr/games"};
   std::vector<std::string> labels;  // KEY=VALUE
@@ -182,6 +184,8 @@ int RunWorker(const WorkerFlags& f) {
                     .engine_dirs = f.engine_dirs,
                     .labels = std::move(labels),
                     .cpu_level = cpu_level,
+                    .bench_timeout_seconds = f.bench_timeout_seconds,
+                    .measured_nps = f.measured_nps,
                     .wait_seconds = f.wait_seconds,
                     .grace_seconds = f.grace_seconds},
                    metrics ? &metrics->registry() : nullptr);
@@ -363,6 +367,13 @@ void AddClusterCommands(CLI::App& app, int& exit_code) {
     cmd->add_option("--cpu-level", f->cpu_level,
                     "x86-64 level to declare (v1..v4; default: this CPU's). Lower keeps runs "
                     "that require more away");
+    cmd->add_option("--bench-timeout", f->bench_timeout_seconds,
+                    "Seconds an engine's bench may take (declared signatures, scaled clocks)")
+        ->check(CLI::Range(0.1, 3600.0));
+    // Tests: this worker's speed for scaled clocks instead of measuring it.
+    cmd->add_option("--measured-nps", f->measured_nps)
+        ->check(CLI::Range(uint64_t(1), uint64_t(1'000'000'000'000)))
+        ->group("");
     cmd->callback([f, &exit_code] { exit_code = RunWorker(*f); });
   }
   {

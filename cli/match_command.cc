@@ -21,6 +21,7 @@
 #include "cli/json.h"
 #include "cli/stats_report.h"
 #include "engine/position.h"
+#include "match/bench.h"
 #include "match/runner.h"
 #include "match/tournament.h"
 #include "proto/arbiter/v1/match.pb.h"
@@ -57,7 +58,8 @@ struct MatchFlags {
   std::string coordinator;
   uint32_t pairs_per_job = 0;
   bool concurrency_given = false;
-  v1::Scheduling scheduling;  // --priority, --throughput
+  v1::Scheduling scheduling;         // --priority, --throughput
+  std::optional<int64_t> scale_nps;  // --scale-nps (checked by the coordinator)
   // Engine limits given on the command line: sent to the workers (which cap them by their own).
   v1::EngineLimits engine_limits;
   SandboxFlags sandbox{.mode = "off"};
@@ -310,6 +312,21 @@ int Fail(const absl::Status& st) {
   return st.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
 }
 
+// Engines with a declared signature (bench=N) run their bench once before the first game, in
+// the match's sandbox: a different signature stops the match, naming both numbers.
+absl::Status CheckDeclaredBench(const std::vector<match::EngineSpec>& specs,
+                                const match::SandboxOptions& sandbox) {
+  for (const match::EngineSpec& e : specs) {
+    if (e.bench == 0) continue;
+    ASSIGN_OR_RETURN(match::BenchResult b,
+                     match::RunEngineBench(e, sandbox, std::chrono::minutes(2)));
+    if (b.nodes != e.bench)
+      return absl::FailedPreconditionError(Cat("engine '", e.name, "': bench signature ", b.nodes,
+                                               " differs from the declared ", e.bench));
+  }
+  return absl::OkStatus();
+}
+
 // --- The cluster: a run built from the same flags, reported like a local match.
 
 // Engines for a cluster run: cmd=builtin, cmd=sha256:HEX (an upload), cmd=upload:FILE (uploaded
@@ -347,6 +364,7 @@ absl::StatusOr<v1::EngineSpec> ToRemoteEngine(const match::EngineSpec& e,
         Cat("--engine ", e.name, ": dir= and env.X= are not supported with --coordinator"));
   for (const auto& [k, v] : e.options) (*out.mutable_options())[k] = v;
   out.set_tc(e.tc);
+  out.set_bench(e.bench);
   return out;
 }
 
@@ -473,6 +491,7 @@ int RunRemoteMatchCommand(const MatchFlags& f, const match::MatchOptions& o,
   req.set_pairs_per_job(f.pairs_per_job);
   *req.mutable_rules() = RulesOf(o, f);
   *req.mutable_scheduling() = f.scheduling;
+  if (f.scale_nps) req.set_scale_nps(*f.scale_nps);
   absl::StatusOr<v1::Run> run = RunRemoteMatch(f.coordinator, req, f.quiet);
   if (!run.ok()) return Fail(run.status());
   // A cancelled run (Ctrl-C, `runs cancel`) still reports the games it played.
@@ -507,6 +526,7 @@ int RunRemoteTournamentCommand(const MatchFlags& f, const match::MatchOptions& b
   if (f.concurrency_given) req.set_concurrency(uint32_t(std::max(1, f.concurrency)));
   req.set_pairs_per_job(f.pairs_per_job);
   *req.mutable_scheduling() = f.scheduling;
+  if (f.scale_nps) req.set_scale_nps(*f.scale_nps);
   *req.mutable_rules() = RulesOf(base, f);
   absl::StatusOr<v1::Run> run = RunRemoteTournament(f.coordinator, req, f.quiet);
   if (!run.ok()) return Fail(run.status());
@@ -553,11 +573,12 @@ int RunMatchCommand(const MatchFlags& f) {
   o->engines[0] = specs[0];
   o->engines[1] = specs[1];
   if (!f.coordinator.empty()) return RunRemoteMatchCommand(f, *o, specs);
-  if (f.pairs_per_job > 0) {
-    std::cerr << "error: --pairs-per-job applies to cluster runs (--coordinator)\n";
+  if (f.pairs_per_job > 0 || f.scale_nps) {
+    std::cerr << "error: --pairs-per-job and --scale-nps apply to cluster runs (--coordinator)\n";
     return 2;
   }
   if (absl::Status st = ApplySandbox(f, *o); !st.ok()) return Fail(st);
+  if (absl::Status st = CheckDeclaredBench(specs, o->sandbox); !st.ok()) return Fail(st);
   v1::MatchResult games;
   absl::StatusOr<match::MatchSummary> s = PlayPairing(*o, f, f.json ? &games : nullptr);
   if (!s.ok()) {
@@ -581,11 +602,12 @@ int RunTournamentCommand(const MatchFlags& f) {
     return 2;
   }
   if (!f.coordinator.empty()) return RunRemoteTournamentCommand(f, *base, specs);
-  if (f.pairs_per_job > 0) {
-    std::cerr << "error: --pairs-per-job applies to cluster runs (--coordinator)\n";
+  if (f.pairs_per_job > 0 || f.scale_nps) {
+    std::cerr << "error: --pairs-per-job and --scale-nps apply to cluster runs (--coordinator)\n";
     return 2;
   }
   if (absl::Status st = ApplySandbox(f, *base); !st.ok()) return Fail(st);
+  if (absl::Status st = CheckDeclaredBench(specs, base->sandbox); !st.ok()) return Fail(st);
   // Every engine once before the first game (RunMatch starts only the two of a pairing).
   for (const match::EngineSpec& e : specs)
     if (absl::Status st = match::CheckEngine(e, base->timeouts, base->sandbox); !st.ok())
@@ -635,8 +657,13 @@ int RunTournamentCommand(const MatchFlags& f) {
 
 void AddCommonFlags(CLI::App* cmd, MatchFlags& f) {
   cmd->add_option("--engine", f.engines,
-                  "name=A,cmd=PATH[ args][,dir=D][,option.X=V][,env.K=V][,tc=TC] (repeat)")
+                  "name=A,cmd=PATH[ args][,dir=D][,option.X=V][,env.K=V][,tc=TC][,bench=N] "
+                  "(repeat; bench=N: the engine's declared bench signature, checked by every "
+                  "worker before its first game)")
       ->required();
+  cmd->add_option("--scale-nps", f.scale_nps,
+                  "With --coordinator: the --tc is meant at this speed (nodes/s); each worker "
+                  "scales the clocks by this / its measured speed");
   cmd->add_option("--tc", f.tc,
                   "Time control: 40/7200:20/3600:1800, 300, 10+0.1, 10+0.1b (Bronstein), "
                   "10+0.1d (delay), movetime=1, movetime=60,forfeit=2, depth=8, nodes=100000");

@@ -17,6 +17,56 @@ namespace arbiter::coordinator {
 namespace {
 
 absl::Status ShuttingDownError() { return absl::UnavailableError("coordinator is shutting down"); }
+
+// The run's engines as submitted and as the workers found them, its clock scales and refusals.
+void FillEngineReports(const Run& run, v1::Run& out) {
+  const google::protobuf::RepeatedPtrField<v1::EngineSpec>* engines = nullptr;
+  int64_t scale_nps = 0;
+  if (out.has_match()) {
+    engines = &out.match().request().engines();
+    scale_nps = out.match().request().scale_nps();
+  } else if (out.has_tournament()) {
+    engines = &out.tournament().request().engines();
+    scale_nps = out.tournament().request().scale_nps();
+  }
+  if (!engines) return;
+  for (const v1::EngineSpec& e : *engines) {
+    v1::RunEngine& r = *out.add_engines();
+    r.set_name(e.name());
+    r.set_declared_bench(e.bench());
+    switch (e.source_case()) {
+      case v1::EngineSpec::kBuiltin:
+        r.set_source("builtin");
+        break;
+      case v1::EngineSpec::kPath:
+        r.set_source("path");
+        r.set_path(e.path());
+        break;
+      case v1::EngineSpec::kSha256:
+        r.set_source("upload");
+        r.set_sha256(e.sha256());
+        break;
+      default:
+        break;
+    }
+    for (const auto& [name, seen] : run.engines_seen) {
+      if (name != e.name()) continue;
+      for (const std::string& h : seen.sha256s) r.add_sha256s(h);
+      if (r.sha256().empty() && !seen.sha256s.empty()) r.set_sha256(seen.sha256s[0]);
+      r.set_measured_bench(seen.bench);
+    }
+  }
+  if (scale_nps > 0) {
+    v1::ClockScaleSpread& c = *out.mutable_clock_scale();
+    c.set_reference_nps(scale_nps);
+    c.set_workers(uint32_t(run.scaled_workers.size()));
+    c.set_min_factor(run.scale_min);
+    c.set_max_factor(run.scale_max);
+    c.set_min_nps(run.nps_min);
+    c.set_max_nps(run.nps_max);
+  }
+  for (const v1::EngineRefusal& r : run.refusals) *out.add_refusals() = r;
+}
 absl::Status NoRunError(uint64_t run_id) {
   return absl::NotFoundError(Cat("run ", run_id, " does not exist"));
 }
@@ -570,6 +620,7 @@ v1::Run Coordinator::BuildRunLocked(const Run& run) {
     out.set_eta_seconds(elapsed * (1 - progress) / progress);
   run.handler->FillStatus(run, elapsed, out);
   if (out.jobs().queued() > 0 && run.jobs_leased == 0) out.set_waiting(WaitingLocked(run));
+  FillEngineReports(run, out);
   return out;
 }
 

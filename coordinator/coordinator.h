@@ -189,12 +189,21 @@ class Coordinator {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void FinishRunLocked(Run& run, v1::RunState state, const std::string& message,
                        std::vector<RunUpdate>& updates) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A worker would not play a job of `run` (an engine's bench): flags the worker, leases it no
+  // more of the run's jobs, and fails the run when no connected worker is left to play it.
+  void RefusedLocked(Run& run, WorkerInfo& worker, const std::string& worker_id,
+                     const v1::EngineRefusal& refusal, std::vector<RunUpdate>& updates)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Keeps what a counted result says about the engines (sha256, bench) and the clock scale.
+  void NoteEngineReportLocked(Run& run, const std::string& worker_id,
+                              const v1::MatchJobResult& result) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   v1::Run BuildRunLocked(const Run& run) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   Job* TakeJobLocked(const std::string& worker_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Why `worker` may not take `job` of `run` (empty: it may): its requirements, an uploaded
-  // engine on a worker that does not isolate it, a path outside its --engine-dir.
-  std::string IneligibleLocked(const WorkerInfo& worker, const Run& run, const Job& job)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // engine on a worker that does not isolate it, a path outside its --engine-dir, a refused
+  // bench, too few threads for one game.
+  std::string IneligibleLocked(const std::string& worker_id, const WorkerInfo& worker,
+                               const Run& run, const Job& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Run.waiting: why a run with queued jobs has none leased.
   std::string WaitingLocked(const Run& run) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The lane of `run` that `worker_id` works on, claiming a free one (or one whose worker is gone)

@@ -107,7 +107,7 @@ Job* Coordinator::TakeJobLocked(const std::string& worker_id) {
       },
       [&](const Job& job) ABSL_NO_THREAD_SAFETY_ANALYSIS {
         auto r = runs_.find(job.run_id);
-        return r == runs_.end() || IneligibleLocked(worker, *r->second, job).empty();
+        return r == runs_.end() || IneligibleLocked(worker_id, worker, *r->second, job).empty();
       },
       // A worker that lacks what a run requires skips the whole run, not job by job.
       [&](uint64_t run_id) ABSL_NO_THREAD_SAFETY_ANALYSIS {
@@ -116,8 +116,8 @@ Job* Coordinator::TakeJobLocked(const std::string& worker_id) {
       });
 }
 
-std::string Coordinator::IneligibleLocked(const WorkerInfo& worker, const Run& run,
-                                          const Job& job) {
+std::string Coordinator::IneligibleLocked(const std::string& worker_id, const WorkerInfo& worker,
+                                          const Run& run, const Job& job) {
   std::string unmet = UnmetRequirement(worker, run.requirements);
   if (!unmet.empty()) return unmet;
   // Someone else's uploaded program runs only where it is boxed in, unless an admin vouched;
@@ -127,6 +127,11 @@ std::string Coordinator::IneligibleLocked(const WorkerInfo& worker, const Run& r
     return Cat("isolation '", worker.isolation, "', the run's uploaded engines need namespaces");
   if (!AllowsEnginePaths(worker, handler.EnginePaths(job)))
     return "an --engine-dir that does not hold the run's engine paths";
+  // A worker that refused the run's engines (their bench) gets none of its jobs again, and a
+  // game slot never needs more threads than the worker declared.
+  if (run.refused_workers.contains(worker_id)) return "refused the run's engines (their bench)";
+  if (const uint32_t needs = handler.ThreadsPerGame(job); needs > worker.threads)
+    return Cat(worker.threads, " threads, a game of the run needs ", needs);
   return "";
 }
 
@@ -140,9 +145,9 @@ std::string Coordinator::WaitingLocked(const Run& run) {
     }
   }
   if (!queued) return "";
-  return workers_.WhyNoWorker([&](const WorkerInfo& w) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-    return IneligibleLocked(w, run, *queued);
-  });
+  return workers_.WhyNoWorker(
+      [&](const std::string& id, const WorkerInfo& w)
+          ABSL_NO_THREAD_SAFETY_ANALYSIS { return IneligibleLocked(id, w, run, *queued); });
 }
 
 uint32_t Coordinator::LaneOfLocked(Run& run, const std::string& worker_id) {
@@ -386,11 +391,16 @@ void Coordinator::CompleteJob(const v1::CompleteJobRequest& request, CompleteCal
 }
 
 absl::Status Coordinator::ReleaseJob(const v1::ReleaseJobRequest& request, const Caller& caller) {
+  if (request.reason().size() > 4096)
+    return absl::InvalidArgumentError(
+        Cat("reason must have at most 4096 bytes, got ", request.reason().size()));
+  if (request.has_refusal()) RETURN_IF_ERROR(CheckEngineRefusal(request.refusal()));
   Deferred deferred;
+  std::vector<RunUpdate> updates;
   {
     absl::MutexLock lock(&mu_);
-    if (absl::StatusOr<WorkerInfo*> w = CallerWorkerLocked(request.worker_id(), caller); !w.ok())
-      return w.status();
+    absl::StatusOr<WorkerInfo*> w = CallerWorkerLocked(request.worker_id(), caller);
+    if (!w.ok()) return w.status();
     Job* job = queue_.Find(request.job_id());
     if (!job) return NoJobError(request.job_id());
     const size_t index = JobQueue::LeaseIndex(*job, request.lease_id());
@@ -399,13 +409,67 @@ absl::Status Coordinator::ReleaseJob(const v1::ReleaseJobRequest& request, const
                                                " is not held by worker ", request.worker_id()));
     RemoveLeaseLocked(*job, index);
     if (!job->done && !job->cancelled) queue_.Requeue(job->id);
-    ++runs_[job->run_id]->version;
+    Run& run = *runs_[job->run_id];
+    ++run.version;
     spdlog::info("job {}: released by worker {} ({})", job->id, request.worker_id(),
                  request.reason());
+    if (request.has_refusal())
+      RefusedLocked(run, **w, request.worker_id(), request.refusal(), updates);
     DispatchLocked(deferred);
   }
   for (auto& f : deferred) f();
+  if (!updates.empty()) RETURN_IF_ERROR(store_->Commit({}, updates));
   return absl::OkStatus();
+}
+
+void Coordinator::NoteEngineReportLocked(Run& run, const std::string& worker_id,
+                                         const v1::MatchJobResult& result) {
+  for (const v1::EngineCheck& c : result.engine_checks()) {
+    auto it = std::find_if(run.engines_seen.begin(), run.engines_seen.end(),
+                           [&](const auto& e) { return e.first == c.name(); });
+    if (it == run.engines_seen.end()) {
+      if (run.engines_seen.size() >= 128) continue;
+      it = run.engines_seen.insert(run.engines_seen.end(), {c.name(), {}});
+    }
+    Run::EngineSeen& seen = it->second;
+    if (!c.sha256().empty() && seen.sha256s.size() < 8 &&
+        std::find(seen.sha256s.begin(), seen.sha256s.end(), c.sha256()) == seen.sha256s.end())
+      seen.sha256s.push_back(c.sha256());
+    if (c.bench() > 0) seen.bench = c.bench();
+  }
+  if (result.has_clock_scale()) {
+    const v1::ClockScale& s = result.clock_scale();
+    const bool first = run.scaled_workers.empty();
+    run.scaled_workers.insert(worker_id);
+    run.scale_min = first ? s.factor() : std::min(run.scale_min, s.factor());
+    run.scale_max = first ? s.factor() : std::max(run.scale_max, s.factor());
+    run.nps_min = first ? s.measured_nps() : std::min(run.nps_min, s.measured_nps());
+    run.nps_max = first ? s.measured_nps() : std::max(run.nps_max, s.measured_nps());
+  }
+}
+
+void Coordinator::RefusedLocked(Run& run, WorkerInfo& worker, const std::string& worker_id,
+                                const v1::EngineRefusal& refusal, std::vector<RunUpdate>& updates) {
+  const std::string what = Cat("run ", run.id, ", engine '", refusal.engine(),
+                               "': ", refusal.reason().empty() ? "refused" : refusal.reason());
+  spdlog::warn("worker {} ({}) refused a job: {}", worker_id, worker.name, what);
+  if (worker.flags.size() == kMaxWorkerFlags) worker.flags.erase(worker.flags.begin());
+  worker.flags.push_back(what);
+  if (!run.refused_workers.insert(worker_id).second) return;
+  if (run.refusals.size() < 64) {
+    v1::EngineRefusal& r = run.refusals.emplace_back(refusal);
+    r.set_worker_id(worker_id);
+    r.set_worker_name(worker.name);
+  }
+  if (IsTerminal(run.state)) return;
+  // Nobody left to play it: the run fails with the reason rather than waiting for ever.
+  const v1::ListWorkersResponse connected = workers_.List(/*all=*/false);
+  for (const v1::WorkerStatus& s : connected.workers())
+    if (!s.draining() && !run.refused_workers.contains(s.worker_id())) return;
+  FinishRunLocked(run, v1::RUN_STATE_FAILED,
+                  Cat("every connected worker refused the run's engines; worker ", worker.name,
+                      ": engine '", refusal.engine(), "': ", refusal.reason()),
+                  updates);
 }
 
 void Coordinator::IngestResultLocked(Job& job, Result result, std::vector<RunUpdate>& updates) {
@@ -416,6 +480,8 @@ void Coordinator::IngestResultLocked(Job& job, Result result, std::vector<RunUpd
   ++run.version;
   if (!job.open() || IsTerminal(run.state)) return;
   const IngestOutcome outcome = run.handler->Ingest(job, metrics_.get());
+  if (const Result& counted = job.results.back(); counted.match)
+    NoteEngineReportLocked(run, counted.worker_id, *counted.match);
   switch (outcome.job) {
     case IngestOutcome::JobEffect::kNone:
       break;

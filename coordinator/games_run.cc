@@ -51,6 +51,10 @@ class GamesRun : public RunHandler {
       if (e.source_case() == v1::EngineSpec::kPath) paths.push_back(e.path());
     return paths;
   }
+  uint32_t ThreadsPerGame(const Job& job) const override {
+    if (job.index >= jobs_.size()) return 1;
+    return coordinator::ThreadsPerGame(jobs_[job.index].work().engines());
+  }
   void FillWork(const Job& job, v1::Job& out) const override {
     *out.mutable_match() = jobs_[job.index].work();
   }
@@ -70,8 +74,9 @@ class GamesRun : public RunHandler {
     if (!request.has_match())
       return absl::InvalidArgumentError(
           Cat("job ", job.id, " is a match job; the result must carry its games"));
-    const absl::Status check =
-        slow ? *slow : CheckMatchResult(jobs_[job.index].work(), request.match());
+    absl::Status check = CheckWorkerEngineReport(jobs_[job.index].work(), request.match());
+    if (check.ok())
+      check = slow ? *slow : CheckMatchResult(jobs_[job.index].work(), request.match());
     if (!check.ok()) {
       // Refused and not counted: the job goes back to the queue for another worker.
       ++rejected_;
@@ -255,6 +260,8 @@ absl::StatusOr<RunPlan> PlanMatchRun(const v1::SubmitMatchRequest& submitted,
                                      const PlanContext& context) {
   const v1::SubmitMatchRequest request = WithPairsPerJob(submitted, context);
   RETURN_IF_ERROR(ValidateMatchRequest(request, context.engine_known));
+  RETURN_IF_ERROR(
+      CheckThreadsFit(request.engines(), request.concurrency(), context.max_worker_threads));
   store::v1::StoredMatchRun spec;
   *spec.mutable_request() = request;
   RunPlan plan = PlanOf(std::make_unique<MatchRun>(std::move(spec)), PlanMatchJobs(request));
@@ -268,6 +275,8 @@ absl::StatusOr<RunPlan> PlanTournamentRun(const v1::SubmitTournamentRequest& sub
                                           const PlanContext& context) {
   const v1::SubmitTournamentRequest request = WithPairsPerJob(submitted, context);
   RETURN_IF_ERROR(ValidateTournamentRequest(request, context.engine_known));
+  RETURN_IF_ERROR(
+      CheckThreadsFit(request.engines(), request.concurrency(), context.max_worker_threads));
   store::v1::StoredTournamentRun spec;
   *spec.mutable_request() = request;
   const size_t pairings = TournamentPairings(request).size();

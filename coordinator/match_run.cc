@@ -5,6 +5,7 @@
 #include <optional>
 #include <tuple>
 
+#include "base/numbers.h"
 #include "base/status_macros.h"
 #include "base/strings.h"
 #include "engine/rules.h"
@@ -45,12 +46,32 @@ absl::Status CheckEngineBounds(const v1::EngineSpec& e) {
     if (a.size() > kMaxEngineTextBytes)
       return absl::InvalidArgumentError(
           Cat("engine '", e.name(), "': args must have at most ", kMaxEngineTextBytes, " bytes"));
+  if (e.bench() > kMaxBenchNodes)
+    return absl::InvalidArgumentError(Cat("engine '", e.name(),
+                                          "': bench signature must be at most ", kMaxBenchNodes,
+                                          ", got ", e.bench()));
+  if (auto t = e.options().find("Threads"); t != e.options().end()) {
+    uint32_t threads = 0;
+    if (!ParseNumber(t->second, threads) || threads < 1 || threads > kMaxEngineThreads)
+      return absl::InvalidArgumentError(Cat("engine '", e.name(), "': option Threads must be 1..",
+                                            kMaxEngineThreads, ", got '", t->second.substr(0, 32),
+                                            "'"));
+  }
   if (!e.tc().empty()) {
     absl::StatusOr<match::TimeControl> tc = match::ParseTimeControl(e.tc());
     if (!tc.ok())
       return absl::InvalidArgumentError(
           Cat("engine '", e.name(), "': tc: ", std::string(tc.status().message())));
   }
+  return absl::OkStatus();
+}
+
+// Unset, or a reference speed within bounds.
+absl::Status CheckScaleNps(bool has, int64_t nps) {
+  if (has && (nps < kMinScaleNps || nps > kMaxScaleNps))
+    return absl::InvalidArgumentError(
+        Cat("scale_nps (the reference speed of scaled clocks) must be ", kMinScaleNps, "..",
+            kMaxScaleNps, " nodes/s, got ", nps));
   return absl::OkStatus();
 }
 
@@ -241,6 +262,7 @@ absl::Status ValidateMatchRequest(const v1::SubmitMatchRequest& request,
   }
   RETURN_IF_ERROR(ValidateOpenings(request.openings()));
   RETURN_IF_ERROR(ValidateRules(request.rules()));
+  RETURN_IF_ERROR(CheckScaleNps(request.has_scale_nps(), request.scale_nps()));
   return ValidateBatching(request.pairs_per_job(), request.concurrency());
 }
 
@@ -264,6 +286,7 @@ absl::Status ValidateTournamentRequest(
                                           ", got ", request.games_per_pairing()));
   RETURN_IF_ERROR(ValidateOpenings(request.openings()));
   RETURN_IF_ERROR(ValidateRules(request.rules()));
+  RETURN_IF_ERROR(CheckScaleNps(request.has_scale_nps(), request.scale_nps()));
   RETURN_IF_ERROR(ValidateBatching(request.pairs_per_job(), request.concurrency()));
   const uint64_t per_job = request.pairs_per_job() > 0 ? request.pairs_per_job() : 2;
   const uint64_t jobs = TournamentPairings(request).size() *
@@ -290,6 +313,7 @@ v1::SubmitMatchRequest PairingRequest(const v1::SubmitTournamentRequest& request
   m.set_pairs_per_job(request.pairs_per_job());
   m.set_concurrency(request.concurrency());
   *m.mutable_rules() = request.rules();
+  if (request.has_scale_nps()) m.set_scale_nps(request.scale_nps());
   return m;
 }
 
@@ -363,6 +387,7 @@ std::vector<v1::MatchJob> PlanMatchJobs(const v1::SubmitMatchRequest& request) {
     job.set_first_pair(first);
     job.set_pairs(uint32_t(std::min(per_job, pairs - first)));
     job.set_concurrency(request.concurrency());
+    job.set_scale_nps(request.scale_nps());
     jobs.push_back(std::move(job));
   }
   return jobs;
@@ -503,6 +528,81 @@ void FillTournamentStatus(const v1::SubmitTournamentRequest& request,
   std::vector<std::string> names;
   for (const v1::EngineSpec& e : request.engines()) names.push_back(e.name());
   (void)AddStandings(names, results, *out.mutable_standings());  // fails until games connect all
+}
+
+}  // namespace arbiter::coordinator
+
+namespace arbiter::coordinator {
+
+uint32_t ThreadsPerGame(const google::protobuf::RepeatedPtrField<v1::EngineSpec>& engines) {
+  uint32_t most = 1;
+  for (const v1::EngineSpec& e : engines) {
+    uint32_t threads = 1;
+    if (auto t = e.options().find("Threads"); t != e.options().end())
+      if (!ParseNumber(t->second, threads) || threads > kMaxEngineThreads) threads = 1;
+    most = std::max(most, threads);
+  }
+  return most;
+}
+
+absl::Status CheckThreadsFit(const google::protobuf::RepeatedPtrField<v1::EngineSpec>& engines,
+                             uint32_t concurrency, uint32_t max_worker_threads) {
+  if (max_worker_threads == 0) return absl::OkStatus();
+  const uint32_t per_game = ThreadsPerGame(engines);
+  if (per_game > max_worker_threads)
+    return absl::FailedPreconditionError(
+        Cat("an engine asks for Threads=", per_game, " but no connected worker has more than ",
+            max_worker_threads, " threads: its games would oversubscribe the cores"));
+  if (concurrency > 0 && uint64_t(per_game) * concurrency > max_worker_threads)
+    return absl::FailedPreconditionError(
+        Cat("concurrency ", concurrency, " x Threads ", per_game, " = ",
+            uint64_t(per_game) * concurrency, " threads, more than any connected worker has (",
+            max_worker_threads, "): lower the concurrency or the engines' Threads"));
+  return absl::OkStatus();
+}
+
+absl::Status CheckWorkerEngineReport(const v1::MatchJob& job, const v1::MatchJobResult& result) {
+  if (result.engine_checks_size() > job.engines_size())
+    return absl::InvalidArgumentError(Cat("engine_checks: at most ", job.engines_size(),
+                                          " entries, got ", result.engine_checks_size()));
+  for (const v1::EngineCheck& c : result.engine_checks()) {
+    bool known = false;
+    for (const v1::EngineSpec& e : job.engines()) known |= e.name() == c.name();
+    if (!known)
+      return absl::InvalidArgumentError(Cat("engine_checks: '",
+                                            c.name().substr(0, kMaxEngineNameBytes),
+                                            "' is not an engine of the job"));
+    if (!c.sha256().empty() && !net::IsSha256Hex(c.sha256()))
+      return absl::InvalidArgumentError(
+          Cat("engine_checks: sha256 of '", c.name(), "' is not 64 lowercase hex digits"));
+    if (c.bench() > kMaxBenchNodes)
+      return absl::InvalidArgumentError(
+          Cat("engine_checks: bench of '", c.name(), "' above ", kMaxBenchNodes));
+  }
+  if (result.has_clock_scale()) {
+    const v1::ClockScale& s = result.clock_scale();
+    if (job.scale_nps() <= 0)
+      return absl::InvalidArgumentError("clock_scale reported for a job without scale_nps");
+    if (!std::isfinite(s.factor()) || s.factor() < kMinClockScale || s.factor() > kMaxClockScale ||
+        s.measured_nps() == 0 || s.measured_nps() > uint64_t(kMaxScaleNps) * 100 ||
+        s.source().size() > 256)
+      return absl::InvalidArgumentError(
+          Cat("clock_scale: factor must be ", kMinClockScale, "..", kMaxClockScale,
+              ", measured_nps 1..", uint64_t(kMaxScaleNps) * 100, ", source at most 256 bytes"));
+  } else if (job.scale_nps() > 0) {
+    return absl::InvalidArgumentError("the job's clocks are scaled: clock_scale is required");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckEngineRefusal(const v1::EngineRefusal& r) {
+  if (r.engine().empty() || r.engine().size() > kMaxEngineNameBytes || r.reason().size() > 1024 ||
+      (!r.sha256().empty() && !net::IsSha256Hex(r.sha256())) ||
+      r.declared_bench() > kMaxBenchNodes || r.measured_bench() > kMaxBenchNodes)
+    return absl::InvalidArgumentError(Cat("refusal: engine 1..", kMaxEngineNameBytes,
+                                          " bytes, reason at most 1024 bytes, sha256 ",
+                                          "64 hex digits, bench at most ", kMaxBenchNodes));
+  return absl::OkStatus();
 }
 
 }  // namespace arbiter::coordinator

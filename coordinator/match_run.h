@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "match/time_control.h"
 #include "match/tournament.h"
 #include "proto/arbiter/v1/cluster.pb.h"
 #include "stats/counts.h"
@@ -24,6 +25,25 @@ inline constexpr size_t kMaxEngineNameBytes = 64;
 inline constexpr size_t kMaxEngineTextBytes = 1024;  // a path, an option, an arg, a tc
 inline constexpr size_t kMaxEngineEntries = 64;      // options, args
 inline constexpr size_t kMaxOpeningsBytes = size_t(16) << 20;
+
+// A declared bench signature, and the reference speed of scaled clocks (scale_nps).
+inline constexpr uint64_t kMaxBenchNodes = 1'000'000'000'000'000;
+inline constexpr int64_t kMinScaleNps = 1'000;
+inline constexpr int64_t kMaxScaleNps = 10'000'000'000;
+using match::kMaxClockScale;
+using match::kMinClockScale;
+// The engine's `Threads` option, at most 1024 (1 when not given).
+inline constexpr uint32_t kMaxEngineThreads = 1024;
+
+// The largest `Threads` option among `engines` (1 when none sets one): the cores a game slot
+// needs (one engine thinks at a time). Unparsable values count as 1 (refused at submit).
+uint32_t ThreadsPerGame(const google::protobuf::RepeatedPtrField<v1::EngineSpec>& engines);
+
+// Threads x concurrency against the connected workers (`max_worker_threads`, 0 = none
+// connected: the workers decide): FAILED_PRECONDITION with a message when no connected worker
+// could run a game slot, or the asked concurrency, without oversubscribing its threads.
+absl::Status CheckThreadsFit(const google::protobuf::RepeatedPtrField<v1::EngineSpec>& engines,
+                             uint32_t concurrency, uint32_t max_worker_threads);
 
 // Largest game count of an SPRT run that gives no `games` (it stops when the SPRT decides).
 inline constexpr uint64_t kMaxSprtGames = 100000;
@@ -72,6 +92,11 @@ std::vector<v1::MatchJob> PlanMatchJobs(const v1::SubmitMatchRequest& request);
 // must not have ended on the board before its last move, a "normal" end must be the board's
 // own result, and the pairs must be the job's. Errors name the game and the move.
 absl::Status CheckMatchResult(const v1::MatchJob& job, const v1::MatchJobResult& result);
+
+// The bounds of what a worker reports about a job's engines and clock scale (with a result) and
+// of a refusal (with a release); INVALID_ARGUMENT naming the field.
+absl::Status CheckWorkerEngineReport(const v1::MatchJob& job, const v1::MatchJobResult& result);
+absl::Status CheckEngineRefusal(const v1::EngineRefusal& refusal);
 
 // The score of a match run so far, from the first engine's point of view.
 struct MatchTally {

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "proto/arbiter/v1/cluster.pb.h"
 #include "stats/counts.h"
@@ -87,6 +88,20 @@ struct Run {
   std::unique_ptr<v1::Run> final;         // set once finished
   std::vector<std::string> lane_workers;  // the worker of each lane ("" = not claimed yet)
   v1::WorkerRequirements requirements;    // the handler's, kept for the scheduler
+  // What workers reported about the engines with counted results (by engine name): the distinct
+  // sha256 of the binaries they ran and the last bench; the clock scales they used; and the
+  // jobs they refused (those workers get no more jobs of the run). Kept in memory: the engine
+  // reports and scales are rebuilt from the stored results after a restart, refusals are not.
+  struct EngineSeen {
+    std::vector<std::string> sha256s;
+    uint64_t bench = 0;
+  };
+  std::vector<std::pair<std::string, EngineSeen>> engines_seen;
+  double scale_min = 0, scale_max = 0;
+  uint64_t nps_min = 0, nps_max = 0;
+  absl::flat_hash_set<std::string> scaled_workers;
+  std::vector<v1::EngineRefusal> refusals;
+  absl::flat_hash_set<std::string> refused_workers;
 
   v1::RunKind kind() const;
   // Jobs neither done, cancelled nor leased.
@@ -124,6 +139,9 @@ class RunHandler {
   virtual bool RunsUploadedCode(const Job& /*job*/) const { return false; }
   // The `path` engines the job starts (they go only to workers whose --engine-dir allow them).
   virtual std::vector<std::string> EnginePaths(const Job& /*job*/) const { return {}; }
+  // Cores one game slot of the job needs (its engines' largest `Threads` option): the job goes
+  // only to workers that declared at least that many threads.
+  virtual uint32_t ThreadsPerGame(const Job& /*job*/) const { return 1; }
   // A check of a completion too slow for the coordinator's lock (a replay), or nothing; it
   // works on copies, so it runs on any thread.
   virtual std::function<absl::Status()> SlowCheck(const Job& /*job*/,

@@ -158,12 +158,12 @@ std::string UnmetRequirement(const WorkerInfo& w, const v1::WorkerRequirements& 
 }
 
 std::string WorkerRegistry::WhyNoWorker(
-    const std::function<std::string(const WorkerInfo&)>& unmet) const {
+    const std::function<std::string(const std::string& id, const WorkerInfo&)>& unmet) const {
   std::vector<std::pair<const std::string*, std::string>> reasons;
   size_t busy = 0;
   for (const auto& [id, w] : workers_) {
     if (!Connected(w)) continue;
-    std::string why = w.draining ? std::string("draining") : unmet(w);
+    std::string why = w.draining ? std::string("draining") : unmet(id, w);
     if (why.empty() && w.leases < w.threads) return "";
     if (why.empty()) {
       ++busy;
@@ -220,6 +220,7 @@ v1::ListWorkersResponse WorkerRegistry::List(bool all) const {
     s.set_hostname(w->hostname);
     s.set_memory_bytes(w->memory_bytes);
     for (const std::string& f : w->cpu_flags) s.add_cpu_flags(f);
+    for (const std::string& f : w->flags) s.add_flags(f);
   }
   return out;
 }

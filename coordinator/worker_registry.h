@@ -19,6 +19,8 @@
 
 namespace arbiter::coordinator {
 
+inline constexpr size_t kMaxWorkerFlags = 16;
+
 struct WorkerInfo {
   std::string name;
   uint32_t threads = 0;
@@ -38,6 +40,8 @@ struct WorkerInfo {
   std::map<std::string, std::string> labels;
   std::string hostname;
   std::vector<std::string> cpu_flags;
+  // Why it is suspect (an engine's bench differed on it), newest last, at most kMaxWorkerFlags.
+  std::vector<std::string> flags;
   SteadyClock::time_point last_seen;
 };
 
@@ -88,7 +92,8 @@ class WorkerRegistry {
   // them, else the reason it cannot. Empty when such a worker is connected and has a free
   // thread (it will ask soon); that they are all busy when they are; otherwise each connected
   // worker's reason (the first five named).
-  std::string WhyNoWorker(const std::function<std::string(const WorkerInfo&)>& unmet) const;
+  std::string WhyNoWorker(
+      const std::function<std::string(const std::string& id, const WorkerInfo&)>& unmet) const;
   // Sets `draining` on the workers of that name (or that id); NOT_FOUND when none matches.
   absl::Status Drain(const std::string& name, const std::string& worker_id, bool draining);
 

@@ -121,6 +121,16 @@ absl::StatusOr<TimeControl> ParseTimeControl(std::string_view text) {
   return tc;
 }
 
+TimeControl ScaleTimeControl(TimeControl tc, double factor) {
+  auto scale = [factor](Millis& t) {
+    if (t.count() > 0) t = Millis(std::max<int64_t>(1, std::llround(double(t.count()) * factor)));
+  };
+  for (TcPeriod& p : tc.periods) scale(p.time);
+  scale(tc.increment);
+  scale(tc.movetime);
+  return tc;
+}
+
 std::string TimeControl::ToString() const {
   switch (kind) {
     case Kind::kMoveTime:

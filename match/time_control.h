@@ -44,6 +44,14 @@ struct TimeControl {
   std::string ToPgn() const;
 };
 
+// `tc` with every time in it (periods, increment or delay, movetime) multiplied by `factor` and
+// rounded to the millisecond (at least 1 ms where there was time); depth and nodes unchanged.
+// Fair clocks: a worker at half the reference speed plays with twice the time.
+TimeControl ScaleTimeControl(TimeControl tc, double factor);
+// The clock scales a worker may use (reference / measured speed); outside, it refuses the job.
+inline constexpr double kMinClockScale = 0.01;
+inline constexpr double kMaxClockScale = 100;
+
 // Parses every `--tc` form of architecture.md; errors name the part that is wrong.
 absl::StatusOr<TimeControl> ParseTimeControl(std::string_view text);
 

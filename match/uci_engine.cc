@@ -36,6 +36,10 @@ absl::StatusOr<EngineSpec> ParseEngineSpec(std::string_view text) {
       spec.dir = std::string(value);
     } else if (key == "tc") {
       spec.tc = std::string(value);
+    } else if (key == "bench") {
+      if (!ParseNumber(value, spec.bench) || spec.bench == 0)
+        return absl::InvalidArgumentError(
+            Cat("--engine '", text, "': bench=", value, " is not a positive node count"));
     } else if (StartsWith(key, "option.") && key.size() > 7) {
       spec.options.emplace_back(std::string(key.substr(7)), std::string(value));
     } else if (StartsWith(key, "env.") && key.size() > 4) {
@@ -43,7 +47,7 @@ absl::StatusOr<EngineSpec> ParseEngineSpec(std::string_view text) {
     } else {
       return absl::InvalidArgumentError(
           Cat("--engine '", text, "': unknown key '", key,
-              "' (expected name, cmd, args, dir, tc, option.X, env.X)"));
+              "' (expected name, cmd, args, dir, tc, bench, option.X, env.X)"));
     }
   }
   if (spec.cmd.empty()) return absl::InvalidArgumentError(Cat("--engine '", text, "': no cmd="));

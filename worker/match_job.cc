@@ -1,12 +1,17 @@
 #include "worker/match_job.h"
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <optional>
+#include <set>
 #include <thread>
 #include <vector>
 
+#include "base/numbers.h"
 #include "base/status_macros.h"
 #include "base/strings.h"
 #include "engine/notation.h"
@@ -67,7 +72,7 @@ absl::StatusOr<std::vector<match::Opening>> ParseOpenings(const std::string& tex
 }
 
 v1::ReportedGame Report(const match::GameRecord& r, uint64_t pair, int g, const std::string& event,
-                        uint64_t round_offset) {
+                        uint64_t round_offset, const std::string& scale_tag) {
   v1::ReportedGame out;
   out.set_pair(pair);
   out.set_game(uint32_t(g));
@@ -83,7 +88,8 @@ v1::ReportedGame Report(const match::GameRecord& r, uint64_t pair, int g, const 
   match::PgnContext context;
   if (!event.empty()) context.event = event;
   context.round = Cat(round_offset + 2 * pair + uint64_t(g) + 1);
-  const PgnGame pgn = match::ToPgnGame(r, context);
+  PgnGame pgn = match::ToPgnGame(r, context);
+  if (!scale_tag.empty()) pgn.extra_tags.emplace_back("TimeControlScale", scale_tag);
   out.set_result(pgn.result);
   out.set_end(std::string(match::GameEndName(r.end)));
   out.set_reason(r.reason);
@@ -98,7 +104,119 @@ v1::ReportedGame Report(const match::GameRecord& r, uint64_t pair, int g, const 
   return out;
 }
 
+// The `Threads` option of an engine (1 when not given or not a number).
+uint32_t ThreadsOption(const match::EngineSpec& spec) {
+  uint32_t threads = 1;
+  for (const auto& [name, value] : spec.options)
+    if (name == "Threads" && (!ParseNumber(value, threads) || threads == 0)) threads = 1;
+  return threads;
+}
+
+// The checks before a job's first game: each engine's binary and, when a signature is declared,
+// its bench; then the clock scale when the run asks for one. Fills `out`'s engine_checks and
+// clock_scale, `tcs` scaled and `scale_tag` (the PGN tag); a refusal is FAILED_PRECONDITION with
+// `refusal` set.
+absl::Status CheckEngines(const v1::MatchJob& job, const match::EngineSpec (&specs)[2],
+                          const EngineHost& host, match::TimeControl (&tcs)[2],
+                          v1::MatchJobResult& out, std::string& scale_tag,
+                          v1::EngineRefusal* refusal) {
+  auto refuse = [&](const v1::EngineSpec& e, uint64_t measured, const std::string& sha256,
+                    const std::string& reason) {
+    if (refusal) {
+      refusal->set_engine(e.name());
+      refusal->set_declared_bench(e.bench());
+      refusal->set_measured_bench(measured);
+      refusal->set_sha256(sha256);
+      refusal->set_reason(reason.substr(0, 1024));
+    }
+    return absl::FailedPreconditionError(Cat("engine '", e.name(), "': ", reason));
+  };
+  const bool declared = job.engines(0).bench() > 0 || job.engines(1).bench() > 0;
+  if (!host.checker && (declared || job.scale_nps() > 0))
+    return refuse(job.engines(0), 0, "", "this worker cannot check engines (no checker)");
+  std::optional<match::BenchResult> base;
+  for (int i = 0; host.checker && i < 2; ++i) {
+    const v1::EngineSpec& e = job.engines(i);
+    if (!specs[i].refused.empty()) continue;  // never started: its games are lost, naming why
+    absl::StatusOr<EngineIdentity> id = host.checker->Identify(specs[i]);
+    if (!id.ok()) {
+      if (e.bench() == 0) continue;  // the games will say what is wrong with it
+      return refuse(e, 0, "", std::string(id.status().message()));
+    }
+    v1::EngineCheck& c = *out.add_engine_checks();
+    c.set_name(e.name());
+    c.set_sha256(id->sha256);
+    if (e.bench() == 0) continue;
+    absl::StatusOr<match::BenchResult> b = host.checker->Bench(specs[i], *id);
+    if (!b.ok()) return refuse(e, 0, id->sha256, std::string(b.status().message()));
+    c.set_bench(b->nodes);
+    c.set_bench_nps(b->nps);
+    if (b->nodes != e.bench())
+      return refuse(e, b->nodes, id->sha256,
+                    Cat("bench signature ", b->nodes, " differs from the declared ", e.bench(),
+                        " (sha256 ", id->sha256.substr(0, 12), ")"));
+    if (i == 0) base = *b;
+  }
+  if (job.scale_nps() <= 0) return absl::OkStatus();
+  const v1::EngineSpec& first = job.engines(0);
+  uint64_t nps = host.measured_nps;
+  std::string source = "--measured-nps";
+  if (nps == 0 && base && base->nps > 0) {
+    nps = base->nps;
+    source = Cat("bench of engine '", first.name(), "'");
+  }
+  if (nps == 0) {
+    // No bench of the base engine: a fixed search of the builtin engine (`arbiter bench`).
+    const match::EngineSpec builtin{.name = "builtin", .cmd = std::string(match::kBuiltinEngine)};
+    absl::StatusOr<EngineIdentity> id = host.checker->Identify(builtin);
+    absl::StatusOr<match::BenchResult> b = id.ok()
+                                               ? host.checker->Bench(builtin, *id)
+                                               : absl::StatusOr<match::BenchResult>(id.status());
+    if (!b.ok() || b->nps == 0)
+      return refuse(
+          first, 0, "",
+          Cat("cannot measure this worker's speed: ",
+              b.ok() ? "the builtin bench printed no nodes/s" : std::string(b.status().message())));
+    nps = b->nps;
+    source = "builtin search (arbiter bench)";
+  }
+  const double factor = double(job.scale_nps()) / double(nps);
+  if (!(factor >= match::kMinClockScale && factor <= match::kMaxClockScale))
+    return refuse(first, base ? base->nodes : 0, "",
+                  Cat("measured speed ", nps, " nodes/s gives a clock scale of ", factor,
+                      " for the reference ", job.scale_nps(), ", outside ", match::kMinClockScale,
+                      "..", match::kMaxClockScale));
+  const std::string unscaled = tcs[0].ToPgn();
+  for (match::TimeControl& tc : tcs) tc = match::ScaleTimeControl(tc, factor);
+  v1::ClockScale& s = *out.mutable_clock_scale();
+  s.set_factor(factor);
+  s.set_measured_nps(nps);
+  s.set_source(source.substr(0, 256));
+  char f[32];
+  std::snprintf(f, sizeof f, "%.4f", factor);
+  scale_tag = Cat(f, " (reference ", job.scale_nps(), " nps, measured ", nps, " nps by ", source,
+                  "; unscaled ", unscaled, ")");
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+int PhysicalCores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0)
+    return int(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  std::set<std::pair<std::string, std::string>> cores;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (!CPU_ISSET(cpu, &set)) continue;
+    const std::string dir = Cat("/sys/devices/system/cpu/cpu", cpu, "/topology/");
+    std::ifstream package(dir + "physical_package_id"), core(dir + "core_id");
+    std::string p, c;
+    if (!(package >> p) || !(core >> c)) return CPU_COUNT(&set);  // no topology: CPUs
+    cores.insert({p, c});
+  }
+  return std::max(1, int(cores.size()));
+}
 
 absl::Status CheckEngineDir(const std::string& name, const std::string& path,
                             const std::vector<std::string>& dirs) {
@@ -136,7 +254,7 @@ match::SandboxOptions WithRunLimits(match::SandboxOptions box, const v1::EngineL
 
 absl::StatusOr<v1::MatchJobResult> RunMatchJob(const v1::MatchJob& job, EngineCache& cache,
                                                int concurrency, const std::atomic<bool>* stop,
-                                               const EngineHost& host) {
+                                               const EngineHost& host, v1::EngineRefusal* refusal) {
   if (job.engines_size() != 2)
     return absl::InvalidArgumentError(Cat("match job needs 2 engines, got ", job.engines_size()));
   match::EngineSpec specs[2];
@@ -149,6 +267,25 @@ absl::StatusOr<v1::MatchJobResult> RunMatchJob(const v1::MatchJob& job, EngineCa
       ASSIGN_OR_RETURN(tcs[i], match::ParseTimeControl(specs[i].tc));
     }
   }
+  v1::MatchJobResult out;
+  std::string scale_tag;
+  RETURN_IF_ERROR(CheckEngines(job, specs, host, tcs, out, scale_tag, refusal));
+  // A game slot needs the cores of its largest `Threads` (one engine thinks at a time); slots
+  // times that never exceed the worker's threads or its cores.
+  const uint32_t per_game = std::max(ThreadsOption(specs[0]), ThreadsOption(specs[1]));
+  const int capacity = host.cores > 0 ? std::min(concurrency, host.cores) : concurrency;
+  if (per_game > uint32_t(std::max(1, capacity))) {
+    const int heavy = ThreadsOption(specs[0]) >= ThreadsOption(specs[1]) ? 0 : 1;
+    if (refusal) {
+      refusal->set_engine(job.engines(heavy).name());
+      refusal->set_reason(
+          Cat("Threads=", per_game, " needs more than this worker's ", capacity, " threads/cores"));
+    }
+    return absl::FailedPreconditionError(
+        Cat("engine '", job.engines(heavy).name(), "': Threads=", per_game,
+            " needs more than this worker's ", capacity, " threads/cores"));
+  }
+  concurrency = std::max(1, capacity / int(per_game));
   ASSIGN_OR_RETURN(std::vector<match::Opening> openings, ParseOpenings(job.openings()));
   bool chess960 = job.rules().chess960();
   for (const match::Opening& o : openings) chess960 |= o.start.IsChess960();
@@ -197,13 +334,12 @@ absl::StatusOr<v1::MatchJobResult> RunMatchJob(const v1::MatchJob& job, EngineCa
   for (int i = 1; i < slots; ++i) threads.emplace_back(slot, i);
   slot(0);
   for (auto& t : threads) t.join();
-  v1::MatchJobResult out;
   for (uint32_t p = 0; p < pairs; ++p) {
     for (int g = 0; g < 2; ++g) {
       const match::GameRecord& r = records[2 * p + g];
       if (r.end == match::GameEnd::kAborted) return absl::CancelledError("match job stopped");
       *out.add_games() =
-          Report(r, job.first_pair() + p, g, job.rules().event(), job.round_offset());
+          Report(r, job.first_pair() + p, g, job.rules().event(), job.round_offset(), scale_tag);
     }
   }
   return out;

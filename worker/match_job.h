@@ -10,6 +10,7 @@
 #include "match/sandbox.h"
 #include "proto/arbiter/v1/cluster.pb.h"
 #include "worker/engine_cache.h"
+#include "worker/engine_check.h"
 
 namespace arbiter::worker {
 
@@ -19,7 +20,18 @@ struct EngineHost {
   match::SandboxOptions sandbox;  // every engine process runs in it
   // `path` engines must lie in one of these directories (symlinks resolved); empty: any path.
   std::vector<std::string> engine_dirs;
+  // Checks each engine (sha256; bench when the job declares a signature) before the first game;
+  // null: no checks (then declared signatures and scaled clocks cannot be honoured: refused).
+  EngineChecker* checker = nullptr;
+  // This worker's speed for scaled clocks, nodes/s, instead of measuring it (0: measure).
+  uint64_t measured_nps = 0;
+  // Game slots never exceed this many cores (0: no cap beyond the worker's threads).
+  int cores = 0;
 };
+
+// Physical cores this process may run on (its CPU affinity, hyperthread siblings counted once);
+// at least 1.
+int PhysicalCores();
 
 // FAILED_PRECONDITION naming the engine when `path` (after resolving symlinks) is not inside one
 // of `dirs`; OK when `dirs` is empty.
@@ -31,8 +43,12 @@ absl::Status CheckEngineDir(const std::string& name, const std::string& path,
 // isolates engines at all.)
 match::SandboxOptions WithRunLimits(match::SandboxOptions box, const v1::EngineLimits& run);
 
+// A job the worker will not play because of an engine (its bench differs from the declared
+// signature or fails, its Threads need more cores than the worker has, its speed gives a clock
+// scale out of range) is FAILED_PRECONDITION with `refusal` filled in (when not null).
 absl::StatusOr<v1::MatchJobResult> RunMatchJob(const v1::MatchJob& job, EngineCache& cache,
                                                int concurrency, const std::atomic<bool>* stop,
-                                               const EngineHost& host = {});
+                                               const EngineHost& host = {},
+                                               v1::EngineRefusal* refusal = nullptr);
 
 }  // namespace arbiter::worker

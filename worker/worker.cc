@@ -119,6 +119,8 @@ struct Worker::Impl {
     return *own_hash;
   }
   std::unique_ptr<EngineCache> cache;
+  std::unique_ptr<EngineChecker> checker;
+  int cores = 1;  // physical cores: game slots never exceed them
 
   absl::Mutex mu;
   bool draining ABSL_GUARDED_BY(mu) = false;
@@ -253,9 +255,15 @@ struct Worker::Impl {
                            .nodes_done = &nodes};
     absl::StatusOr<std::vector<uint64_t>> counts = std::vector<uint64_t>();
     absl::StatusOr<v1::MatchJobResult> games;
+    v1::EngineRefusal refusal;
     if (job.has_match()) {
       games = RunMatchJob(job.match(), *cache, options.threads, &stop,
-                          {.sandbox = options.sandbox, .engine_dirs = options.engine_dirs});
+                          {.sandbox = options.sandbox,
+                           .engine_dirs = options.engine_dirs,
+                           .checker = checker.get(),
+                           .measured_nps = options.measured_nps,
+                           .cores = cores},
+                          &refusal);
       if (!games.ok()) counts = games.status();
     } else {
       counts = PerftBatch(*positions, opts);
@@ -269,6 +277,14 @@ struct Worker::Impl {
     if (metrics) {
       metrics->busy_.Set(0);
       metrics->duration_.Observe(seconds);
+    }
+    if (!counts.ok() && !refusal.engine().empty()) {
+      // Not this worker's to play (an engine's bench differs or fails): the coordinator flags
+      // the worker and sends the run's jobs elsewhere.
+      spdlog::warn("job {}: refused: {}", job.job_id(), counts.status().ToString());
+      Release(job, Cat("refused: ", std::string(counts.status().message())), &refusal);
+      if (metrics) metrics->Job("refused");
+      return;
     }
     if (!counts.ok() && !absl::IsCancelled(counts.status())) {
       spdlog::warn("job {}: cannot run: {}; releasing", job.job_id(), counts.status().ToString());
@@ -332,12 +348,14 @@ struct Worker::Impl {
     }
   }
 
-  void Release(const v1::Job& job, const std::string& reason) {
+  void Release(const v1::Job& job, const std::string& reason,
+               const v1::EngineRefusal* refusal = nullptr) {
     v1::ReleaseJobRequest req;
+    if (refusal) *req.mutable_refusal() = *refusal;
     req.set_worker_id(worker_id);
     req.set_job_id(job.job_id());
     req.set_lease_id(job.lease_id());
-    req.set_reason(reason);
+    req.set_reason(reason.substr(0, 4096));
     v1::ReleaseJobResponse resp;
     grpc::ClientContext ctx;
     ctx.set_deadline(Deadline(5));
@@ -370,6 +388,9 @@ Worker::Worker(const WorkerOptions& options, prometheus::Registry* registry)
   const int engine_gid =
       geteuid() == 0 && box.isolation != match::Isolation::kNone ? box.root_drops_to : -1;
   impl_->cache = std::make_unique<EngineCache>(cache_dir, impl_->channel, engine_gid);
+  impl_->checker = std::make_unique<EngineChecker>(
+      box, match::Millis(int64_t(options.bench_timeout_seconds * 1000)));
+  impl_->cores = PhysicalCores();
 }
 
 Worker::~Worker() = default;

@@ -51,6 +51,10 @@ struct WorkerOptions {
   // What runs may require (RegisterRequest.labels and cpu_level; 0 = the CPU's own level).
   std::map<std::string, std::string> labels;
   int cpu_level = 0;
+  // An engine's bench (declared signatures, the speed of scaled clocks) is killed after this.
+  double bench_timeout_seconds = 120;
+  // This worker's speed for scaled clocks instead of measuring it (tests; 0: measure).
+  uint64_t measured_nps = 0;
   double wait_seconds = 20;   // long-poll time
   double grace_seconds = 30;  // after Drain(): time to finish the current job before releasing it
 };

@@ -1188,3 +1188,113 @@ TEST_F(CoordinatorTest, TokenRegistryRefusesWhatItCannotTrust) {
 
 }  // namespace
 }  // namespace arbiter::coordinator
+
+namespace arbiter::coordinator {
+namespace {
+
+// A match of two builtin engines with `options` on the first.
+v1::SubmitMatchRequest BuiltinMatch(std::map<std::string, std::string> options = {}) {
+  v1::SubmitMatchRequest req;
+  for (const char* name : {"a", "b"}) {
+    v1::EngineSpec* e = req.add_engines();
+    e->set_name(name);
+    e->set_builtin(true);
+  }
+  for (const auto& [k, v] : options) (*req.mutable_engines(0)->mutable_options())[k] = v;
+  req.set_tc("10+0.1");
+  req.set_games(4);
+  req.set_pairs_per_job(1);
+  return req;
+}
+
+// A worker that refuses a job for its engine's bench is flagged (ListWorkers), gets no more of
+// the run's jobs while another worker does, and the run shows the refusal; when every connected
+// worker refused, the run fails with the reason. A refusal out of bounds is INVALID_ARGUMENT.
+TEST_F(CoordinatorTest, BenchRefusalFlagsTheWorkerAndExcludesItFromTheRun) {
+  const Caller sam{"sam", v1::ROLE_SUBMITTER};
+  v1::SubmitMatchRequest req = BuiltinMatch();
+  req.mutable_engines(0)->set_bench(999);
+  ASSERT_TRUE(c_->SubmitMatch(req, sam).ok());
+  auto worker = [&](const std::string& name) {
+    v1::RegisterRequest r;
+    r.set_name(name);
+    r.set_threads(2);
+    return c_->Register(r, Caller{"w-" + name, v1::ROLE_WORKER})->worker_id();
+  };
+  const std::string bad = worker("bad"), good = worker("good");
+  std::optional<v1::Job> job = Acquire(bad, "w-bad");
+  ASSERT_TRUE(job);
+  v1::ReleaseJobRequest rel;
+  rel.set_worker_id(bad);
+  rel.set_job_id(job->job_id());
+  rel.set_lease_id(job->lease_id());
+  v1::EngineRefusal& refusal = *rel.mutable_refusal();
+  refusal.set_engine(std::string(65, 'x'));
+  EXPECT_EQ(c_->ReleaseJob(rel, Caller{"w-bad", v1::ROLE_WORKER}).code(),
+            absl::StatusCode::kInvalidArgument);
+  refusal.set_engine("a");
+  refusal.set_declared_bench(999);
+  refusal.set_measured_bench(555);
+  refusal.set_reason("bench signature 555 differs from the declared 999");
+  ASSERT_TRUE(c_->ReleaseJob(rel, Caller{"w-bad", v1::ROLE_WORKER}).ok());
+  EXPECT_FALSE(Acquire(bad, "w-bad")) << "a worker that refused the run gets none of its jobs";
+  ASSERT_TRUE(Acquire(good, "w-good"));
+  const v1::ListWorkersResponse listed = c_->ListWorkers({});
+  for (const v1::WorkerStatus& w : listed.workers())
+    EXPECT_EQ(w.flags_size(), w.name() == "bad" ? 1 : 0) << w.DebugString();
+  v1::ListRunsResponse runs = *c_->ListRuns({});
+  ASSERT_EQ(runs.runs_size(), 1);
+  const v1::Run& run = runs.runs(0);
+  EXPECT_EQ(run.state(), v1::RUN_STATE_RUNNING);
+  ASSERT_EQ(run.refusals_size(), 1);
+  EXPECT_EQ(run.refusals(0).worker_name(), "bad");
+  EXPECT_EQ(run.engines(0).declared_bench(), 999u);
+  // The good worker refuses too: nobody is left, the run fails naming the cause.
+  std::optional<v1::Job> held = Acquire(good, "w-good");
+  ASSERT_TRUE(held);
+  rel.set_worker_id(good);
+  rel.set_job_id(held->job_id());
+  rel.set_lease_id(held->lease_id());
+  ASSERT_TRUE(c_->ReleaseJob(rel, Caller{"w-good", v1::ROLE_WORKER}).ok());
+  const v1::Run failed = c_->ListRuns({})->runs(0);
+  EXPECT_EQ(failed.state(), v1::RUN_STATE_FAILED);
+  EXPECT_NE(failed.message().find("bench signature 555 differs from the declared 999"),
+            std::string::npos)
+      << failed.message();
+}
+
+// Engines' Threads x concurrency never exceed a worker's threads: refused at submit with the
+// numbers when no connected worker has enough, and a job whose game needs more threads than a
+// worker declared never goes to it.
+TEST_F(CoordinatorTest, EngineThreadsNeverOversubscribeAWorker) {
+  const Caller sam{"sam", v1::ROLE_SUBMITTER};
+  auto worker = [&](const std::string& name, uint32_t threads) {
+    v1::RegisterRequest r;
+    r.set_name(name);
+    r.set_threads(threads);
+    return c_->Register(r, Caller{"w-" + name, v1::ROLE_WORKER})->worker_id();
+  };
+  const std::string small = worker("small", 2);
+  absl::StatusOr<v1::Run> refused = c_->SubmitMatch(BuiltinMatch({{"Threads", "4"}}), sam);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.status().message().find("Threads=4 but no connected worker has more than 2"),
+            std::string::npos)
+      << refused.status();
+  v1::SubmitMatchRequest two = BuiltinMatch({{"Threads", "2"}});
+  two.set_concurrency(2);
+  refused = c_->SubmitMatch(two, sam);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("concurrency 2 x Threads 2 = 4 threads"),
+            std::string::npos)
+      << refused.status();
+  EXPECT_EQ(c_->SubmitMatch(BuiltinMatch({{"Threads", "0"}}), sam).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  const std::string big = worker("big", 8);
+  ASSERT_TRUE(c_->SubmitMatch(BuiltinMatch({{"Threads", "4"}}), sam).ok());
+  EXPECT_FALSE(Acquire(small, "w-small")) << "a 4-thread game on a 2-thread worker";
+  EXPECT_TRUE(Acquire(big, "w-big"));
+}
+
+}  // namespace
+}  // namespace arbiter::coordinator

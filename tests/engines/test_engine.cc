@@ -23,6 +23,9 @@
 // Always: castling moves are read and written in Chess960 form only after
 // `setoption name UCI_Chess960 value true` (as a real engine does: the FEN alone does not switch).
 //   --log FILE            append every line received to FILE (tests assert what arbiter sent)
+// `bench` as an argument (Stockfish's convention) prints a bench summary on stderr and exits:
+//   --bench-nodes N  the node signature (default 123456)   --bench-nps N  nodes/s (default 1e6)
+//   --bench-hang     never finishes                          --bench-garbage  prints no summary
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
@@ -35,6 +38,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -246,8 +250,25 @@ void Misbehave(const Flags& f) {
 
 }  // namespace
 
+// `ENGINE bench`: Stockfish's summary lines on stderr (or junk, or nothing ever).
+int Bench(long nodes, long nps, bool hang, bool garbage) {
+  if (hang) {
+    for (;;) pause();
+  }
+  if (garbage) {
+    fprintf(stderr, "bench? what bench\nNodes searched  : lots\n");
+    return 3;
+  }
+  fprintf(stdout, "info depth 1 nodes %ld\n", nodes);
+  fprintf(stderr, "\n===========================\nTotal time (ms) : %ld\n", 1000 * nodes / nps);
+  fprintf(stderr, "Nodes searched  : %ld\nNodes/second    : %ld\n", nodes, nps);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   Flags f;
+  long bench_nodes = 123456, bench_nps = 1000000;
+  bool bench = false, bench_hang = false, bench_garbage = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto num = [&] { return i + 1 < argc ? std::atol(argv[++i]) : 0; };
@@ -297,11 +318,22 @@ int main(int argc, char** argv) {
       f.write_big_mb = num();
     else if (a == "--tag" && i + 1 < argc)
       ++i;  // a marker in the command line, for tests that look for it in /proc
+    else if (a == "bench")
+      bench = true;
+    else if (a == "--bench-nodes")
+      bench_nodes = num();
+    else if (a == "--bench-nps")
+      bench_nps = std::max(1L, num());
+    else if (a == "--bench-hang")
+      bench_hang = true;
+    else if (a == "--bench-garbage")
+      bench_garbage = true;
     else {
       fprintf(stderr, "test_engine: unknown flag %s\n", a.c_str());
       return 2;
     }
   }
+  if (bench) return Bench(bench_nodes, bench_nps, bench_hang, bench_garbage);
   Position pos = Position::StartPosition();
   bool chess960 = false;
   int gos = 0;

@@ -164,5 +164,21 @@ TEST(Clock, DepthAndNodesHaveNoClock) {
   }
 }
 
+// Fair clocks: every time of a control scales, depth and nodes do not, nothing drops to 0.
+TEST(ScaleTimeControl, ScalesEveryTime) {
+  auto scaled = [](const char* tc, double f) {
+    return ScaleTimeControl(*ParseTimeControl(tc), f).ToString();
+  };
+  EXPECT_EQ(scaled("10+0.1", 2), "20+0.2");
+  EXPECT_EQ(scaled("10+0.1", 0.5), "5+0.05");
+  EXPECT_EQ(scaled("40/7200:20/3600:1800", 0.5), "40/3600:20/1800:900");
+  EXPECT_EQ(scaled("10+0.1b", 1.5), "15+0.15b");
+  EXPECT_EQ(scaled("movetime=1", 0.25), "movetime=0.25");
+  EXPECT_EQ(scaled("depth=8", 3), "depth=8");
+  EXPECT_EQ(scaled("nodes=1000", 3), "nodes=1000");
+  EXPECT_EQ(scaled("0.001+0", 0.01), "0.001");
+  EXPECT_EQ(ScaleTimeControl(*ParseTimeControl("10+0.1"), 1.25).ToPgn(), "12.5+0.125");
+}
+
 }  // namespace
 }  // namespace arbiter::match
