@@ -265,31 +265,19 @@ TEST_F(AuthTest, StartupFailuresAreLoudAndOneCoordinatorPerPortAndDirectory) {
                                 (dir_ / "dir.log").string());
   EXPECT_EQ(bad_dir->Wait(), 2);
   EXPECT_NE(Log("dir.log").find("cannot create data dir"), std::string::npos) << Log("dir.log");
-  // A database of the previous schema (2: runs without priority and throughput) is upgraded
-  // in place, and the upgraded one is served.
+  // A database of the previous schema (3: games stored with text ends and results) is refused,
+  // naming the version found and the version expected.
   {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open((dir_ / "data" / "arbiter.db").c_str(), &db), SQLITE_OK);
-    ASSERT_EQ(sqlite3_exec(db,
-                           "ALTER TABLE runs DROP COLUMN priority; ALTER TABLE runs DROP COLUMN "
-                           "throughput; PRAGMA user_version = 2",
-                           nullptr, nullptr, nullptr),
-              SQLITE_OK)
-        << sqlite3_errmsg(db);
+    ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version = 3", nullptr, nullptr, nullptr), SQLITE_OK);
     sqlite3_close(db);
   }
-  {
-    int upgraded_port = 0;
-    auto upgraded = Coordinator({"--listen", "127.0.0.1:0"}, upgraded_port, "upgrade.log");
-    EXPECT_GT(upgraded_port, 0) << Log("upgrade.log");
-    upgraded.reset();
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open((dir_ / "data" / "arbiter.db").c_str(), &db), SQLITE_OK);
-    EXPECT_EQ(sqlite3_exec(db, "SELECT priority, throughput FROM runs", nullptr, nullptr, nullptr),
-              SQLITE_OK)
-        << "the columns are back";
-    sqlite3_close(db);
-  }
+  auto older = Coordinator({"--listen", "127.0.0.1:0"}, port, "older.log");
+  EXPECT_EQ(older->Wait(), 2);
+  EXPECT_NE(Log("older.log").find("has schema version 3; this arbiter reads version 4"),
+            std::string::npos)
+      << Log("older.log");
   // A database of a newer schema.
   {
     sqlite3* db = nullptr;

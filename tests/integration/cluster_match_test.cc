@@ -222,7 +222,7 @@ TEST_F(ClusterMatchTest, MatchSurvivesCoordinatorKill) {
   }
   ASSERT_GE(run.jobs().done(), 1u);
   ASSERT_LT(run.jobs().done(), run.jobs().total()) << "the run finished before the kill";
-  const uint64_t games_before = run.match().games();
+  const uint64_t games_before = run.match().result().games();
   server_->Signal(SIGKILL);
   server_->Wait();
   ASSERT_NO_FATAL_FAILURE(StartCoordinator(port));
