@@ -507,4 +507,42 @@ void PrintRun(const v1::Run& run, std::ostream& out) {
   }
 }
 
+// Engines for a cluster run: cmd=builtin, cmd=sha256:HEX (an upload), cmd=upload:FILE (uploaded
+// now), or an absolute path that exists on every worker.
+absl::StatusOr<v1::EngineSpec> RemoteEngineSpec(const match::EngineSpec& e,
+                                                const std::string& coordinator) {
+  v1::EngineSpec out;
+  out.set_name(e.name);
+  if (e.cmd.starts_with("upload:") || e.cmd.starts_with("sha256:")) {
+    if (e.cmd.starts_with("sha256:")) {
+      out.set_sha256(e.cmd.substr(7));
+    } else {
+      absl::StatusOr<v1::Engine> up = UploadEngineFile(coordinator, e.cmd.substr(7), e.name);
+      if (!up.ok()) return up.status();
+      out.set_sha256(up->sha256());
+    }
+    for (const std::string& a : e.args) out.add_args(a);
+  } else if (e.cmd == "builtin") {
+    if (!e.args.empty())
+      return absl::InvalidArgumentError(
+          Cat("--engine ", e.name, ": cmd=builtin takes no arguments (use option.X=V)"));
+    out.set_builtin(true);
+  } else if (!e.cmd.empty() && e.cmd[0] == '/') {
+    out.set_path(e.cmd);
+    for (const std::string& a : e.args) out.add_args(a);
+  } else {
+    return absl::InvalidArgumentError(
+        Cat("--engine ", e.name,
+            ": with --coordinator, cmd must be 'builtin' (arbiter's own engine), an absolute "
+            "path that exists on every worker, upload:FILE or sha256:HEX, got '",
+            e.cmd, "'"));
+  }
+  if (!e.dir.empty() || !e.env.empty())
+    return absl::InvalidArgumentError(
+        Cat("--engine ", e.name, ": dir= and env.X= are not supported with --coordinator"));
+  for (const auto& [k, v] : e.options) (*out.mutable_options())[k] = v;
+  out.set_tc(e.tc);
+  return out;
+}
+
 }  // namespace arbiter::cli

@@ -287,44 +287,6 @@ int Fail(const absl::Status& st) {
 
 // --- The cluster: a run built from the same flags, reported like a local match.
 
-// Engines for a cluster run: cmd=builtin, cmd=sha256:HEX (an upload), cmd=upload:FILE (uploaded
-// now), or an absolute path that exists on every worker.
-absl::StatusOr<v1::EngineSpec> ToRemoteEngine(const match::EngineSpec& e,
-                                              const std::string& coordinator) {
-  v1::EngineSpec out;
-  out.set_name(e.name);
-  if (e.cmd.starts_with("upload:") || e.cmd.starts_with("sha256:")) {
-    if (e.cmd.starts_with("sha256:")) {
-      out.set_sha256(e.cmd.substr(7));
-    } else {
-      absl::StatusOr<v1::Engine> up = UploadEngineFile(coordinator, e.cmd.substr(7), e.name);
-      if (!up.ok()) return up.status();
-      out.set_sha256(up->sha256());
-    }
-    for (const std::string& a : e.args) out.add_args(a);
-  } else if (e.cmd == "builtin") {
-    if (!e.args.empty())
-      return absl::InvalidArgumentError(
-          Cat("--engine ", e.name, ": cmd=builtin takes no arguments (use option.X=V)"));
-    out.set_builtin(true);
-  } else if (!e.cmd.empty() && e.cmd[0] == '/') {
-    out.set_path(e.cmd);
-    for (const std::string& a : e.args) out.add_args(a);
-  } else {
-    return absl::InvalidArgumentError(
-        Cat("--engine ", e.name,
-            ": with --coordinator, cmd must be 'builtin' (arbiter's own engine), an absolute "
-            "path that exists on every worker, upload:FILE or sha256:HEX, got '",
-            e.cmd, "'"));
-  }
-  if (!e.dir.empty() || !e.env.empty())
-    return absl::InvalidArgumentError(
-        Cat("--engine ", e.name, ": dir= and env.X= are not supported with --coordinator"));
-  for (const auto& [k, v] : e.options) (*out.mutable_options())[k] = v;
-  out.set_tc(e.tc);
-  return out;
-}
-
 // Appends the run's PGN to --pgn-out and returns its game summaries (when asked for either).
 absl::StatusOr<v1::GetPgnResponse> FetchGames(const MatchFlags& f, const v1::Run& run) {
   if (!f.json && f.pgn_out.empty()) return v1::GetPgnResponse();
@@ -349,7 +311,7 @@ int RunRemoteMatchCommand(const MatchFlags& f, const match::MatchOptions& o,
   BlockTerminationSignals();
   v1::SubmitMatchRequest req;
   for (const match::EngineSpec& e : specs) {
-    absl::StatusOr<v1::EngineSpec> remote = ToRemoteEngine(e, f.coordinator);
+    absl::StatusOr<v1::EngineSpec> remote = RemoteEngineSpec(e, f.coordinator);
     if (!remote.ok()) return Fail(remote.status());
     *req.add_engines() = *remote;
   }
@@ -385,7 +347,7 @@ int RunRemoteTournamentCommand(const MatchFlags& f, const match::MatchOptions& b
   BlockTerminationSignals();  // before any gRPC thread: Ctrl-C cancels the run
   v1::SubmitTournamentRequest req;
   for (const match::EngineSpec& e : specs) {
-    absl::StatusOr<v1::EngineSpec> remote = ToRemoteEngine(e, f.coordinator);
+    absl::StatusOr<v1::EngineSpec> remote = RemoteEngineSpec(e, f.coordinator);
     if (!remote.ok()) return Fail(remote.status());
     *req.add_engines() = *remote;
   }
@@ -480,48 +442,31 @@ int RunTournamentCommand(const MatchFlags& f) {
     return 2;
   }
   if (absl::Status st = ApplySandbox(f, *base); !st.ok()) return Fail(st);
-  // Every engine once before the first game (RunMatch starts only the two of a pairing).
-  for (const match::EngineSpec& e : specs)
-    if (absl::Status st = match::CheckEngine(e, base->timeouts, base->sandbox); !st.ok())
-      return Fail(st);
-  const std::vector<std::pair<int, int>> pairings =
-      match::TournamentPairings(int(specs.size()), f.gauntlet);
-  v1::TournamentResult out;
-  out.set_format(f.gauntlet ? "gauntlet" : "round robin");
-  std::vector<stats::PairingResult> results;
-  const auto start = std::chrono::steady_clock::now();
-  uint64_t round_offset = 0;
-  for (auto [i, j] : pairings) {
-    match::MatchOptions o = *base;
-    o.engines[0] = specs[i];
-    o.engines[1] = specs[j];
-    o.round_offset = int(round_offset);
+  bool pairing_failed = false;  // a pairing that cannot be played exits 2, as a bad flag
+  auto play = [&](const match::MatchOptions& o) -> absl::StatusOr<v1::MatchResult> {
     v1::MatchResult games;
     absl::StatusOr<match::MatchSummary> s = PlayPairing(o, f, f.json ? &games : nullptr);
     if (!s.ok()) {
-      std::cerr << "error: " << s.status().message() << "\n";
-      return 2;
+      pairing_failed = true;
+      return s.status();
     }
-    round_offset += s->games + s->aborted_games;
-    results.push_back({i, j, s->trinomial});
-    v1::MatchResult* m = out.add_matches();
-    *m = match::ToMatchResult(*s, std::nullopt);
-    AddShown(o, *m);
-    m->mutable_game_list()->Swap(games.mutable_game_list());
-    if (!f.json) std::cout << PairingLine(*m);
-  }
-  std::vector<std::string> names;
-  for (const auto& s : specs) names.push_back(s.name);
-  if (absl::Status st = match::AddStandings(names, results, *out.mutable_standings()); !st.ok()) {
-    std::cerr << "error: ratings: " << st.message() << "\n";
+    v1::MatchResult m = match::ToMatchResult(*s, std::nullopt);
+    AddShown(o, m);
+    m.mutable_game_list()->Swap(games.mutable_game_list());
+    if (!f.json) std::cout << PairingLine(m);
+    return m;
+  };
+  absl::StatusOr<v1::TournamentResult> out = match::RunTournament(*base, specs, f.gauntlet, play);
+  if (!out.ok()) {
+    if (!pairing_failed) return Fail(out.status());
+    std::cerr << "error: " << out.status().message() << "\n";
     return 2;
   }
-  out.set_seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   if (f.json) {
-    std::cout << ToJson(out) << "\n";
+    std::cout << ToJson(*out) << "\n";
     return 0;
   }
-  PrintStandings(out, names[0]);
+  PrintStandings(*out, specs[0].name);
   return 0;
 }
 
@@ -578,30 +523,6 @@ void NoteGivenFlags(CLI::App* cmd, MatchFlags& f) {
 }
 
 }  // namespace
-
-void AddSandboxOptions(CLI::App* cmd, SandboxFlags& f) {
-  cmd->add_option("--sandbox", f.mode,
-                  Cat("Engine isolation: auto (bubblewrap namespaces and limits where the kernel "
-                      "allows them, else limits only), namespaces, or off (default ",
-                      f.mode, ")"));
-  match::ResourceLimits& l = f.limits;
-  cmd->add_option("--engine-memory-mb", l.memory_mb, "Sandbox: address space per engine (MB)");
-  cmd->add_option("--engine-processes", l.processes,
-                  "Sandbox: processes and threads of the engines' user (RLIMIT_NPROC)");
-  cmd->add_option("--engine-open-files", l.open_files, "Sandbox: open files per engine");
-  cmd->add_option("--engine-file-size-mb", l.file_size_mb,
-                  "Sandbox: largest file an engine may write (MB)");
-  cmd->add_option("--engine-cpu-seconds", l.cpu_seconds, "Sandbox: CPU time per engine process");
-}
-
-absl::StatusOr<match::SandboxOptions> ResolveSandbox(const SandboxFlags& f) {
-  ASSIGN_OR_RETURN(match::SandboxMode mode, match::ParseSandboxMode(f.mode));
-  match::SandboxOptions options{.limits = f.limits};
-  std::string warning;
-  ASSIGN_OR_RETURN(options.isolation, match::ResolveIsolation(mode, options.bwrap, &warning));
-  if (!warning.empty()) std::cerr << "warning: " << warning << "\n";
-  return options;
-}
 
 void AddMatchCommand(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<MatchFlags>();
