@@ -51,8 +51,12 @@ arbiter::v1::ReportedGame ToReported(const arbiter::PgnGame& g) {
     pos.DoMove(m, undo);
   }
   const arbiter::GameOutcome outcome = game.Outcome();
-  out.set_result(outcome.IsOver() ? std::string(arbiter::ResultString(outcome.result)) : g.result);
-  out.set_end(outcome.IsOver() ? "normal" : "adjudication");
+  const std::string_view result =
+      outcome.IsOver() ? arbiter::ResultString(outcome.result) : std::string_view(g.result);
+  out.set_result(result == "1-0"   ? arbiter::v1::GAME_RESULT_WHITE_WINS
+                 : result == "0-1" ? arbiter::v1::GAME_RESULT_BLACK_WINS
+                                   : arbiter::v1::GAME_RESULT_DRAW);
+  out.set_end(outcome.IsOver() ? arbiter::v1::GAME_END_NORMAL : arbiter::v1::GAME_END_ADJUDICATION);
   out.set_pgn(arbiter::WritePgn(g));
   out.set_engine_moves(uint32_t(g.moves.size()));
   return out;
@@ -345,11 +349,11 @@ int main(int argc, char** argv) {
           for (const auto& g : shared.games) plies += g.moves_size();
           return plies / double(shared.games.size());
         }(),
-        static_cast<unsigned long long>(run.match().games()),
+        static_cast<unsigned long long>(run.match().result().games()),
         static_cast<unsigned long long>(expected),
         static_cast<unsigned long long>(run.match().rejected_results()),
-        run.match().games() == expected ? "exact" : "WRONG");
-    return run.match().games() == expected ? 0 : 1;
+        run.match().result().games() == expected ? "exact" : "WRONG");
+    return run.match().result().games() == expected ? 0 : 1;
   }
   std::printf("run total %s (expected 4865609): %s\n", run.perft().result().nodes_decimal().c_str(),
               run.perft().result().nodes() == 4865609 ? "exact" : "WRONG");

@@ -9,11 +9,11 @@
 #include "cli/cluster_client.h"
 #include "cli/commands.h"
 #include "cli/json.h"
-#include "coordinator/auth.h"
 #include "grpcpp/grpcpp.h"
 #include "net/client.h"
 #include "net/metrics.h"
 #include "proto/arbiter/v1/cluster.grpc.pb.h"
+#include "proto/roles.h"
 
 namespace arbiter::cli {
 namespace {
@@ -54,7 +54,7 @@ void AddAccessCommands(CLI::App& app, int& exit_code) {
         ->required();
     create->add_option("--role", *role, "viewer, submitter, worker or admin")->required();
     create->callback([=, &exit_code] {
-      absl::StatusOr<v1::Role> r = coordinator::ParseRole(*role);
+      absl::StatusOr<v1::Role> r = ParseRole(*role);
       if (!r.ok()) {
         std::cerr << "error: " << r.status().message() << "\n";
         return void(exit_code = 2);
@@ -80,7 +80,7 @@ void AddAccessCommands(CLI::App& app, int& exit_code) {
       if (*json) return void(std::cout << ToJson(resp) << "\n");
       for (const v1::Token& t : resp.tokens())
         std::cout << absl::StrFormat("%-24s %-10s created %s  last used %s\n", t.name(),
-                                     coordinator::RoleName(t.role()), When(t.created_unix()),
+                                     RoleName(t.role()), When(t.created_unix()),
                                      When(t.last_used_unix()));
     });
     CLI::App* revoke = tokens->add_subcommand("revoke", "Revoke a token (from its next call on)");
@@ -103,8 +103,7 @@ void AddAccessCommands(CLI::App& app, int& exit_code) {
       grpc::Status s = Call<v1::AdminService>(*address, &v1::AdminService::Stub::WhoAmI,
                                               v1::WhoAmIRequest(), &resp);
       if (!s.ok()) return void(exit_code = Failed(s));
-      std::cout << resp.token().name() << " (" << coordinator::RoleName(resp.token().role())
-                << ")\n";
+      std::cout << resp.token().name() << " (" << RoleName(resp.token().role()) << ")\n";
     });
   }
   {

@@ -53,16 +53,26 @@ double GamesPerMinute(const v1::Run& run, uint64_t games) {
   return minutes > 0 ? double(games) / minutes : 0;
 }
 
+// "H0", "H1" or "continue".
+std::string_view SprtDecisionWord(v1::SprtDecision d) {
+  return d == v1::SPRT_DECISION_ACCEPT_H1   ? "H1"
+         : d == v1::SPRT_DECISION_ACCEPT_H0 ? "H0"
+                                            : "continue";
+}
+
 // "120/200 games  55.1 games/min  +40 =50 -30  Elo 17.4 +- 30.1  LLR 1.23 [-2.94, 2.94]"
 std::string MatchProgress(const v1::Run& run) {
   const v1::MatchRunStatus& m = run.match();
-  std::string out = absl::StrFormat("%d", m.games());
+  const v1::MatchResult& r = m.result();
+  const v1::StatsReport& st = r.stats();
+  std::string out = absl::StrFormat("%d", r.games());
   if (m.request().games() > 0) out += absl::StrFormat("/%d", m.request().games());
   out += absl::StrFormat(" games  %.1f games/min  +%d =%d -%d  Elo %.1f +- %.1f",
-                         GamesPerMinute(run, m.games()), m.wins(), m.draws(), m.losses(), m.elo(),
-                         m.elo_error95());
-  if (m.request().has_sprt())
-    out += absl::StrFormat("  LLR %.2f [%.2f, %.2f]", m.llr(), m.llr_lower(), m.llr_upper());
+                         GamesPerMinute(run, r.games()), st.wdl().wins(), st.wdl().draws(),
+                         st.wdl().losses(), st.elo(), st.elo_error95());
+  if (st.has_sprt())
+    out += absl::StrFormat("  LLR %.2f [%.2f, %.2f]", st.sprt().llr(), st.sprt().lower_bound(),
+                           st.sprt().upper_bound());
   return out;
 }
 
@@ -388,13 +398,15 @@ int WatchRemoteRun(const std::string& coordinator, uint64_t run_id, bool json) {
 
 void PrintRunLine(const v1::Run& run, std::ostream& out) {
   std::string what;
-  if (run.has_match())
+  if (run.has_match()) {
+    const v1::MatchResult& m = run.match().result();
     what = absl::StrFormat(
         "match %s vs %s, %d games, Elo %.1f +- %.1f%s", run.match().request().engines(0).name(),
-        run.match().request().engines(1).name(), run.match().games(), run.match().elo(),
-        run.match().elo_error95(),
-        run.match().request().has_sprt() ? absl::StrFormat(", LLR %.2f", run.match().llr())
-                                         : std::string());
+        run.match().request().engines(1).name(), m.games(), m.stats().elo(),
+        m.stats().elo_error95(),
+        m.stats().has_sprt() ? absl::StrFormat(", LLR %.2f", m.stats().sprt().llr())
+                             : std::string());
+  }
   if (run.has_tournament())
     what = absl::StrFormat("%s of %d engines, %s",
                            run.tournament().request().gauntlet() ? "gauntlet" : "round robin",
@@ -462,21 +474,23 @@ void PrintRun(const v1::Run& run, std::ostream& out) {
   if (!run.waiting().empty()) out << "Waiting: " << run.waiting() << "\n";
   if (run.has_match()) {
     const v1::MatchRunStatus& m = run.match();
+    const v1::MatchResult& r = m.result();
+    const v1::StatsReport& st = r.stats();
     out << absl::StrFormat("Match: %s vs %s at %s\n", m.request().engines(0).name(),
                            m.request().engines(1).name(), m.request().tc());
-    out << absl::StrFormat("Games: %d (+%d =%d -%d), %d results refused\n", m.games(), m.wins(),
-                           m.draws(), m.losses(), m.rejected_results());
-    std::string penta;
-    for (uint64_t c : m.pentanomial())
-      penta += absl::StrFormat("%s%d", penta.empty() ? "" : ", ", c);
-    out << "Pentanomial: [" << penta << "]\n";
-    out << absl::StrFormat("Elo: %.1f +- %.1f (95%%), LOS %.1f%%\n", m.elo(), m.elo_error95(),
-                           100 * m.los());
-    if (m.request().has_sprt())
-      out << absl::StrFormat("SPRT: LLR %.2f [%.2f, %.2f] %s\n", m.llr(), m.llr_lower(),
-                             m.llr_upper(),
-                             m.sprt_decision().empty() ? "continue" : m.sprt_decision());
-    for (const auto& [end, n] : m.terminations()) out << "  " << end << ": " << n << "\n";
+    out << absl::StrFormat("Games: %d (+%d =%d -%d), %d results refused\n", r.games(),
+                           st.wdl().wins(), st.wdl().draws(), st.wdl().losses(),
+                           m.rejected_results());
+    const v1::PentanomialCounts& p = st.penta();
+    out << absl::StrFormat("Pentanomial: [%d, %d, %d, %d, %d]\n", p.ll(), p.ld(), p.d(), p.wd(),
+                           p.ww());
+    out << absl::StrFormat("Elo: %.1f +- %.1f (95%%), LOS %.1f%%\n", st.elo(), st.elo_error95(),
+                           100 * st.los());
+    if (st.has_sprt())
+      out << absl::StrFormat("SPRT: LLR %.2f [%.2f, %.2f] %s\n", st.sprt().llr(),
+                             st.sprt().lower_bound(), st.sprt().upper_bound(),
+                             SprtDecisionWord(st.sprt().decision()));
+    for (const auto& [end, n] : r.terminations()) out << "  " << end << ": " << n << "\n";
   }
   if (run.has_tournament()) {
     const v1::TournamentRunStatus& t = run.tournament();
@@ -484,10 +498,11 @@ void PrintRun(const v1::Run& run, std::ostream& out) {
                            t.request().gauntlet() ? "gauntlet" : "round robin",
                            t.request().engines_size(), t.request().tc(),
                            t.request().games_per_pairing());
-    for (const v1::MatchRunStatus& m : t.pairings())
-      out << absl::StrFormat("  %s vs %s: %d games (+%d =%d -%d), Elo %.1f +- %.1f\n",
-                             m.request().engines(0).name(), m.request().engines(1).name(),
-                             m.games(), m.wins(), m.draws(), m.losses(), m.elo(), m.elo_error95());
+    for (const v1::MatchResult& m : t.pairings())
+      out << absl::StrFormat("  %s vs %s: %d games (+%d =%d -%d), Elo %.1f +- %.1f\n", m.engines(0),
+                             m.engines(1), m.games(), m.stats().wdl().wins(),
+                             m.stats().wdl().draws(), m.stats().wdl().losses(), m.stats().elo(),
+                             m.stats().elo_error95());
     for (const v1::TournamentStanding& st : t.standings())
       out << absl::StrFormat("  %-22s Elo %7.1f +- %5.1f  %d games, %.1f points\n", st.name(),
                              st.elo(), st.elo_error95(), st.games(), st.points());
@@ -526,6 +541,45 @@ void PrintRun(const v1::Run& run, std::ostream& out) {
                              d.job_id(), d.worker_id(), d.worker_name(), d.worker_nodes(),
                              d.majority_nodes());
   }
+}
+
+// Engines for a cluster run: cmd=builtin, cmd=sha256:HEX (an upload), cmd=upload:FILE (uploaded
+// now), or an absolute path that exists on every worker.
+absl::StatusOr<v1::EngineSpec> RemoteEngineSpec(const match::EngineSpec& e,
+                                                const std::string& coordinator) {
+  v1::EngineSpec out;
+  out.set_name(e.name);
+  if (e.cmd.starts_with("upload:") || e.cmd.starts_with("sha256:")) {
+    if (e.cmd.starts_with("sha256:")) {
+      out.set_sha256(e.cmd.substr(7));
+    } else {
+      absl::StatusOr<v1::Engine> up = UploadEngineFile(coordinator, e.cmd.substr(7), e.name);
+      if (!up.ok()) return up.status();
+      out.set_sha256(up->sha256());
+    }
+    for (const std::string& a : e.args) out.add_args(a);
+  } else if (e.cmd == "builtin") {
+    if (!e.args.empty())
+      return absl::InvalidArgumentError(
+          Cat("--engine ", e.name, ": cmd=builtin takes no arguments (use option.X=V)"));
+    out.set_builtin(true);
+  } else if (!e.cmd.empty() && e.cmd[0] == '/') {
+    out.set_path(e.cmd);
+    for (const std::string& a : e.args) out.add_args(a);
+  } else {
+    return absl::InvalidArgumentError(
+        Cat("--engine ", e.name,
+            ": with --coordinator, cmd must be 'builtin' (arbiter's own engine), an absolute "
+            "path that exists on every worker, upload:FILE or sha256:HEX, got '",
+            e.cmd, "'"));
+  }
+  if (!e.dir.empty() || !e.env.empty())
+    return absl::InvalidArgumentError(
+        Cat("--engine ", e.name, ": dir= and env.X= are not supported with --coordinator"));
+  for (const auto& [k, v] : e.options) (*out.mutable_options())[k] = v;
+  out.set_tc(e.tc);
+  out.set_bench(e.bench);
+  return out;
 }
 
 }  // namespace arbiter::cli

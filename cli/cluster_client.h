@@ -7,6 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "grpcpp/support/status.h"
+#include "match/uci_engine.h"
 #include "proto/arbiter/v1/cluster.pb.h"
 
 namespace CLI {
@@ -35,6 +36,11 @@ absl::StatusOr<v1::Run> RunRemoteTournament(const std::string& coordinator,
 // same engine). The stored engine, or the error.
 absl::StatusOr<v1::Engine> UploadEngineFile(const std::string& coordinator, const std::string& path,
                                             const std::string& name);
+
+// An engine of a cluster run from a local --engine spec: cmd=builtin, cmd=sha256:HEX (an
+// upload), cmd=upload:FILE (uploaded now), or an absolute path that exists on every worker.
+absl::StatusOr<v1::EngineSpec> RemoteEngineSpec(const match::EngineSpec& e,
+                                                const std::string& coordinator);
 
 // The PGN and the game summaries of a match or tournament run.
 absl::StatusOr<v1::GetPgnResponse> FetchRunPgn(const std::string& coordinator, uint64_t run_id);

@@ -19,11 +19,12 @@
 #include "cli/cluster_client.h"
 #include "cli/commands.h"
 #include "cli/json.h"
-#include "cli/stats_report.h"
 #include "engine/position.h"
 #include "match/bench.h"
 #include "match/runner.h"
+#include "match/stats_report.h"
 #include "match/tournament.h"
+#include "match/wire.h"
 #include "proto/arbiter/v1/match.pb.h"
 #include "proto/run_states.h"
 #include "stats/ratings.h"
@@ -210,40 +211,15 @@ uint64_t MaxRssKib() {
   return uint64_t(ru.ru_maxrss);
 }
 
-v1::MatchResult ToProto(const match::MatchSummary& s, const match::MatchOptions& o) {
-  v1::MatchResult r;
-  r.add_engines(s.names[0]);
-  r.add_engines(s.names[1]);
+// What the report adds to a match's result: its time controls, concurrency, PGN file, memory.
+void AddShown(const match::MatchOptions& o, v1::MatchResult& r) {
   r.set_time_control(o.tc.ToString());
+  r.clear_engine_time_controls();
   for (const match::EngineSpec& e : o.engines)
     r.add_engine_time_controls(e.tc.empty() ? o.tc.ToString() : e.tc);
-  r.set_games(s.games);
-  r.set_pairs(s.pairs);
-  r.set_aborted_games(s.aborted_games);
-  *r.mutable_stats() = MakeStatsReport(s.pentanomial, o.sprt ? &*o.sprt : nullptr);
-  v1::TrinomialCounts* wdl = r.mutable_stats()->mutable_wdl();
-  wdl->set_wins(s.trinomial.wins);
-  wdl->set_draws(s.trinomial.draws);
-  wdl->set_losses(s.trinomial.losses);
-  for (const auto& [k, v] : s.terminations) (*r.mutable_terminations())[k] = v;
-  for (int i = 0; i < 2; ++i) {
-    v1::EngineFaults* f = r.add_faults();
-    f->set_name(s.names[i]);
-    f->set_time_losses(s.faults[i].time_losses);
-    f->set_disconnects(s.faults[i].disconnects);
-    f->set_stalls(s.faults[i].stalls);
-    f->set_illegal_moves(s.faults[i].illegal_moves);
-  }
-  r.set_moves(s.moves);
-  r.set_seconds(s.seconds);
-  r.set_games_per_minute(s.seconds > 0 ? s.games * 60 / s.seconds : 0);
-  r.set_overhead_ms_per_move(s.overhead_ms_per_move);
-  r.set_game_loop_overhead_ms_per_move(s.game_loop_overhead_ms_per_move);
-  if (s.cpu_ms_per_move) r.set_cpu_ms_per_move(*s.cpu_ms_per_move);
   r.set_concurrency(o.concurrency);
   r.set_pgn_out(o.pgn_out);
   r.set_max_rss_kib(MaxRssKib());
-  return r;
 }
 
 v1::GameSummary GameBrief(uint64_t round, const match::GameRecord& g) {
@@ -276,23 +252,22 @@ absl::StatusOr<match::MatchSummary> PlayPairing(const match::MatchOptions& o, co
 }
 
 // The report after a match, local or on the cluster: JSON, or the statistics and details.
-int PrintMatchReport(const MatchFlags& f, const match::MatchOptions& o,
-                     const match::MatchSummary& s, const v1::MatchResult& r) {
+int PrintMatchReport(const MatchFlags& f, const match::MatchOptions& o, const v1::MatchResult& r) {
   if (f.json) {
     std::cout << ToJson(r) << "\n";
     return 0;
   }
-  std::cout << "Results of " << s.names[0] << " vs " << s.names[1] << " (" << o.tc.ToString()
+  std::cout << "Results of " << r.engines(0) << " vs " << r.engines(1) << " (" << o.tc.ToString()
             << (f.openings.empty() ? "" : ", " + f.openings) << "):\n"
-            << FormatStatsReport(r.stats()) << match::MatchDetails(s);
+            << match::FormatStatsReport(r.stats()) << match::MatchDetails(r);
   if (!f.pgn_out.empty()) std::cout << "PGN: " << f.pgn_out << "\n";
   return 0;
 }
 
-std::string PairingLine(const match::MatchSummary& s) {
-  return Cat(s.names[0], " vs ", s.names[1], ": +", s.trinomial.wins, " =", s.trinomial.draws, " -",
-             s.trinomial.losses,
-             absl::StrFormat("  Elo %.1f +/- %.1f\n", s.elo.elo, s.elo.elo_error95));
+std::string PairingLine(const v1::MatchResult& m) {
+  const v1::TrinomialCounts& t = m.stats().wdl();
+  return Cat(m.engines(0), " vs ", m.engines(1), ": +", t.wins(), " =", t.draws(), " -", t.losses(),
+             absl::StrFormat("  Elo %.1f +/- %.1f\n", m.stats().elo(), m.stats().elo_error95()));
 }
 
 // The ratings table after a tournament, local or on the cluster.
@@ -329,123 +304,6 @@ absl::Status CheckDeclaredBench(const std::vector<match::EngineSpec>& specs,
 
 // --- The cluster: a run built from the same flags, reported like a local match.
 
-// Engines for a cluster run: cmd=builtin, cmd=sha256:HEX (an upload), cmd=upload:FILE (uploaded
-// now), or an absolute path that exists on every worker.
-absl::StatusOr<v1::EngineSpec> ToRemoteEngine(const match::EngineSpec& e,
-                                              const std::string& coordinator) {
-  v1::EngineSpec out;
-  out.set_name(e.name);
-  if (e.cmd.starts_with("upload:") || e.cmd.starts_with("sha256:")) {
-    if (e.cmd.starts_with("sha256:")) {
-      out.set_sha256(e.cmd.substr(7));
-    } else {
-      absl::StatusOr<v1::Engine> up = UploadEngineFile(coordinator, e.cmd.substr(7), e.name);
-      if (!up.ok()) return up.status();
-      out.set_sha256(up->sha256());
-    }
-    for (const std::string& a : e.args) out.add_args(a);
-  } else if (e.cmd == "builtin") {
-    if (!e.args.empty())
-      return absl::InvalidArgumentError(
-          Cat("--engine ", e.name, ": cmd=builtin takes no arguments (use option.X=V)"));
-    out.set_builtin(true);
-  } else if (!e.cmd.empty() && e.cmd[0] == '/') {
-    out.set_path(e.cmd);
-    for (const std::string& a : e.args) out.add_args(a);
-  } else {
-    return absl::InvalidArgumentError(
-        Cat("--engine ", e.name,
-            ": with --coordinator, cmd must be 'builtin' (arbiter's own engine), an absolute "
-            "path that exists on every worker, upload:FILE or sha256:HEX, got '",
-            e.cmd, "'"));
-  }
-  if (!e.dir.empty() || !e.env.empty())
-    return absl::InvalidArgumentError(
-        Cat("--engine ", e.name, ": dir= and env.X= are not supported with --coordinator"));
-  for (const auto& [k, v] : e.options) (*out.mutable_options())[k] = v;
-  out.set_tc(e.tc);
-  out.set_bench(e.bench);
-  return out;
-}
-
-// The book as EPD text, one line per game pair in the order the local runner uses: the
-// position after each opening's book moves (the cluster replays games from that position).
-absl::StatusOr<std::string> OpeningsText(const match::BookOptions& book) {
-  if (book.path.empty()) return std::string();
-  ASSIGN_OR_RETURN(match::OpeningBook b, match::OpeningBook::Load(book));
-  std::string text;
-  for (size_t p = 0; p < b.size(); ++p) {
-    const match::Opening& o = b.ForPair(p);
-    Position pos = o.start;
-    for (Move m : o.moves) {
-      UndoInfo undo;
-      pos.DoMove(m, undo);
-    }
-    text += pos.Fen() + "\n";
-  }
-  return text;
-}
-
-// The arbitration flags (margin, timeouts, adjudication, PGN event, Chess960, affinity) for
-// the workers.
-v1::GameRules RulesOf(const match::MatchOptions& o, const MatchFlags& f) {
-  v1::GameRules r;
-  r.set_margin_ms(uint32_t(o.settings.margin.count()));
-  r.set_stop_grace_ms(uint32_t(o.settings.stop_grace.count()));
-  r.set_move_timeout_ms(uint32_t(o.settings.no_clock_timeout.count()));
-  r.set_handshake_timeout_ms(uint32_t(o.timeouts.handshake.count()));
-  const match::Adjudication& a = o.settings.adjudication;
-  r.set_draw_move_number(uint32_t(std::max(0, a.draw_move_number)));
-  r.set_draw_move_count(uint32_t(std::max(0, a.draw_move_count)));
-  r.set_draw_score_cp(uint32_t(std::max(0, a.draw_score)));
-  r.set_resign_move_count(uint32_t(std::max(0, a.resign_move_count)));
-  r.set_resign_score_cp(uint32_t(std::max(0, a.resign_score)));
-  r.set_max_moves(uint32_t(std::max(0, a.max_moves)));
-  r.set_event(f.event);
-  r.set_chess960(o.chess960);
-  r.set_affinity(o.affinity);
-  *r.mutable_engine_limits() = f.engine_limits;
-  return r;
-}
-
-// The local runner's summary of a finished cluster match (or one tournament pairing).
-match::MatchSummary SummaryOf(const v1::MatchRunStatus& m,
-                              const std::optional<stats::SprtParams>& sprt, double seconds) {
-  match::MatchSummary s;
-  for (int i = 0; i < 2 && i < m.request().engines_size(); ++i)
-    s.names[i] = m.request().engines(i).name();
-  s.trinomial = {.losses = m.losses(), .draws = m.draws(), .wins = m.wins()};
-  for (int i = 0; i < 5 && i < m.pentanomial_size(); ++i)
-    s.pentanomial.counts[i] = m.pentanomial(i);
-  s.elo = stats::EstimateElo(s.pentanomial);
-  if (sprt) s.sprt = stats::EvaluateSprt(s.pentanomial, *sprt);
-  for (const auto& [k, v] : m.terminations()) s.terminations[k] = v;
-  for (int i = 0; i < 2 && i < m.faults_size(); ++i) {
-    s.faults[i].time_losses = m.faults(i).time_losses();
-    s.faults[i].disconnects = m.faults(i).disconnects();
-    s.faults[i].stalls = m.faults(i).stalls();
-    s.faults[i].illegal_moves = m.faults(i).illegal_moves();
-  }
-  s.games = m.games();
-  s.pairs = s.pentanomial.Pairs();
-  s.moves = m.moves();
-  s.seconds = seconds;
-  s.think_seconds = m.think_seconds();
-  if (s.moves > 0) {
-    // Measured by the workers inside their game loops; the slots of a cluster are not known.
-    s.game_loop_overhead_ms_per_move =
-        std::max(0.0, m.game_loop_seconds() - m.think_seconds()) * 1000 / double(s.moves);
-    s.overhead_ms_per_move = s.game_loop_overhead_ms_per_move;
-  }
-  return s;
-}
-
-double RunSeconds(const v1::Run& run) {
-  return run.started_unix() > 0 && run.finished_unix() > run.started_unix()
-             ? run.finished_unix() - run.started_unix()
-             : 0;
-}
-
 // Appends the run's PGN to --pgn-out and returns its game summaries (when asked for either).
 absl::StatusOr<v1::GetPgnResponse> FetchGames(const MatchFlags& f, const v1::Run& run) {
   if (!f.json && f.pgn_out.empty()) return v1::GetPgnResponse();
@@ -470,26 +328,19 @@ int RunRemoteMatchCommand(const MatchFlags& f, const match::MatchOptions& o,
   BlockTerminationSignals();
   v1::SubmitMatchRequest req;
   for (const match::EngineSpec& e : specs) {
-    absl::StatusOr<v1::EngineSpec> remote = ToRemoteEngine(e, f.coordinator);
+    absl::StatusOr<v1::EngineSpec> remote = RemoteEngineSpec(e, f.coordinator);
     if (!remote.ok()) return Fail(remote.status());
     *req.add_engines() = *remote;
   }
   req.set_tc(o.tc.ToString());
   req.set_games(o.games);
-  if (o.sprt) {
-    v1::SprtSpec* sp = req.mutable_sprt();
-    sp->set_elo0(o.sprt->elo0);
-    sp->set_elo1(o.sprt->elo1);
-    sp->set_alpha(o.sprt->alpha);
-    sp->set_beta(o.sprt->beta);
-    sp->set_model(SprtModelToProto(o.sprt->model));
-  }
-  absl::StatusOr<std::string> openings = OpeningsText(o.book);
+  if (o.sprt) *req.mutable_sprt() = match::SprtSpecOf(*o.sprt);
+  absl::StatusOr<std::string> openings = match::BookEpdText(o.book);
   if (!openings.ok()) return Fail(openings.status());
   req.set_openings(*openings);
   if (f.concurrency_given) req.set_concurrency(uint32_t(std::max(1, f.concurrency)));
   req.set_pairs_per_job(f.pairs_per_job);
-  *req.mutable_rules() = RulesOf(o, f);
+  *req.mutable_rules() = match::RulesToProto(o, f.event, f.engine_limits);
   *req.mutable_scheduling() = f.scheduling;
   if (f.scale_nps) req.set_scale_nps(*f.scale_nps);
   absl::StatusOr<v1::Run> run = RunRemoteMatch(f.coordinator, req, f.quiet);
@@ -497,14 +348,15 @@ int RunRemoteMatchCommand(const MatchFlags& f, const match::MatchOptions& o,
   // A cancelled run (Ctrl-C, `runs cancel`) still reports the games it played.
   const absl::Status finished = RunFinished(*run);
   if (!finished.ok() && run->state() != v1::RUN_STATE_CANCELLED) return Fail(finished);
-  match::MatchSummary s = SummaryOf(run->match(), o.sprt, RunSeconds(*run));
+  // The server's score as it is: counts, Elo, SPRT, faults, speed.
+  v1::MatchResult r = run->match().result();
   match::MatchOptions shown = o;
   shown.concurrency = f.concurrency_given ? f.concurrency : 0;
-  v1::MatchResult r = ToProto(s, shown);
+  AddShown(shown, r);
   absl::StatusOr<v1::GetPgnResponse> games = FetchGames(f, *run);
   if (!games.ok()) return Fail(games.status());
   if (f.json) *r.mutable_game_list() = games->game_list();
-  const int code = PrintMatchReport(f, o, s, r);
+  const int code = PrintMatchReport(f, o, r);
   return finished.ok() ? code : Fail(finished);
 }
 
@@ -513,21 +365,20 @@ int RunRemoteTournamentCommand(const MatchFlags& f, const match::MatchOptions& b
   BlockTerminationSignals();  // before any gRPC thread: Ctrl-C cancels the run
   v1::SubmitTournamentRequest req;
   for (const match::EngineSpec& e : specs) {
-    absl::StatusOr<v1::EngineSpec> remote = ToRemoteEngine(e, f.coordinator);
+    absl::StatusOr<v1::EngineSpec> remote = RemoteEngineSpec(e, f.coordinator);
     if (!remote.ok()) return Fail(remote.status());
     *req.add_engines() = *remote;
   }
   req.set_tc(base.tc.ToString());
   req.set_games_per_pairing(uint32_t(base.games));
   req.set_gauntlet(f.gauntlet);
-  absl::StatusOr<std::string> openings = OpeningsText(base.book);
+  absl::StatusOr<std::string> openings = match::BookEpdText(base.book);
   if (!openings.ok()) return Fail(openings.status());
   req.set_openings(*openings);
   if (f.concurrency_given) req.set_concurrency(uint32_t(std::max(1, f.concurrency)));
   req.set_pairs_per_job(f.pairs_per_job);
   *req.mutable_scheduling() = f.scheduling;
-  if (f.scale_nps) req.set_scale_nps(*f.scale_nps);
-  *req.mutable_rules() = RulesOf(base, f);
+  *req.mutable_rules() = match::RulesToProto(base, f.event, f.engine_limits);
   absl::StatusOr<v1::Run> run = RunRemoteTournament(f.coordinator, req, f.quiet);
   if (!run.ok()) return Fail(run.status());
   if (absl::Status st = RunFinished(*run); !st.ok()) return Fail(st);
@@ -536,25 +387,27 @@ int RunRemoteTournamentCommand(const MatchFlags& f, const match::MatchOptions& b
   const v1::TournamentRunStatus& t = run->tournament();
   v1::TournamentResult out;
   out.set_format(f.gauntlet ? "gauntlet" : "round robin");
-  const double seconds = RunSeconds(*run);
-  for (const v1::MatchRunStatus& m : t.pairings()) {
+  for (const v1::MatchResult& m : t.pairings()) {
+    v1::MatchResult* r = out.add_matches();
+    *r = m;
     match::MatchOptions o = base;
     for (int side = 0; side < 2; ++side)
       for (const match::EngineSpec& e : specs)
-        if (e.name == m.request().engines(side).name()) o.engines[side] = e;
+        if (e.name == m.engines(side)) o.engines[side] = e;
     o.concurrency = f.concurrency_given ? f.concurrency : 0;
-    match::MatchSummary s = SummaryOf(m, std::nullopt, seconds);
-    v1::MatchResult* r = out.add_matches();
-    *r = ToProto(s, o);
-    if (f.json)
+    AddShown(o, *r);
+    if (f.json) {
       for (const v1::GameSummary& g : games->game_list())
-        if ((g.white() == s.names[0] && g.black() == s.names[1]) ||
-            (g.white() == s.names[1] && g.black() == s.names[0]))
+        if ((g.white() == m.engines(0) && g.black() == m.engines(1)) ||
+            (g.white() == m.engines(1) && g.black() == m.engines(0)))
           *r->add_game_list() = g;
-    if (!f.json) std::cout << PairingLine(s);
+    }
+    if (!f.json) std::cout << PairingLine(m);
   }
   *out.mutable_standings() = t.standings();
-  out.set_seconds(seconds);
+  out.set_seconds(run->started_unix() > 0 && run->finished_unix() > run->started_unix()
+                      ? run->finished_unix() - run->started_unix()
+                      : 0);
   if (f.json) {
     std::cout << ToJson(out) << "\n";
     return 0;
@@ -585,9 +438,10 @@ int RunMatchCommand(const MatchFlags& f) {
     std::cerr << "error: " << s.status().message() << "\n";
     return 2;
   }
-  v1::MatchResult r = ToProto(*s, *o);
+  v1::MatchResult r = match::ToMatchResult(*s, o->sprt);
+  AddShown(*o, r);
   r.mutable_game_list()->Swap(games.mutable_game_list());
-  return PrintMatchReport(f, *o, *s, r);
+  return PrintMatchReport(f, *o, r);
 }
 
 int RunTournamentCommand(const MatchFlags& f) {
@@ -607,51 +461,31 @@ int RunTournamentCommand(const MatchFlags& f) {
     return 2;
   }
   if (absl::Status st = ApplySandbox(f, *base); !st.ok()) return Fail(st);
-  if (absl::Status st = CheckDeclaredBench(specs, base->sandbox); !st.ok()) return Fail(st);
-  // Every engine once before the first game (RunMatch starts only the two of a pairing).
-  for (const match::EngineSpec& e : specs)
-    if (absl::Status st = match::CheckEngine(e, base->timeouts, base->sandbox); !st.ok())
-      return Fail(st);
-  const std::vector<std::pair<int, int>> pairings =
-      match::TournamentPairings(int(specs.size()), f.gauntlet);
-  v1::TournamentResult out;
-  out.set_format(f.gauntlet ? "gauntlet" : "round robin");
-  std::vector<stats::PairingResult> results;
-  const auto start = std::chrono::steady_clock::now();
-  uint64_t round_offset = 0;
-  for (auto [i, j] : pairings) {
-    match::MatchOptions o = *base;
-    o.engines[0] = specs[i];
-    o.engines[1] = specs[j];
-    o.round_offset = int(round_offset);
+  bool pairing_failed = false;  // a pairing that cannot be played exits 2, as a bad flag
+  auto play = [&](const match::MatchOptions& o) -> absl::StatusOr<v1::MatchResult> {
     v1::MatchResult games;
     absl::StatusOr<match::MatchSummary> s = PlayPairing(o, f, f.json ? &games : nullptr);
     if (!s.ok()) {
-      std::cerr << "error: " << s.status().message() << "\n";
-      return 2;
+      pairing_failed = true;
+      return s.status();
     }
-    round_offset += s->games + s->aborted_games;
-    results.push_back({i, j, s->trinomial});
-    v1::MatchResult* m = out.add_matches();
-    *m = ToProto(*s, o);
-    m->mutable_game_list()->Swap(games.mutable_game_list());
-    if (!f.json)
-      std::cout << s->names[0] << " vs " << s->names[1] << ": +" << s->trinomial.wins << " ="
-                << s->trinomial.draws << " -" << s->trinomial.losses
-                << absl::StrFormat("  Elo %.1f +/- %.1f\n", s->elo.elo, s->elo.elo_error95);
-  }
-  std::vector<std::string> names;
-  for (const auto& s : specs) names.push_back(s.name);
-  if (absl::Status st = match::AddStandings(names, results, *out.mutable_standings()); !st.ok()) {
-    std::cerr << "error: ratings: " << st.message() << "\n";
+    v1::MatchResult m = match::ToMatchResult(*s, std::nullopt);
+    AddShown(o, m);
+    m.mutable_game_list()->Swap(games.mutable_game_list());
+    if (!f.json) std::cout << PairingLine(m);
+    return m;
+  };
+  absl::StatusOr<v1::TournamentResult> out = match::RunTournament(*base, specs, f.gauntlet, play);
+  if (!out.ok()) {
+    if (!pairing_failed) return Fail(out.status());
+    std::cerr << "error: " << out.status().message() << "\n";
     return 2;
   }
-  out.set_seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   if (f.json) {
-    std::cout << ToJson(out) << "\n";
+    std::cout << ToJson(*out) << "\n";
     return 0;
   }
-  PrintStandings(out, names[0]);
+  PrintStandings(*out, specs[0].name);
   return 0;
 }
 
@@ -713,30 +547,6 @@ void NoteGivenFlags(CLI::App* cmd, MatchFlags& f) {
 }
 
 }  // namespace
-
-void AddSandboxOptions(CLI::App* cmd, SandboxFlags& f) {
-  cmd->add_option("--sandbox", f.mode,
-                  Cat("Engine isolation: auto (bubblewrap namespaces and limits where the kernel "
-                      "allows them, else limits only), namespaces, or off (default ",
-                      f.mode, ")"));
-  match::ResourceLimits& l = f.limits;
-  cmd->add_option("--engine-memory-mb", l.memory_mb, "Sandbox: address space per engine (MB)");
-  cmd->add_option("--engine-processes", l.processes,
-                  "Sandbox: processes and threads of the engines' user (RLIMIT_NPROC)");
-  cmd->add_option("--engine-open-files", l.open_files, "Sandbox: open files per engine");
-  cmd->add_option("--engine-file-size-mb", l.file_size_mb,
-                  "Sandbox: largest file an engine may write (MB)");
-  cmd->add_option("--engine-cpu-seconds", l.cpu_seconds, "Sandbox: CPU time per engine process");
-}
-
-absl::StatusOr<match::SandboxOptions> ResolveSandbox(const SandboxFlags& f) {
-  ASSIGN_OR_RETURN(match::SandboxMode mode, match::ParseSandboxMode(f.mode));
-  match::SandboxOptions options{.limits = f.limits};
-  std::string warning;
-  ASSIGN_OR_RETURN(options.isolation, match::ResolveIsolation(mode, options.bwrap, &warning));
-  if (!warning.empty()) std::cerr << "warning: " << warning << "\n";
-  return options;
-}
 
 void AddMatchCommand(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<MatchFlags>();

@@ -10,7 +10,7 @@
 #include "base/strings.h"
 #include "cli/commands.h"
 #include "cli/json.h"
-#include "cli/stats_report.h"
+#include "match/stats_report.h"
 #include "proto/arbiter/v1/stats.pb.h"
 #include "stats/sprt.h"
 
@@ -82,7 +82,7 @@ absl::StatusOr<v1::StatsReport> BuildReport(const StatsFlags& f) {
     if (!c.ok()) return c.status();
     const stats::Trinomial t{.losses = (*c)[2], .draws = (*c)[1], .wins = (*c)[0]};
     if (t.Games() == 0) return absl::InvalidArgumentError("--wdl: no games (all counts are 0)");
-    return MakeStatsReport(t, sprt_params);
+    return match::MakeStatsReport(t, sprt_params);
   }
   absl::StatusOr<std::vector<uint64_t>> c = ParseCounts(f.penta, "--penta", "LL,LD,D,WD,WW", 5);
   if (!c.ok()) return c.status();
@@ -94,7 +94,7 @@ absl::StatusOr<v1::StatsReport> BuildReport(const StatsFlags& f) {
         "--model bayeselo needs game counts (--wdl W,D,L): pair counts do not tell two draws "
         "from a win and a loss");
   }
-  return MakeStatsReport(p, sprt_params);
+  return match::MakeStatsReport(p, sprt_params);
 }
 
 }  // namespace
@@ -123,7 +123,7 @@ void AddStatsCommand(CLI::App& app, int& exit_code) {
     if (flags->json) {
       std::cout << ToJson(*report) << "\n";
     } else {
-      std::cout << FormatStatsReport(*report);
+      std::cout << match::FormatStatsReport(*report);
     }
     exit_code = 0;
   });

@@ -47,28 +47,6 @@ int Rank(v1::Role role) {
 
 }  // namespace
 
-std::string RoleName(v1::Role role) {
-  switch (role) {
-    case v1::ROLE_VIEWER:
-      return "viewer";
-    case v1::ROLE_SUBMITTER:
-      return "submitter";
-    case v1::ROLE_WORKER:
-      return "worker";
-    case v1::ROLE_ADMIN:
-      return "admin";
-    default:
-      return "none";
-  }
-}
-
-absl::StatusOr<v1::Role> ParseRole(std::string_view name) {
-  for (v1::Role r : {v1::ROLE_VIEWER, v1::ROLE_SUBMITTER, v1::ROLE_WORKER, v1::ROLE_ADMIN})
-    if (name == RoleName(r)) return r;
-  return absl::InvalidArgumentError(
-      Cat("unknown role '", std::string(name), "' (viewer, submitter, worker or admin)"));
-}
-
 absl::Status Permit(const Caller& caller, v1::Role needed) {
   if (caller.role == v1::ROLE_ADMIN || caller.role == needed) return absl::OkStatus();
   if (needed != v1::ROLE_WORKER && Rank(caller.role) >= Rank(needed) && Rank(needed) > 0)

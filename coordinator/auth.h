@@ -18,6 +18,7 @@
 #include "absl/synchronization/mutex.h"
 #include "coordinator/store.h"
 #include "proto/arbiter/v1/cluster.pb.h"
+#include "proto/roles.h"
 
 namespace arbiter::coordinator {
 
@@ -32,10 +33,6 @@ struct Caller {
 // OK when `caller` has `needed` (viewer < submitter < admin; worker stands apart; admin may do
 // everything); otherwise PERMISSION_DENIED naming the role needed.
 absl::Status Permit(const Caller& caller, v1::Role needed);
-
-// The role's name as users type it: "viewer", "submitter", "worker", "admin".
-std::string RoleName(v1::Role role);
-absl::StatusOr<v1::Role> ParseRole(std::string_view name);
 
 // A new secret: "arb_" and 64 hex digits (256 random bits from the kernel).
 absl::StatusOr<std::string> NewTokenSecret();

@@ -440,8 +440,8 @@ absl::StatusOr<v1::GetPgnResponse> Coordinator::GetPgn(uint64_t run_id) {
     request.job_ids = run.jobs;
     if (run.final && request.source.counted.empty()) {
       request.from_store = true;
-      request.final_games =
-          run.final->has_match() ? run.final->match().games() : run.final->tournament().games();
+      request.final_games = run.final->has_match() ? run.final->match().result().games()
+                                                   : run.final->tournament().games();
     }
   }
   return ExportPgn(request, *store_);

@@ -7,7 +7,9 @@
 #include "coordinator/match_run.h"
 #include "coordinator/metrics.h"
 #include "coordinator/worker_registry.h"
+#include "match/wire.h"
 #include "proto/arbiter/store/v1/store.pb.h"
+#include "stats/elo.h"
 
 namespace arbiter::coordinator {
 namespace {
@@ -101,7 +103,9 @@ class GamesRun : public RunHandler {
     Count(job, *r.match);
     counted_.emplace_back(job.id, r.lease_id);
     if (metrics) {
-      for (const v1::ReportedGame& g : r.match->games()) metrics->Game(g.result(), g.end());
+      for (const v1::ReportedGame& g : r.match->games())
+        metrics->Game(match::GameResultText(g.result()),
+                      match::GameEndFromProto(g.end()).value_or(match::GameEnd::kAborted));
       metrics->duration.Observe(r.seconds);
     }
     IngestOutcome outcome;
@@ -147,12 +151,16 @@ class MatchRun final : public GamesRun {
   }
   void FillStatus(const Run&, double elapsed, v1::Run& out) const override {
     v1::MatchRunStatus* ms = out.mutable_match();
-    Fill(*ms);
+    *ms->mutable_request() = spec_.request();
+    *ms->mutable_result() = MatchResultOf(spec_.request(), summary_, sprt_, elapsed);
+    ms->set_rejected_results(rejected_);
     // An SPRT usually stops long before its planned games: progress is also how far the LLR
     // has gone towards the bound it is heading for.
+    const v1::SprtReport& sprt = ms->result().stats().sprt();
     const double progress = out.progress();
-    if (sprt_ && progress < 1 && ms->llr_upper() > 0 && ms->llr_lower() < 0) {
-      const double llr = ms->llr() >= 0 ? ms->llr() / ms->llr_upper() : ms->llr() / ms->llr_lower();
+    if (sprt_ && progress < 1 && sprt.upper_bound() > 0 && sprt.lower_bound() < 0) {
+      const double llr =
+          sprt.llr() >= 0 ? sprt.llr() / sprt.upper_bound() : sprt.llr() / sprt.lower_bound();
       const double p = std::min(0.99, llr);
       if (p > progress) {
         out.set_progress(p);
@@ -162,26 +170,23 @@ class MatchRun final : public GamesRun {
   }
   void SetGauges(uint64_t run_id, double progress, CoordinatorMetrics& metrics) const override {
     metrics.SetRunProgress(run_id, progress, 0);
-    v1::MatchRunStatus status;
-    Fill(status);
-    metrics.SetRunMatch(run_id, status.llr(), status.elo());
+    const double llr = sprt_ ? stats::EvaluateSprt(summary_.pentanomial, *sprt_).llr : 0;
+    const double elo = summary_.pairs > 0 ? stats::EstimateElo(summary_.pentanomial).elo : 0;
+    metrics.SetRunMatch(run_id, llr, elo);
   }
 
  private:
-  void Fill(v1::MatchRunStatus& out) const {
-    *out.mutable_request() = spec_.request();
-    tally_.Fill(sprt_, out);
-    out.set_rejected_results(out.rejected_results() + rejected_);
+  void Count(const Job&, const v1::MatchJobResult& result) override {
+    CountGames(result, summary_);
   }
-  void Count(const Job&, const v1::MatchJobResult& result) override { tally_.Add(result); }
   void Decide(IngestOutcome& outcome) const override {
-    v1::MatchRunStatus status;
-    const stats::SprtDecision decision = tally_.Fill(sprt_, status);
-    if (decision == stats::SprtDecision::kContinue) return;
+    if (!sprt_) return;
+    const stats::SprtResult r = stats::EvaluateSprt(summary_.pentanomial, *sprt_);
+    if (r.decision == stats::SprtDecision::kContinue) return;
     outcome.finish = v1::RUN_STATE_SUCCEEDED;
     outcome.message =
-        Cat("SPRT accepted ", decision == stats::SprtDecision::kAcceptH1 ? "H1" : "H0", " after ",
-            status.games(), " games (LLR ", status.llr(), ")");
+        Cat("SPRT accepted ", r.decision == stats::SprtDecision::kAcceptH1 ? "H1" : "H0", " after ",
+            summary_.games, " games (LLR ", r.llr, ")");
   }
   void FillPgnEngines(PgnSource& source) const override {
     source.engines.emplace_back(spec_.request().engines(0).name(),
@@ -189,12 +194,12 @@ class MatchRun final : public GamesRun {
   }
   std::vector<RunPairing> Pairings() const override {
     return {
-        {spec_.request().engines(0).name(), spec_.request().engines(1).name(), tally_.trinomial}};
+        {spec_.request().engines(0).name(), spec_.request().engines(1).name(), summary_.trinomial}};
   }
 
   store::v1::StoredMatchRun spec_;
   std::optional<stats::SprtParams> sprt_;
-  MatchTally tally_;
+  match::MatchSummary summary_;
 };
 
 class TournamentRun final : public GamesRun {
@@ -206,16 +211,16 @@ class TournamentRun final : public GamesRun {
   v1::WorkerRequirements Requirements() const override {
     return WithEngineLevels(spec_.request().scheduling().requirements(), spec_.request().engines());
   }
-  void FillStatus(const Run&, double, v1::Run& out) const override {
+  void FillStatus(const Run&, double elapsed, v1::Run& out) const override {
     v1::TournamentRunStatus* ts = out.mutable_tournament();
     *ts->mutable_request() = spec_.request();
-    FillTournamentStatus(spec_.request(), tallies_, *ts);
+    FillTournamentStatus(spec_.request(), tallies_, elapsed, *ts);
   }
 
  private:
   void Count(const Job& job, const v1::MatchJobResult& result) override {
     const uint32_t pairing = pairing_of_job_[job.index];
-    if (pairing < tallies_.size()) tallies_[pairing].Add(result);
+    if (pairing < tallies_.size()) CountGames(result, tallies_[pairing]);
   }
   void FillPgnEngines(PgnSource& source) const override {
     const v1::SubmitTournamentRequest& req = spec_.request();
@@ -234,7 +239,7 @@ class TournamentRun final : public GamesRun {
   }
 
   store::v1::StoredTournamentRun spec_;
-  std::vector<MatchTally> tallies_;  // in TournamentPairings order
+  std::vector<match::MatchSummary> tallies_;  // in TournamentPairings order
 };
 
 RunPlan PlanOf(std::unique_ptr<GamesRun> handler, std::vector<v1::MatchJob> jobs) {

@@ -9,7 +9,9 @@
 #include "base/status_macros.h"
 #include "base/strings.h"
 #include "engine/rules.h"
+#include "match/stats_report.h"
 #include "match/time_control.h"
+#include "match/wire.h"
 #include "net/sha256.h"
 #include "stats/elo.h"
 #include "stats/ratings.h"
@@ -17,11 +19,18 @@
 namespace arbiter::coordinator {
 namespace {
 
-// Points of the first engine in a game: 2 = win, 1 = draw, 0 = loss (half points).
-int HalfPoints(const std::string& result, bool first_is_white) {
-  if (result == "1/2-1/2") return 1;
-  const bool white_won = result == "1-0";
-  return white_won == first_is_white ? 2 : 0;
+// A checked game as the count needs it (CheckMatchResult refused unknown ends and results).
+match::GameCount GameCountOf(const v1::ReportedGame& g) {
+  match::GameCount c;
+  c.result = match::GameResultFromProto(g.result()).value_or(GameResult::kDraw);
+  c.end = match::GameEndFromProto(g.end()).value_or(match::GameEnd::kNormal);
+  c.faulty =
+      match::SideFromProto(g.faulty())
+          .value_or(c.result == GameResult::kBlackWins ? kWhite : kBlack);  // unnamed: the loser
+  c.engine_moves = g.engine_moves();
+  c.think_seconds = g.think_seconds();
+  c.wall_seconds = g.wall_seconds();
+  return c;
 }
 
 // Size bounds of one engine spec (each names the limit it breaks).
@@ -200,30 +209,32 @@ absl::Status ValidateBatching(uint32_t pairs_per_job, uint32_t concurrency) {
 // A game lost by a fault must have the result the Laws give it: the faulty side loses, except
 // that when its flag fell (a late move, a stall or a disconnect on its own turn under a clock)
 // and the opponent cannot checkmate by any series of legal moves, it is a draw.
-absl::Status CheckForfeit(const v1::MatchJob& job, const v1::ReportedGame& g, int game_index,
-                          const Position& final_position, const std::string& where) {
-  const std::string& end = g.end();
-  const bool on_time = end == "time forfeit" || end == "stall" || end == "disconnect";
-  if (!on_time && end != "illegal move") return absl::OkStatus();
-  if (g.faulty() != "white" && g.faulty() != "black")
-    return absl::InvalidArgumentError(Cat(where, ": a '", end, "' needs the side at fault"));
-  const Color faulty = g.faulty() == "white" ? kWhite : kBlack;
+absl::Status CheckForfeit(const v1::MatchJob& job, const v1::ReportedGame& g, match::GameEnd end,
+                          GameResult result, int game_index, const Position& final_position,
+                          const std::string& where) {
+  if (!match::IsFault(end)) return absl::OkStatus();
+  const bool on_time = end != match::GameEnd::kIllegalMove;
+  const std::string end_name(match::GameEndName(end));
+  const std::optional<Color> faulty = match::SideFromProto(g.faulty());
+  if (!faulty)
+    return absl::InvalidArgumentError(Cat(where, ": a '", end_name, "' needs the side at fault"));
   // Game 0 has the first engine as White; its own tc (time odds) wins over the job's.
-  const int engine = (faulty == kWhite) == (game_index == 0) ? 0 : 1;
+  const int engine = (*faulty == kWhite) == (game_index == 0) ? 0 : 1;
   const std::string& tc_text = engine < job.engines_size() && !job.engines(engine).tc().empty()
                                    ? job.engines(engine).tc()
                                    : job.tc();
   absl::StatusOr<match::TimeControl> tc = match::ParseTimeControl(tc_text);
   const bool clocked = tc.ok() && tc->HasClock();
-  std::string expected = faulty == kWhite ? "0-1" : "1-0";
-  if (on_time && clocked && final_position.SideToMove() == faulty &&
-      !CanCheckmate(final_position, ~faulty))
-    expected = "1/2-1/2";
-  if (g.result() != expected)
+  GameResult expected = *faulty == kWhite ? GameResult::kBlackWins : GameResult::kWhiteWins;
+  if (on_time && clocked && final_position.SideToMove() == *faulty &&
+      !CanCheckmate(final_position, ~*faulty))
+    expected = GameResult::kDraw;
+  if (result != expected)
     return absl::InvalidArgumentError(
-        Cat(where, ": a '", end, "' of ", g.faulty(), " is ", expected, " under the Laws",
-            expected == "1/2-1/2" ? " (the opponent cannot checkmate)" : "", ", reported ",
-            g.result()));
+        Cat(where, ": a '", end_name, "' of ", *faulty == kWhite ? "white" : "black", " is ",
+            std::string(ResultString(expected)), " under the Laws",
+            expected == GameResult::kDraw ? " (the opponent cannot checkmate)" : "", ", reported ",
+            std::string(ResultString(result))));
   return absl::OkStatus();
 }
 
@@ -344,14 +355,7 @@ std::vector<v1::MatchJob> PlanTournamentJobs(const v1::SubmitTournamentRequest& 
 
 std::optional<stats::SprtParams> SprtOf(const v1::SubmitMatchRequest& request) {
   if (!request.has_sprt()) return std::nullopt;
-  stats::SprtParams p;
-  p.elo0 = request.sprt().elo0();
-  p.elo1 = request.sprt().elo1();
-  p.alpha = request.sprt().alpha();
-  p.beta = request.sprt().beta();
-  p.model = request.sprt().model() == v1::SPRT_MODEL_LOGISTIC ? stats::SprtModel::kLogistic
-                                                              : stats::SprtModel::kNormalized;
-  return p;
+  return match::SprtParamsOf(request.sprt());
 }
 
 uint32_t DefaultPairsPerJob(uint32_t max_worker_threads, uint32_t concurrency) {
@@ -403,8 +407,11 @@ absl::Status CheckMatchResult(const v1::MatchJob& job, const v1::MatchJobResult&
     if (g.pair() != job.first_pair() + uint64_t(i / 2) || g.game() != uint32_t(i % 2))
       return absl::InvalidArgumentError(
           Cat(where, ": expected pair ", job.first_pair() + uint64_t(i / 2), ", game ", i % 2));
-    if (g.result() != "1-0" && g.result() != "0-1" && g.result() != "1/2-1/2")
-      return absl::InvalidArgumentError(Cat(where, ": result '", g.result(), "' is not a result"));
+    const std::optional<GameResult> result = match::GameResultFromProto(g.result());
+    if (!result)
+      return absl::InvalidArgumentError(Cat(where, ": no result (", int(g.result()), ")"));
+    const std::optional<match::GameEnd> end = match::GameEndFromProto(g.end());
+    if (!end) return absl::InvalidArgumentError(Cat(where, ": no game end (", int(g.end()), ")"));
     absl::StatusOr<Position> start = Position::FromFen(g.start_fen());
     if (!start.ok())
       return absl::InvalidArgumentError(
@@ -418,110 +425,62 @@ absl::Status CheckMatchResult(const v1::MatchJob& job, const v1::MatchJobResult&
                                               "' refused: ", std::string(st.message())));
     }
     const GameOutcome outcome = game->Outcome();
-    if (g.end() == "normal") {
+    if (*end == match::GameEnd::kNormal) {
       if (!outcome.IsOver())
         return absl::InvalidArgumentError(
             Cat(where, ": reported as ended on the board, but the final position is not over"));
-      if (ResultString(outcome.result) != g.result())
-        return absl::InvalidArgumentError(Cat(where, ": the board says ",
-                                              std::string(ResultString(outcome.result)),
-                                              ", the report says ", g.result()));
-    } else if (outcome.IsOver() && g.end() != "adjudication") {
-      return absl::InvalidArgumentError(Cat(where, ": the board ended the game (",
-                                            std::string(TerminationName(outcome.termination)),
-                                            ") but it is reported as '", g.end(), "'"));
+      if (outcome.result != *result)
+        return absl::InvalidArgumentError(
+            Cat(where, ": the board says ", std::string(ResultString(outcome.result)),
+                ", the report says ", std::string(ResultString(*result))));
+    } else if (outcome.IsOver() && *end != match::GameEnd::kAdjudication) {
+      return absl::InvalidArgumentError(Cat(
+          where, ": the board ended the game (", std::string(TerminationName(outcome.termination)),
+          ") but it is reported as '", std::string(match::GameEndName(*end)), "'"));
     }
-    RETURN_IF_ERROR(CheckForfeit(job, g, i % 2, game->Current(), where));
+    RETURN_IF_ERROR(CheckForfeit(job, g, *end, *result, i % 2, game->Current(), where));
   }
   return absl::OkStatus();
 }
 
-void MatchTally::Add(const v1::MatchJobResult& result) {
-  for (int i = 0; i + 1 < result.games_size(); i += 2) {
-    int pair_points = 0;
-    for (int g = 0; g < 2; ++g) {
-      const v1::ReportedGame& game = result.games(i + g);
-      const int hp = HalfPoints(game.result(), g == 0);
-      pair_points += hp;
-      (hp == 2 ? trinomial.wins : hp == 1 ? trinomial.draws : trinomial.losses)++;
-      terminations[game.end()]++;
-      moves += game.engine_moves();
-      think_seconds += game.think_seconds();
-      game_loop_seconds += game.wall_seconds();
-      const std::string& end = game.end();
-      if (end == "time forfeit" || end == "disconnect" || end == "stall" || end == "illegal move") {
-        // The side at fault (older workers do not say: the loser).
-        bool white_at_fault = game.faulty() == "white";
-        if (game.faulty().empty()) white_at_fault = game.result() == "0-1";
-        const int engine = white_at_fault == (g == 0) ? 0 : 1;
-        Faults& f = faults[engine];
-        (end == "time forfeit" ? f.time_losses
-         : end == "disconnect" ? f.disconnects
-         : end == "stall"      ? f.stalls
-                               : f.illegal_moves)++;
-      }
-    }
-    pentanomial.counts[pair_points]++;
-  }
+void CountGames(const v1::MatchJobResult& result, match::MatchSummary& summary) {
+  for (int i = 0; i + 1 < result.games_size(); i += 2)
+    summary.AddPair(GameCountOf(result.games(i)), GameCountOf(result.games(i + 1)));
 }
 
-stats::SprtDecision MatchTally::Fill(const std::optional<stats::SprtParams>& sprt,
-                                     v1::MatchRunStatus& out) const {
-  out.clear_pentanomial();
-  for (uint64_t c : pentanomial.counts) out.add_pentanomial(c);
-  out.set_wins(trinomial.wins);
-  out.set_draws(trinomial.draws);
-  out.set_losses(trinomial.losses);
-  out.set_games(trinomial.Games());
-  if (pentanomial.Pairs() > 0) {
-    stats::EloEstimate e = stats::EstimateElo(pentanomial);
-    out.set_elo(e.elo);
-    out.set_elo_error95(e.elo_error95);
-    out.set_los(e.los);
+v1::MatchResult MatchResultOf(const v1::SubmitMatchRequest& request, match::MatchSummary summary,
+                              const std::optional<stats::SprtParams>& sprt, double seconds) {
+  for (int i = 0; i < 2 && i < request.engines_size(); ++i)
+    summary.names[i] = request.engines(i).name();
+  summary.seconds = seconds;
+  if (summary.moves > 0) {
+    // Measured by the workers inside their game loops; the slots of a cluster are not known.
+    summary.game_loop_overhead_ms_per_move =
+        std::max(0.0, summary.game_loop_seconds - summary.think_seconds) * 1000 /
+        double(summary.moves);
+    summary.overhead_ms_per_move = summary.game_loop_overhead_ms_per_move;
   }
-  out.mutable_terminations()->clear();
-  for (const auto& [end, n] : terminations) (*out.mutable_terminations())[end] = n;
-  out.set_rejected_results(rejected);
-  out.clear_faults();
-  for (int i = 0; i < 2; ++i) {
-    v1::EngineFaults* f = out.add_faults();
-    if (out.request().engines_size() == 2) f->set_name(out.request().engines(i).name());
-    f->set_time_losses(faults[i].time_losses);
-    f->set_disconnects(faults[i].disconnects);
-    f->set_stalls(faults[i].stalls);
-    f->set_illegal_moves(faults[i].illegal_moves);
-  }
-  out.set_moves(moves);
-  out.set_think_seconds(think_seconds);
-  out.set_game_loop_seconds(game_loop_seconds);
-  stats::SprtDecision decision = stats::SprtDecision::kContinue;
-  if (sprt) {
-    stats::SprtResult r = stats::EvaluateSprt(pentanomial, *sprt);
-    out.set_llr(r.llr);
-    out.set_llr_lower(r.lower);
-    out.set_llr_upper(r.upper);
-    decision = r.decision;
-    out.set_sprt_decision(decision == stats::SprtDecision::kAcceptH1   ? "H1"
-                          : decision == stats::SprtDecision::kAcceptH0 ? "H0"
-                                                                       : "");
-  }
-  return decision;
+  v1::MatchResult out = match::ToMatchResult(summary, sprt);
+  out.set_time_control(request.tc());
+  for (const v1::EngineSpec& e : request.engines())
+    out.add_engine_time_controls(e.tc().empty() ? request.tc() : e.tc());
+  return out;
 }
 
 void FillTournamentStatus(const v1::SubmitTournamentRequest& request,
-                          const std::vector<MatchTally>& tallies, v1::TournamentRunStatus& out) {
+                          const std::vector<match::MatchSummary>& tallies, double seconds,
+                          v1::TournamentRunStatus& out) {
   const std::vector<std::pair<int, int>> pairings = TournamentPairings(request);
   out.clear_pairings();
   out.clear_standings();
   std::vector<stats::PairingResult> results;
   uint64_t games = 0;
   for (size_t k = 0; k < pairings.size() && k < tallies.size(); ++k) {
-    v1::MatchRunStatus* m = out.add_pairings();
-    *m->mutable_request() = PairingRequest(request, pairings[k].first, pairings[k].second);
-    m->mutable_request()->clear_openings();  // the tournament's request has them once
-    tallies[k].Fill(std::nullopt, *m);
-    games += m->games();
-    if (m->games() > 0)
+    *out.add_pairings() =
+        MatchResultOf(PairingRequest(request, pairings[k].first, pairings[k].second), tallies[k],
+                      std::nullopt, seconds);
+    games += tallies[k].games;
+    if (tallies[k].games > 0)
       results.push_back({pairings[k].first, pairings[k].second, tallies[k].trinomial});
   }
   out.set_games(games);

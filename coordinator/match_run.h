@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "match/summary.h"
 #include "match/time_control.h"
 #include "match/tournament.h"
 #include "proto/arbiter/v1/cluster.pb.h"
@@ -98,29 +99,20 @@ absl::Status CheckMatchResult(const v1::MatchJob& job, const v1::MatchJobResult&
 absl::Status CheckWorkerEngineReport(const v1::MatchJob& job, const v1::MatchJobResult& result);
 absl::Status CheckEngineRefusal(const v1::EngineRefusal& refusal);
 
-// The score of a match run so far, from the first engine's point of view.
-struct MatchTally {
-  struct Faults {
-    uint64_t time_losses = 0, disconnects = 0, stalls = 0, illegal_moves = 0;
-  };
-  stats::Pentanomial pentanomial;
-  stats::Trinomial trinomial;
-  std::map<std::string, uint64_t> terminations;
-  uint64_t rejected = 0;
-  Faults faults[2];  // by engine (request order)
-  uint64_t moves = 0;
-  double think_seconds = 0, game_loop_seconds = 0;
+// Counts a replayed job's games into `summary`, pair by pair (first engine's point of view).
+void CountGames(const v1::MatchJobResult& result, match::MatchSummary& summary);
 
-  void Add(const v1::MatchJobResult& result);
-  // Fills counts, Elo and (with `sprt`) the SPRT into `out`; returns the SPRT decision.
-  stats::SprtDecision Fill(const std::optional<stats::SprtParams>& sprt,
-                           v1::MatchRunStatus& out) const;
-};
+// A match's (or a tournament pairing's) result: the engines and time controls of `request`,
+// `summary`'s counts with Elo and (with `sprt`) the SPRT, the overhead the workers measured in
+// their game loops, and `seconds` of wall time.
+v1::MatchResult MatchResultOf(const v1::SubmitMatchRequest& request, match::MatchSummary summary,
+                              const std::optional<stats::SprtParams>& sprt, double seconds);
 
-// Fills a tournament's status: each pairing's counts (`tallies` in TournamentPairings order)
+// Fills a tournament's status: each pairing's result (`tallies` in TournamentPairings order)
 // and the ratings of all engines once their games connect them.
 void FillTournamentStatus(const v1::SubmitTournamentRequest& request,
-                          const std::vector<MatchTally>& tallies, v1::TournamentRunStatus& out);
+                          const std::vector<match::MatchSummary>& tallies, double seconds,
+                          v1::TournamentRunStatus& out);
 
 // Moved to match/tournament.h (shared with `arbiter tournament`).
 using match::AddStandings;

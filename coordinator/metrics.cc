@@ -76,9 +76,9 @@ void CoordinatorMetrics::RemoveRun(uint64_t run) {
   }
 }
 
-void CoordinatorMetrics::Game(const std::string& result, const std::string& end) {
-  games_.Add({{"result", result}}).Increment();
-  endings_.Add({{"end", end}}).Increment();
+void CoordinatorMetrics::Game(std::string_view result, match::GameEnd end) {
+  games_.Add({{"result", std::string(result)}}).Increment();
+  endings_.Add({{"end", std::string(match::GameEndName(end))}}).Increment();
 }
 
 }  // namespace arbiter::coordinator

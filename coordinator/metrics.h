@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 
+#include "match/game.h"
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
 #include "prometheus/gauge.h"
@@ -25,7 +27,8 @@ class CoordinatorMetrics {
   void SetRunProgress(uint64_t run, double progress, double nodes);
   void SetRunMatch(uint64_t run, double llr, double elo);
   void RemoveRun(uint64_t run);
-  void Game(const std::string& result, const std::string& end);
+  // A counted game: its result ("1-0", ...) and how it ended.
+  void Game(std::string_view result, match::GameEnd end);
 
   prometheus::Histogram& duration;
   prometheus::Histogram& commit;

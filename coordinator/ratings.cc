@@ -13,15 +13,16 @@ namespace arbiter::coordinator {
 
 std::vector<RunPairing> PairingsOf(const v1::Run& run) {
   std::vector<RunPairing> out;
-  auto add = [&out](const v1::MatchRunStatus& m) {
-    if (m.request().engines_size() != 2) return;
-    out.push_back({m.request().engines(0).name(),
-                   m.request().engines(1).name(),
-                   {.losses = m.losses(), .draws = m.draws(), .wins = m.wins()}});
+  auto add = [&out](const v1::MatchResult& m) {
+    if (m.engines_size() != 2) return;
+    const v1::TrinomialCounts& wdl = m.stats().wdl();
+    out.push_back({m.engines(0),
+                   m.engines(1),
+                   {.losses = wdl.losses(), .draws = wdl.draws(), .wins = wdl.wins()}});
   };
-  if (run.has_match()) add(run.match());
+  if (run.has_match()) add(run.match().result());
   if (run.has_tournament())
-    for (const v1::MatchRunStatus& p : run.tournament().pairings()) add(p);
+    for (const v1::MatchResult& p : run.tournament().pairings()) add(p);
   return out;
 }
 

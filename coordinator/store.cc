@@ -16,7 +16,8 @@ namespace arbiter::coordinator {
 namespace {
 
 // Version 1 had no owners and no tokens (and no user_version); version 2 adds both; version 3
-// the runs' priority and throughput (a version 2 database is upgraded in place).
+// the runs' priority and throughput; version 4 stores games with enums (ReportedGame's end,
+// result and side at fault) and match scores as MatchResult. Older databases are refused.
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS runs (
   id INTEGER PRIMARY KEY AUTOINCREMENT, kind INTEGER NOT NULL, state INTEGER NOT NULL,
@@ -152,12 +153,7 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir) {
   ASSIGN_OR_RETURN(std::string tables,
                    store->QueryText("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'"));
   const int found = version != "0" ? std::atoi(version.c_str()) : tables != "0" ? 1 : 0;
-  if (found == 2) {
-    RETURN_IF_ERROR(
-        store->Exec("BEGIN; ALTER TABLE runs ADD COLUMN priority INTEGER NOT NULL DEFAULT 0; "
-                    "ALTER TABLE runs ADD COLUMN throughput INTEGER NOT NULL DEFAULT 100; "
-                    "PRAGMA user_version = 3; COMMIT"));
-  } else if (found != 0 && found != kSchemaVersion) {
+  if (found != 0 && found != kSchemaVersion) {
     return absl::FailedPreconditionError(
         Cat("database '", path, "' has schema version ", found, "; this arbiter reads version ",
             kSchemaVersion, " (start a new data directory, or use the arbiter that wrote it)"));

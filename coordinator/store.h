@@ -16,7 +16,7 @@ struct sqlite3;
 namespace arbiter::coordinator {
 
 // The schema this build reads and writes (PRAGMA user_version); another is refused at Open.
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 struct StoredRun {
   uint64_t id = 0;

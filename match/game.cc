@@ -125,6 +125,18 @@ std::string_view GameEndPgnTag(GameEnd end) {
   return "unterminated";
 }
 
+bool IsFault(GameEnd end) {
+  return end == GameEnd::kTimeForfeit || end == GameEnd::kIllegalMove ||
+         end == GameEnd::kDisconnect || end == GameEnd::kStall;
+}
+
+void FaultCounts::Add(GameEnd end) {
+  if (end == GameEnd::kTimeForfeit) ++time_losses;
+  if (end == GameEnd::kDisconnect) ++disconnects;
+  if (end == GameEnd::kStall) ++stalls;
+  if (end == GameEnd::kIllegalMove) ++illegal_moves;
+}
+
 GameRecord PlayGame(UciEngine* engines[2], const Opening& opening, const GameSettings& settings,
                     const std::atomic<bool>* abort) {
   GameRecord rec;

@@ -28,6 +28,15 @@ enum class GameEnd {
 std::string_view GameEndName(GameEnd end);
 // The PGN Termination tag value ("normal", "time forfeit", "rules infraction", ...).
 std::string_view GameEndPgnTag(GameEnd end);
+// Whether the end is one side's fault: a time forfeit, an illegal move, a disconnect, a stall.
+bool IsFault(GameEnd end);
+
+// Faults of one engine over a match, by kind (the local runner's count and the coordinator's).
+struct FaultCounts {
+  uint64_t time_losses = 0, disconnects = 0, stalls = 0, illegal_moves = 0;
+  // Counts `end` when it is a fault (IsFault); other ends count nothing.
+  void Add(GameEnd end);
+};
 
 struct Adjudication {
   int draw_move_number = 0;   // draw adjudication from this full move on (with draw_move_count)

@@ -51,4 +51,21 @@ const Opening& OpeningBook::ForPair(uint64_t pair) const {
   return openings_[order_[(start_ + pair) % order_.size()]];
 }
 
+absl::StatusOr<std::string> BookEpdText(const BookOptions& options) {
+  if (options.path.empty()) return std::string();
+  absl::StatusOr<OpeningBook> book = OpeningBook::Load(options);
+  if (!book.ok()) return book.status();
+  std::string text;
+  for (size_t p = 0; p < book->size(); ++p) {
+    const Opening& o = book->ForPair(p);
+    Position pos = o.start;
+    for (Move m : o.moves) {
+      UndoInfo undo;
+      pos.DoMove(m, undo);
+    }
+    text += pos.Fen() + "\n";
+  }
+  return text;
+}
+
 }  // namespace arbiter::match

@@ -36,4 +36,9 @@ class OpeningBook {
   bool chess960_ = false;
 };
 
+// The book as EPD text, one line per game pair in the order the local runner uses: the position
+// after each opening's book moves (a cluster run replays its games from that position). Empty
+// for no book.
+absl::StatusOr<std::string> BookEpdText(const BookOptions& options);
+
 }  // namespace arbiter::match

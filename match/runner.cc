@@ -34,19 +34,6 @@ uint64_t RssKib() {
   return n == 2 ? resident * uint64_t(sysconf(_SC_PAGESIZE)) / 1024 : 0;
 }
 
-// Half-points of the first engine in a game where it played `color`.
-int HalfPoints(GameResult r, Color color) {
-  if (r == GameResult::kDraw) return 1;
-  const bool white_won = r == GameResult::kWhiteWins;
-  return (white_won == (color == kWhite)) ? 2 : 0;
-}
-
-std::string Fmt(const char* fmt, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, fmt, v);
-  return buf;
-}
-
 }  // namespace
 
 absl::StatusOr<MatchSummary> RunMatch(const MatchOptions& options, const ProgressFn& progress,
@@ -98,7 +85,6 @@ absl::StatusOr<MatchSummary> RunMatch(const MatchOptions& options, const Progres
   summary.names[1] = options.engines[1].name;
   const double cpu0 = CpuSeconds();
   const SteadyTime wall0 = SteadyClock::now();
-  double loop_wall = 0;
   const int ncpu = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
 
   // One engine pair per slot; slot 0's pair starts now so that a wrong path or a broken binary
@@ -128,25 +114,9 @@ absl::StatusOr<MatchSummary> RunMatch(const MatchOptions& options, const Progres
       summary.aborted_games += 2;
       return;
     }
-    int half_points = 0;
+    summary.AddPair(GameCountOf(recs[0]), GameCountOf(recs[1]));
     for (int g = 0; g < 2; ++g) {
       const GameRecord& r = recs[g];
-      const Color first_color = g == 0 ? kWhite : kBlack;
-      const int hp = HalfPoints(r.result, first_color);
-      half_points += hp;
-      (hp == 2   ? summary.trinomial.wins
-       : hp == 1 ? summary.trinomial.draws
-                 : summary.trinomial.losses)++;
-      summary.terminations[std::string(GameEndName(r.end))]++;
-      SideCounts& f = summary.faults[r.faulty == first_color ? 0 : 1];
-      if (r.end == GameEnd::kTimeForfeit) ++f.time_losses;
-      if (r.end == GameEnd::kDisconnect) ++f.disconnects;
-      if (r.end == GameEnd::kStall) ++f.stalls;
-      if (r.end == GameEnd::kIllegalMove) ++f.illegal_moves;
-      summary.moves += r.engine_moves;
-      summary.think_seconds += r.think.count() / 1e6;
-      loop_wall += r.wall.count() / 1e6;
-      ++summary.games;
       const uint64_t round = options.round_offset + 2 * pair + g + 1;
       if (pgn.is_open()) {
         PgnContext ctx = options.pgn;
@@ -156,8 +126,6 @@ absl::StatusOr<MatchSummary> RunMatch(const MatchOptions& options, const Progres
       if (on_game) on_game(round, r);
     }
     if (pgn.is_open()) pgn.flush();
-    summary.pentanomial.counts[half_points]++;
-    ++summary.pairs;
     summary.elo = stats::EstimateElo(summary.pentanomial);
     if (options.sprt) {
       summary.sprt = stats::EvaluateSprt(summary.pentanomial, *options.sprt);
@@ -208,47 +176,10 @@ absl::StatusOr<MatchSummary> RunMatch(const MatchOptions& options, const Progres
     summary.overhead_ms_per_move =
         std::max(0.0, summary.seconds * slots - summary.think_seconds) * 1000 / summary.moves;
     summary.game_loop_overhead_ms_per_move =
-        std::max(0.0, loop_wall - summary.think_seconds) * 1000 / summary.moves;
+        std::max(0.0, summary.game_loop_seconds - summary.think_seconds) * 1000 / summary.moves;
     summary.cpu_ms_per_move = (CpuSeconds() - cpu0) * 1000 / summary.moves;
   }
   return summary;
-}
-
-std::string ProgressLine(const MatchSummary& s, uint64_t planned_games) {
-  std::string line = Cat("Games ", s.games);
-  if (planned_games) line += Cat("/", planned_games);
-  line += Cat(": +", s.trinomial.wins, " =", s.trinomial.draws, " -", s.trinomial.losses);
-  line += Cat("  Elo ", Fmt("%.1f", s.elo.elo), " +- ", Fmt("%.1f", s.elo.elo_error95));
-  if (s.sprt)
-    line += Cat("  LLR ", Fmt("%.2f", s.sprt->llr), " [", Fmt("%.2f", s.sprt->lower), ", ",
-                Fmt("%.2f", s.sprt->upper), "]");
-  line += Cat("  RSS ", Fmt("%.1f", s.rss_kib / 1024.0), " MiB");
-  return line;
-}
-
-std::string MatchDetails(const MatchSummary& s) {
-  const stats::Pentanomial& p = s.pentanomial;
-  const double points = s.trinomial.wins + s.trinomial.draws / 2.0;
-  const double losing = double(p.counts[0] + p.counts[1]);
-  std::string r = Cat(
-      "Wins: ", s.trinomial.wins, ", Draws: ", s.trinomial.draws, ", Losses: ", s.trinomial.losses,
-      ", Points: ", Fmt("%.1f", points), ", PairsRatio: ",
-      losing > 0 ? Fmt("%.2f", (p.counts[3] + p.counts[4]) / losing) : std::string("inf"), "\n");
-  r += Cat("Ptnml(0-2): [", p.counts[0], ", ", p.counts[1], ", ", p.counts[2], ", ", p.counts[3],
-           ", ", p.counts[4], "], pairs ", p.Pairs(), "\n");
-  r += "Terminations:";
-  for (const auto& [name, n] : s.terminations) r += Cat(" ", name, " ", n, ";");
-  r += "\n";
-  for (int i = 0; i < 2; ++i)
-    r += Cat(s.names[i], ": time losses ", s.faults[i].time_losses, ", disconnects ",
-             s.faults[i].disconnects, ", stalls ", s.faults[i].stalls, ", illegal moves ",
-             s.faults[i].illegal_moves, "\n");
-  r += Cat("Speed: ", Fmt("%.1f", s.seconds > 0 ? s.games * 60 / s.seconds : 0), " games/min, ",
-           s.moves, " moves, arbiter overhead ", Fmt("%.3f", s.overhead_ms_per_move),
-           " ms/move (game loop ", Fmt("%.3f", s.game_loop_overhead_ms_per_move), ")");
-  if (s.cpu_ms_per_move) r += Cat(", arbiter CPU ", Fmt("%.3f", *s.cpu_ms_per_move), " ms/move");
-  r += "\n";
-  return r;
 }
 
 }  // namespace arbiter::match

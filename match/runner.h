@@ -15,6 +15,7 @@
 #include "match/game.h"
 #include "match/game_pgn.h"
 #include "match/openings.h"
+#include "match/summary.h"
 #include "stats/counts.h"
 #include "stats/elo.h"
 #include "stats/sprt.h"
@@ -39,28 +40,6 @@ struct MatchOptions {
   int round_offset = 0;    // added to the PGN Round numbers (tournaments)
 };
 
-struct SideCounts {
-  uint64_t time_losses = 0, disconnects = 0, stalls = 0, illegal_moves = 0;
-};
-
-struct MatchSummary {
-  std::string names[2];
-  stats::Trinomial trinomial;  // first engine's losses/draws/wins
-  stats::Pentanomial pentanomial;
-  stats::EloEstimate elo;  // from the pentanomial
-  std::optional<stats::SprtResult> sprt;
-  std::map<std::string, uint64_t> terminations;  // GameEndName -> games
-  SideCounts faults[2];                          // per engine
-  uint64_t games = 0, pairs = 0, moves = 0, aborted_games = 0;
-  double seconds = 0;
-  // Engine think time and arbiter overhead: (wall x slots - think) / moves, and arbiter CPU
-  // (measured by the local runner only: a cluster run leaves it empty).
-  double think_seconds = 0;
-  double overhead_ms_per_move = 0, game_loop_overhead_ms_per_move = 0;
-  std::optional<double> cpu_ms_per_move;
-  uint64_t rss_kib = 0;  // arbiter's resident memory after the last pair
-};
-
 // Called after every finished pair with the summary so far (under the runner's lock).
 using ProgressFn = std::function<void(const MatchSummary&)>;
 // Called for every counted game with its 1-based round number (under the runner's lock).
@@ -68,10 +47,5 @@ using GameFn = std::function<void(uint64_t round, const GameRecord&)>;
 
 absl::StatusOr<MatchSummary> RunMatch(const MatchOptions& options, const ProgressFn& progress = {},
                                       const GameFn& on_game = {});
-
-// One-line progress ("Games 24/200  +8 =10 -6  Elo 29.0 +- 96.2  LLR 0.12 [-2.94, 2.94]").
-std::string ProgressLine(const MatchSummary& s, uint64_t planned_games);
-// The report lines after the statistics: W/D/L, terminations, faults per engine, speed.
-std::string MatchDetails(const MatchSummary& s);
 
 }  // namespace arbiter::match

@@ -1,8 +1,11 @@
 #include "match/tournament.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "base/status_macros.h"
+#include "base/strings.h"
+#include "match/uci_engine.h"
 
 namespace arbiter::match {
 
@@ -33,6 +36,35 @@ absl::Status AddStandings(const std::vector<std::string>& names,
     st->set_score(e.score);
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<v1::TournamentResult> RunTournament(const MatchOptions& base,
+                                                   const std::vector<EngineSpec>& engines,
+                                                   bool gauntlet, const PairingFn& play) {
+  // RunMatch starts only the two engines of a pairing: every engine is checked first.
+  for (const EngineSpec& e : engines) RETURN_IF_ERROR(CheckEngine(e, base.timeouts, base.sandbox));
+  v1::TournamentResult out;
+  out.set_format(gauntlet ? "gauntlet" : "round robin");
+  std::vector<stats::PairingResult> results;
+  const auto start = std::chrono::steady_clock::now();
+  uint64_t round_offset = 0;
+  for (auto [i, j] : TournamentPairings(int(engines.size()), gauntlet)) {
+    MatchOptions o = base;
+    o.engines[0] = engines[i];
+    o.engines[1] = engines[j];
+    o.round_offset = int(round_offset);
+    ASSIGN_OR_RETURN(v1::MatchResult m, play(o));
+    round_offset += m.games() + m.aborted_games();
+    const v1::TrinomialCounts& wdl = m.stats().wdl();
+    results.push_back({i, j, {.losses = wdl.losses(), .draws = wdl.draws(), .wins = wdl.wins()}});
+    *out.add_matches() = std::move(m);
+  }
+  std::vector<std::string> names;
+  for (const EngineSpec& e : engines) names.push_back(e.name);
+  if (absl::Status st = AddStandings(names, results, *out.mutable_standings()); !st.ok())
+    return absl::Status(st.code(), Cat("ratings: ", std::string(st.message())));
+  out.set_seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return out;
 }
 
 }  // namespace arbiter::match

@@ -1,15 +1,18 @@
 // Tournament schedule and standings, shared by `arbiter tournament` and the coordinator's
-// tournament runs.
+// tournament runs, and the local tournament itself.
 //
 //   for (auto [i, j] : TournamentPairings(int(names.size()), gauntlet)) ...play i vs j...
 //   RETURN_IF_ERROR(AddStandings(names, results, *result.mutable_standings()));
+//   ASSIGN_OR_RETURN(v1::TournamentResult t, RunTournament(options, engines, gauntlet, play));
 #pragma once
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "match/runner.h"
 #include "proto/arbiter/v1/match.pb.h"
 #include "stats/ratings.h"
 
@@ -25,5 +28,16 @@ std::vector<std::pair<int, int>> TournamentPairings(int engines, bool gauntlet);
 absl::Status AddStandings(const std::vector<std::string>& names,
                           const std::vector<stats::PairingResult>& results,
                           google::protobuf::RepeatedPtrField<v1::TournamentStanding>& out);
+
+// Plays one pairing: `options` has its two engines and the round offset set.
+using PairingFn = std::function<absl::StatusOr<v1::MatchResult>(const MatchOptions& options)>;
+
+// A local tournament of `engines` on `base`'s settings: every engine is started and handshaken
+// once before the first game (a bad one is reported at once, by name), then every pairing of
+// TournamentPairings is played by `play` in order with PGN rounds numbered on across pairings,
+// and all engines are rated. The seconds are the wall time of the whole tournament.
+absl::StatusOr<v1::TournamentResult> RunTournament(const MatchOptions& base,
+                                                   const std::vector<EngineSpec>& engines,
+                                                   bool gauntlet, const PairingFn& play);
 
 }  // namespace arbiter::match

@@ -21,6 +21,7 @@
 #include "match/game_pgn.h"
 #include "match/time_control.h"
 #include "match/uci_engine.h"
+#include "match/wire.h"
 
 namespace arbiter::worker {
 namespace {
@@ -90,17 +91,14 @@ v1::ReportedGame Report(const match::GameRecord& r, uint64_t pair, int g, const 
   context.round = Cat(round_offset + 2 * pair + uint64_t(g) + 1);
   PgnGame pgn = match::ToPgnGame(r, context);
   if (!scale_tag.empty()) pgn.extra_tags.emplace_back("TimeControlScale", scale_tag);
-  out.set_result(pgn.result);
-  out.set_end(std::string(match::GameEndName(r.end)));
+  out.set_result(match::GameResultToProto(r.result));
+  out.set_end(match::GameEndToProto(r.end));
   out.set_reason(r.reason);
   out.set_pgn(WritePgn(pgn));
   out.set_engine_moves(uint32_t(r.engine_moves));
   out.set_think_seconds(double(r.think.count()) / 1e6);
   out.set_wall_seconds(double(r.wall.count()) / 1e6);
-  const bool fault = r.end == match::GameEnd::kTimeForfeit ||
-                     r.end == match::GameEnd::kDisconnect || r.end == match::GameEnd::kStall ||
-                     r.end == match::GameEnd::kIllegalMove;
-  if (fault) out.set_faulty(r.faulty == kWhite ? "white" : "black");
+  if (match::IsFault(r.end)) out.set_faulty(match::SideToProto(r.faulty));
   return out;
 }
 
@@ -294,18 +292,8 @@ absl::StatusOr<v1::MatchJobResult> RunMatchJob(const v1::MatchJob& job, EngineCa
   std::atomic<uint32_t> next{0};
   const v1::GameRules& rules = job.rules();
   match::GameSettings base;
-  if (rules.has_margin_ms()) base.margin = match::Millis(rules.margin_ms());
-  if (rules.has_stop_grace_ms()) base.stop_grace = match::Millis(rules.stop_grace_ms());
-  if (rules.has_move_timeout_ms()) base.no_clock_timeout = match::Millis(rules.move_timeout_ms());
-  base.adjudication.draw_move_number = int(rules.draw_move_number());
-  base.adjudication.draw_move_count = int(rules.draw_move_count());
-  base.adjudication.draw_score = int(rules.draw_score_cp());
-  base.adjudication.resign_move_count = int(rules.resign_move_count());
-  base.adjudication.resign_score = int(rules.resign_score_cp());
-  base.adjudication.max_moves = int(rules.max_moves());
   match::EngineTimeouts timeouts;
-  if (rules.has_handshake_timeout_ms())
-    timeouts.handshake = timeouts.ready = match::Millis(rules.handshake_timeout_ms());
+  match::ApplyRules(rules, base, timeouts);
   const match::SandboxOptions box = WithRunLimits(host.sandbox, rules.engine_limits());
   const int ncpu = int(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
   auto slot = [&](int index) {

@@ -193,18 +193,58 @@ struct Worker::Impl {
     return false;
   }
 
-  // Runs one leased perft job to the end: completed, released (draining) or dropped.
+  // A perft job's counts into `out`, or why there are none (Cancelled: stopped).
+  absl::Status RunPerftJob(const v1::PerftJob& work, const std::vector<Position>& positions,
+                           std::atomic<bool>& stop, v1::CompleteJobRequest& out) {
+    std::shared_ptr<PerftTable> job_table;  // held until the job ends
+    if (work.hash_mb() > 0 && work.depth() >= 3) job_table = HashFor(work).For(int(work.hash_mb()));
+    std::atomic<uint64_t> nodes{0};
+    PerftBatchOptions opts{.depth = int(work.depth()),
+                           .threads = options.threads,
+                           .hash_mb = 0,  // job_table or none
+                           .table = job_table.get(),
+                           .distinct = !work.packed_positions().empty(),
+                           .stop = &stop,
+                           .nodes_done = &nodes};
+    absl::StatusOr<std::vector<uint64_t>> counts = PerftBatch(positions, opts);
+    if (!counts.ok()) return counts.status();
+    for (uint64_t c : *counts) out.mutable_perft()->add_counts(c);
+    return absl::OkStatus();
+  }
+
+  // A match job's games into `out`, or why there are none (Cancelled: stopped; with `refusal`
+  // set: an engine's bench differs from its declared signature, or fails).
+  absl::Status RunGamesJob(const v1::MatchJob& work, std::atomic<bool>& stop,
+                           v1::CompleteJobRequest& out, v1::EngineRefusal& refusal) {
+    absl::StatusOr<v1::MatchJobResult> games = RunMatchJob(work, *cache, options.threads, &stop,
+                                                           {.sandbox = options.sandbox,
+                                                            .engine_dirs = options.engine_dirs,
+                                                            .checker = checker.get(),
+                                                            .measured_nps = options.measured_nps,
+                                                            .cores = cores},
+                                                           &refusal);
+    if (!games.ok()) return games.status();
+    *out.mutable_match() = std::move(*games);
+    return absl::OkStatus();
+  }
+
+  // Runs one leased job to the end: completed, released (draining) or dropped.
   void Execute(const v1::Job& job, Worker& owner) {
-    const v1::PerftJob& work = job.perft();
-    absl::StatusOr<std::vector<Position>> positions = std::vector<Position>();
-    if (job.has_perft()) positions = PerftJobPositions(work);
-    if (!positions.ok()) {
-      spdlog::error("job {}: {}; releasing", job.job_id(), positions.status().ToString());
-      Release(job, "bad position in job");
+    std::vector<Position> positions;
+    if (job.has_perft()) {
+      absl::StatusOr<std::vector<Position>> decoded = PerftJobPositions(job.perft());
+      if (!decoded.ok()) {
+        spdlog::error("job {}: {}; releasing", job.job_id(), decoded.status().ToString());
+        Release(job, "bad position in job");
+        return;
+      }
+      positions = std::move(*decoded);
+    } else if (!job.has_match()) {
+      spdlog::error("job {}: neither perft nor match work; releasing", job.job_id());
+      Release(job, "job without work");
       return;
     }
     std::atomic<bool> stop{false};
-    std::atomic<uint64_t> nodes{0};
     bool release = false, lost = false;
     std::string why;
     absl::Mutex hb_mu;
@@ -243,31 +283,10 @@ struct Worker::Impl {
         }
       }
     });
-    std::shared_ptr<PerftTable> job_table;  // held until the job ends
-    if (job.has_perft() && work.hash_mb() > 0 && work.depth() >= 3 && positions.ok())
-      job_table = HashFor(work).For(int(work.hash_mb()));
-    PerftBatchOptions opts{.depth = int(work.depth()),
-                           .threads = options.threads,
-                           .hash_mb = 0,  // job_table or none
-                           .table = job_table.get(),
-                           .distinct = !work.packed_positions().empty(),
-                           .stop = &stop,
-                           .nodes_done = &nodes};
-    absl::StatusOr<std::vector<uint64_t>> counts = std::vector<uint64_t>();
-    absl::StatusOr<v1::MatchJobResult> games;
+    v1::CompleteJobRequest req;
     v1::EngineRefusal refusal;
-    if (job.has_match()) {
-      games = RunMatchJob(job.match(), *cache, options.threads, &stop,
-                          {.sandbox = options.sandbox,
-                           .engine_dirs = options.engine_dirs,
-                           .checker = checker.get(),
-                           .measured_nps = options.measured_nps,
-                           .cores = cores},
-                          &refusal);
-      if (!games.ok()) counts = games.status();
-    } else {
-      counts = PerftBatch(*positions, opts);
-    }
+    const absl::Status worked = job.has_match() ? RunGamesJob(job.match(), stop, req, refusal)
+                                                : RunPerftJob(job.perft(), positions, stop, req);
     {
       absl::MutexLock lock(&hb_mu);
       finished = true;
@@ -278,46 +297,38 @@ struct Worker::Impl {
       metrics->busy_.Set(0);
       metrics->duration_.Observe(seconds);
     }
-    if (!counts.ok() && !refusal.engine().empty()) {
+    if (!worked.ok() && !refusal.engine().empty()) {
       // Not this worker's to play (an engine's bench differs or fails): the coordinator flags
       // the worker and sends the run's jobs elsewhere.
-      spdlog::warn("job {}: refused: {}", job.job_id(), counts.status().ToString());
-      Release(job, Cat("refused: ", std::string(counts.status().message())), &refusal);
+      spdlog::warn("job {}: refused: {}", job.job_id(), worked.ToString());
+      Release(job, Cat("refused: ", std::string(worked.message())), &refusal);
       if (metrics) metrics->Job("refused");
       return;
     }
-    if (!counts.ok() && !absl::IsCancelled(counts.status())) {
-      spdlog::warn("job {}: cannot run: {}; releasing", job.job_id(), counts.status().ToString());
-      Release(job, Cat("worker error: ", std::string(counts.status().message())));
+    if (!worked.ok() && !absl::IsCancelled(worked)) {
+      spdlog::warn("job {}: cannot run: {}; releasing", job.job_id(), worked.ToString());
+      Release(job, Cat("worker error: ", std::string(worked.message())));
       if (metrics) metrics->Job("released");
       return;
     }
-    if (!counts.ok()) {
+    if (!worked.ok()) {
       // A job the coordinator already took back (done elsewhere, run finished or cancelled,
       // lease expired) is not ours to release, even while shutting down.
       if (!lost && (release || Draining())) {
         Release(job, "worker shutting down");
         if (metrics) metrics->Job("released");
       } else {
-        spdlog::info("job {}: stopped ({})", job.job_id(), lost ? why : counts.status().ToString());
+        spdlog::info("job {}: stopped ({})", job.job_id(), lost ? why : worked.ToString());
         if (metrics) metrics->Job("stopped");
       }
       return;
     }
-    v1::CompleteJobRequest req;
     req.set_worker_id(worker_id);
     req.set_job_id(job.job_id());
     req.set_lease_id(job.lease_id());
     req.set_seconds(seconds);
     uint64_t total = 0;
-    if (job.has_match()) {
-      *req.mutable_match() = std::move(*games);
-    } else {
-      for (uint64_t c : *counts) {
-        req.mutable_perft()->add_counts(c);
-        total += c;
-      }
-    }
+    for (uint64_t c : req.perft().counts()) total += c;
     // Retry until the coordinator answers: the same job and lease are counted once.
     double backoff = 0.1;
     const auto give_up = Clock::now() + std::chrono::minutes(5);
@@ -333,8 +344,8 @@ struct Worker::Impl {
           metrics->Job("completed");
           metrics->nodes_.Increment(double(total));
         }
-        spdlog::debug("job {}: {} positions, {} nodes in {:.3f} s", job.job_id(), positions->size(),
-                      total, seconds);
+        spdlog::debug("job {}: {} positions, {} nodes, {} games in {:.3f} s", job.job_id(),
+                      positions.size(), total, req.match().games_size(), seconds);
         return;
       }
       if (!Retryable(s.error_code()) || Clock::now() > give_up) {
@@ -361,8 +372,17 @@ struct Worker::Impl {
     ctx.set_deadline(Deadline(5));
     grpc::Status s = stub->ReleaseJob(&ctx, req, &resp);
     Record("ReleaseJob", s);
-    spdlog::info("job {}: released ({}){}", job.job_id(), reason,
-                 s.ok() ? "" : Cat(": ", s.error_message()));
+    if (s.ok()) {
+      spdlog::info("job {}: released ({})", job.job_id(), reason);
+    } else if (s.error_code() == grpc::StatusCode::FAILED_PRECONDITION ||
+               s.error_code() == grpc::StatusCode::NOT_FOUND) {
+      // The coordinator took the job back already (its run finished, or the lease ended):
+      // nothing is lost, there is nothing to give back.
+      spdlog::info("job {}: stopped ({}); the coordinator had already taken it back", job.job_id(),
+                   reason);
+    } else {
+      spdlog::warn("job {}: not released ({}): {}", job.job_id(), reason, s.error_message());
+    }
   }
 };
 

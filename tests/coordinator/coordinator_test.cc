@@ -290,8 +290,8 @@ v1::MatchJobResult LosingPairs(const v1::Job& job) {
                                ? std::vector<const char*>{"f2f3", "e7e5", "g2g4", "d8h4"}
                                : std::vector<const char*>{"e2e4", "f7f6", "d2d4", "g7g5", "d1h5"})
         game->add_moves(m);
-      game->set_result(g == 0 ? "0-1" : "1-0");
-      game->set_end("normal");
+      game->set_result(g == 0 ? v1::GAME_RESULT_BLACK_WINS : v1::GAME_RESULT_WHITE_WINS);
+      game->set_end(v1::GAME_END_NORMAL);
       game->set_pgn("[Round \"" + std::to_string(job.match().round_offset() + 2 * p + g + 1) +
                     "\"]\n");
     }
@@ -354,9 +354,15 @@ TEST_F(CoordinatorTest, TournamentResumesAfterRestartAndRatesEveryEngine) {
   EXPECT_EQ(r->state(), v1::RUN_STATE_SUCCEEDED);
   const v1::TournamentRunStatus& t = r->tournament();
   ASSERT_EQ(t.pairings_size(), 3);
-  for (const v1::MatchRunStatus& m : t.pairings()) {
+  for (const v1::MatchResult& m : t.pairings()) {
     EXPECT_EQ(m.games(), 4u);
-    EXPECT_EQ(m.losses(), 4u) << "counted from the pairing's first engine";
+    EXPECT_EQ(m.stats().wdl().losses(), 4u) << "counted from the pairing's first engine";
+    EXPECT_EQ(m.stats().penta().ll(), 2u);
+    // The stored games' enums read back after the restart: how they ended, and who won.
+    ASSERT_EQ(m.terminations().count("normal"), 1u);
+    EXPECT_EQ(m.terminations().at("normal"), 4u);
+    ASSERT_EQ(m.faults_size(), 2);
+    EXPECT_EQ(m.faults(0).name(), m.engines(0));
   }
   ASSERT_EQ(t.standings_size(), 3);
   EXPECT_EQ(t.standings(0).name(), "c") << "c beat a and b";
@@ -378,6 +384,8 @@ TEST_F(CoordinatorTest, TournamentResumesAfterRestartAndRatesEveryEngine) {
     rounds.insert(g.round());
     EXPECT_NE(pgn->pgn().find("[Round \"" + std::to_string(g.round()) + "\"]"), std::string::npos);
     EXPECT_NE(g.white(), g.black());
+    EXPECT_EQ(g.termination(), "normal");
+    EXPECT_TRUE(g.result() == "1-0" || g.result() == "0-1") << g.result();
   }
   EXPECT_EQ(rounds.size(), 12u);
   EXPECT_EQ(*rounds.rbegin(), 12u);

@@ -102,8 +102,8 @@ TEST(TournamentPlan, BadRequestsAreInvalidArgument) {
   check(greedy, "rules.engine_limits.processes must be at most 65536");
 }
 
-v1::ReportedGame Game(uint64_t pair, uint32_t g, const std::string& result, const std::string& end,
-                      const std::string& faulty = "") {
+v1::ReportedGame Game(uint64_t pair, uint32_t g, v1::GameResult result, v1::GameEnd end,
+                      v1::Side faulty = v1::SIDE_UNSPECIFIED) {
   v1::ReportedGame out;
   out.set_pair(pair);
   out.set_game(g);
@@ -115,14 +115,17 @@ v1::ReportedGame Game(uint64_t pair, uint32_t g, const std::string& result, cons
 }
 
 // Faults go to the engine that played the faulty colour in that game.
-TEST(MatchTally, FaultsByEngineAndPentanomial) {
-  MatchTally tally;
+TEST(CountGames, FaultsByEngineAndPentanomial) {
+  match::MatchSummary tally;
   v1::MatchJobResult r;
-  *r.add_games() = Game(0, 0, "1-0", "time forfeit", "black");  // second engine flagged
-  *r.add_games() = Game(0, 1, "1-0", "illegal move", "black");  // first engine (Black) erred
-  *r.add_games() = Game(1, 0, "1/2-1/2", "normal");
-  *r.add_games() = Game(1, 1, "0-1", "normal");  // first engine (Black) won
-  tally.Add(r);
+  // Second engine flagged; first engine (Black) erred; a draw; first engine (Black) won.
+  *r.add_games() =
+      Game(0, 0, v1::GAME_RESULT_WHITE_WINS, v1::GAME_END_TIME_FORFEIT, v1::SIDE_BLACK);
+  *r.add_games() =
+      Game(0, 1, v1::GAME_RESULT_WHITE_WINS, v1::GAME_END_ILLEGAL_MOVE, v1::SIDE_BLACK);
+  *r.add_games() = Game(1, 0, v1::GAME_RESULT_DRAW, v1::GAME_END_NORMAL);
+  *r.add_games() = Game(1, 1, v1::GAME_RESULT_BLACK_WINS, v1::GAME_END_NORMAL);
+  CountGames(r, tally);
   EXPECT_EQ(tally.faults[1].time_losses, 1u);
   EXPECT_EQ(tally.faults[0].illegal_moves, 1u);
   EXPECT_EQ(tally.faults[0].time_losses + tally.faults[1].illegal_moves, 0u);
@@ -130,29 +133,53 @@ TEST(MatchTally, FaultsByEngineAndPentanomial) {
   EXPECT_EQ(tally.pentanomial.counts[3], 1u);  // draw + win
   EXPECT_EQ(tally.trinomial.wins, 2u);
   EXPECT_EQ(tally.moves, 40u);
-  v1::MatchRunStatus status;
-  status.mutable_request()->add_engines()->set_name("x");
-  status.mutable_request()->add_engines()->set_name("y");
-  tally.Fill(std::nullopt, status);
+  EXPECT_EQ(tally.terminations["time forfeit"], 1u);
+  EXPECT_EQ(tally.terminations["normal"], 2u);
+  v1::SubmitMatchRequest request;
+  request.set_tc("1+0.1");
+  request.add_engines()->set_name("x");
+  request.add_engines()->set_name("y");
+  const v1::MatchResult status = MatchResultOf(request, tally, std::nullopt, 10);
   ASSERT_EQ(status.faults_size(), 2);
   EXPECT_EQ(status.faults(1).name(), "y");
   EXPECT_EQ(status.faults(1).time_losses(), 1u);
+  EXPECT_EQ(status.stats().penta().d(), 1u);
+  EXPECT_EQ(status.stats().wdl().wins(), 2u);
+  EXPECT_FALSE(status.has_cpu_ms_per_move()) << "the cluster does not measure it";
+}
+
+// The SPRT the server computed is the one `arbiter stats` computes from the same counts.
+TEST(CountGames, StatusCarriesTheSprt) {
+  match::MatchSummary tally;
+  tally.pentanomial.counts[3] = 300;
+  tally.pentanomial.counts[2] = 100;
+  v1::SubmitMatchRequest request;
+  request.add_engines()->set_name("x");
+  request.add_engines()->set_name("y");
+  stats::SprtParams sprt{.elo0 = 0, .elo1 = 5};
+  const v1::MatchResult status = MatchResultOf(request, tally, sprt, 0);
+  const stats::SprtResult expected = stats::EvaluateSprt(tally.pentanomial, sprt);
+  EXPECT_EQ(status.stats().sprt().llr(), expected.llr);
+  EXPECT_EQ(status.stats().sprt().upper_bound(), expected.upper);
+  EXPECT_EQ(status.stats().sprt().decision(), v1::SPRT_DECISION_ACCEPT_H1);
+  EXPECT_EQ(status.stats().sprt().model(), v1::SPRT_MODEL_NORMALIZED);
 }
 
 // Ratings for every engine once the games connect them, anchored at the first, best first.
 TEST(TournamentStatus, RatesAllEnginesAnchoredAtTheFirst) {
   const v1::SubmitTournamentRequest req = Tournament(3, 4);
-  std::vector<MatchTally> tallies(3);
+  std::vector<match::MatchSummary> tallies(3);
   v1::TournamentRunStatus status;
-  FillTournamentStatus(req, tallies, status);
+  FillTournamentStatus(req, tallies, 0, status);
   EXPECT_EQ(status.standings_size(), 0) << "no games yet";
   // a-b: a wins 3 of 4; a-c: even; b-c: c wins 3 of 4.
   tallies[0].trinomial = {.losses = 1, .draws = 0, .wins = 3};
   tallies[1].trinomial = {.losses = 1, .draws = 2, .wins = 1};
   tallies[2].trinomial = {.losses = 3, .draws = 0, .wins = 1};
-  FillTournamentStatus(req, tallies, status);
+  for (match::MatchSummary& t : tallies) t.games = 4;
+  FillTournamentStatus(req, tallies, 0, status);
   ASSERT_EQ(status.pairings_size(), 3);
-  EXPECT_EQ(status.pairings(2).request().engines(0).name(), "b");
+  EXPECT_EQ(status.pairings(2).engines(0), "b");
   EXPECT_EQ(status.games(), 12u);
   ASSERT_EQ(status.standings_size(), 3);
   EXPECT_EQ(status.standings(2).name(), "b") << "b lost most";
@@ -176,7 +203,7 @@ TEST(MatchReplay, ForfeitsFollowTheLaws) {
   }
   job.set_tc("1+0.1");
   job.set_pairs(1);
-  auto result = [](const std::string& end, const std::string& faulty, const std::string& res) {
+  auto result = [](v1::GameEnd end, v1::Side faulty, v1::GameResult res) {
     v1::MatchJobResult r;
     for (int g = 0; g < 2; ++g) {
       v1::ReportedGame* game = r.add_games();
@@ -190,19 +217,35 @@ TEST(MatchReplay, ForfeitsFollowTheLaws) {
     return r;
   };
   // White (the queen side) stalls or crashes on its turn: Black cannot mate, so a draw.
-  for (const char* end : {"stall", "time forfeit", "disconnect"}) {
-    absl::Status loss = CheckMatchResult(job, result(end, "white", "0-1"));
+  for (v1::GameEnd end : {v1::GAME_END_STALL, v1::GAME_END_TIME_FORFEIT, v1::GAME_END_DISCONNECT}) {
+    absl::Status loss =
+        CheckMatchResult(job, result(end, v1::SIDE_WHITE, v1::GAME_RESULT_BLACK_WINS));
     EXPECT_EQ(loss.code(), absl::StatusCode::kInvalidArgument) << end;
     EXPECT_NE(loss.message().find("cannot checkmate"), std::string::npos) << loss;
-    EXPECT_TRUE(CheckMatchResult(job, result(end, "white", "1/2-1/2")).ok()) << end;
+    EXPECT_TRUE(CheckMatchResult(job, result(end, v1::SIDE_WHITE, v1::GAME_RESULT_DRAW)).ok())
+        << end;
   }
   // An illegal move is a plain loss; a fault with no side named is refused.
-  EXPECT_TRUE(CheckMatchResult(job, result("illegal move", "white", "0-1")).ok());
-  EXPECT_FALSE(CheckMatchResult(job, result("stall", "", "0-1")).ok());
+  EXPECT_TRUE(CheckMatchResult(job, result(v1::GAME_END_ILLEGAL_MOVE, v1::SIDE_WHITE,
+                                           v1::GAME_RESULT_BLACK_WINS))
+                  .ok());
+  EXPECT_FALSE(CheckMatchResult(job, result(v1::GAME_END_STALL, v1::SIDE_UNSPECIFIED,
+                                            v1::GAME_RESULT_BLACK_WINS))
+                   .ok());
   // Without a clock there is no flag: the staller loses.
   job.set_tc("depth=3");
-  EXPECT_TRUE(CheckMatchResult(job, result("stall", "white", "0-1")).ok());
-  EXPECT_FALSE(CheckMatchResult(job, result("stall", "white", "1/2-1/2")).ok());
+  EXPECT_TRUE(
+      CheckMatchResult(job, result(v1::GAME_END_STALL, v1::SIDE_WHITE, v1::GAME_RESULT_BLACK_WINS))
+          .ok());
+  EXPECT_FALSE(
+      CheckMatchResult(job, result(v1::GAME_END_STALL, v1::SIDE_WHITE, v1::GAME_RESULT_DRAW)).ok());
+  // A game without a result or an end is refused, naming what is missing.
+  absl::Status no_end = CheckMatchResult(
+      job, result(v1::GAME_END_UNSPECIFIED, v1::SIDE_UNSPECIFIED, v1::GAME_RESULT_DRAW));
+  EXPECT_NE(no_end.message().find("no game end"), std::string::npos) << no_end;
+  absl::Status no_result = CheckMatchResult(
+      job, result(v1::GAME_END_ADJUDICATION, v1::SIDE_UNSPECIFIED, v1::GAME_RESULT_UNSPECIFIED));
+  EXPECT_NE(no_result.message().find("no result"), std::string::npos) << no_result;
 }
 
 }  // namespace

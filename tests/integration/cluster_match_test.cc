@@ -224,7 +224,7 @@ TEST_F(ClusterMatchTest, MatchSurvivesCoordinatorKill) {
   }
   ASSERT_GE(run.jobs().done(), 1u);
   ASSERT_LT(run.jobs().done(), run.jobs().total()) << "the run finished before the kill";
-  const uint64_t games_before = run.match().games();
+  const uint64_t games_before = run.match().result().games();
   server_->Signal(SIGKILL);
   server_->Wait();
   ASSERT_NO_FATAL_FAILURE(StartCoordinator(port));
@@ -384,12 +384,11 @@ TEST_F(ClusterMatchTest, RatingsAcrossRunsMatchTheCombinedGames) {
   ASSERT_EQ(runs.runs_size(), 2);
   std::map<std::pair<int, int>, stats::Trinomial> combined;
   const std::vector<std::string> names = {"v1", "v2", "v3"};
-  auto add = [&](const v1::MatchRunStatus& m) {
-    const int a =
-        int(std::find(names.begin(), names.end(), m.request().engines(0).name()) - names.begin());
-    const int b =
-        int(std::find(names.begin(), names.end(), m.request().engines(1).name()) - names.begin());
-    stats::Trinomial t{.losses = m.losses(), .draws = m.draws(), .wins = m.wins()};
+  auto add = [&](const v1::MatchResult& m) {
+    const int a = int(std::find(names.begin(), names.end(), m.engines(0)) - names.begin());
+    const int b = int(std::find(names.begin(), names.end(), m.engines(1)) - names.begin());
+    const v1::TrinomialCounts& wdl = m.stats().wdl();
+    stats::Trinomial t{.losses = wdl.losses(), .draws = wdl.draws(), .wins = wdl.wins()};
     if (a > b) t = t.Reversed();
     stats::Trinomial& c = combined[{std::min(a, b), std::max(a, b)}];
     c.wins += t.wins;
@@ -397,8 +396,8 @@ TEST_F(ClusterMatchTest, RatingsAcrossRunsMatchTheCombinedGames) {
     c.losses += t.losses;
   };
   for (const v1::Run& run : runs.runs()) {
-    if (run.has_match()) add(run.match());
-    for (const v1::MatchRunStatus& p : run.tournament().pairings()) add(p);
+    if (run.has_match()) add(run.match().result());
+    for (const v1::MatchResult& p : run.tournament().pairings()) add(p);
   }
   std::vector<stats::PairingResult> results;
   uint64_t games = 0;

@@ -378,8 +378,8 @@ TEST_F(ClusterTest, MatchRunStoppedBySprtWithForgedGameRefused) {
         game->add_moves("e2e4");
         game->add_moves("e7e5");
         game->add_moves("e1e3");  // the king cannot move two squares up
-        game->set_result("1-0");
-        game->set_end("illegal move");
+        game->set_result(v1::GAME_RESULT_WHITE_WINS);
+        game->set_end(v1::GAME_END_ILLEGAL_MOVE);
       }
     }
     grpc::ClientContext ctx;
@@ -393,16 +393,17 @@ TEST_F(ClusterTest, MatchRunStoppedBySprtWithForgedGameRefused) {
   StartWorker();
   v1::Run run = WaitFinished(run_id, 300);
   ASSERT_EQ(run.state(), v1::RUN_STATE_SUCCEEDED) << run.message();
-  const v1::MatchRunStatus& m = run.match();
-  EXPECT_EQ(m.sprt_decision(), "H1") << run.message();
+  const v1::MatchResult& m = run.match().result();
+  EXPECT_EQ(m.stats().sprt().decision(), v1::SPRT_DECISION_ACCEPT_H1) << run.message();
   EXPECT_LT(m.games(), 200u) << "the SPRT stopped the run early";
   EXPECT_GT(run.jobs().cancelled(), 0u);
-  EXPECT_EQ(m.rejected_results(), 1u);
-  uint64_t pairs = 0;
-  for (uint64_t c : m.pentanomial()) pairs += c;
-  EXPECT_EQ(2 * pairs, m.games());
-  EXPECT_EQ(m.wins() + m.draws() + m.losses(), m.games());
-  EXPECT_GT(m.wins(), m.losses());
+  EXPECT_EQ(run.match().rejected_results(), 1u);
+  const v1::PentanomialCounts& p = m.stats().penta();
+  EXPECT_EQ(2 * (p.ll() + p.ld() + p.d() + p.wd() + p.ww()), m.games());
+  const v1::TrinomialCounts& wdl = m.stats().wdl();
+  EXPECT_EQ(wdl.wins() + wdl.draws() + wdl.losses(), m.games());
+  EXPECT_GT(wdl.wins(), wdl.losses());
+  EXPECT_FALSE(m.has_cpu_ms_per_move()) << "not measured on the cluster";
   v1::GetPgnResponse pgn;
   {
     grpc::ClientContext ctx;

@@ -180,7 +180,7 @@ TEST_F(FairPlayTest, DifferentBenchSignatureIsRefusedAndFlagged) {
       << out << ReadFile(dir_ / "cli.log");
   const v1::Run played = NewestRun();
   EXPECT_EQ(played.state(), v1::RUN_STATE_SUCCEEDED) << played.DebugString();
-  EXPECT_EQ(played.match().games(), 2u);
+  EXPECT_EQ(played.match().result().games(), 2u);
   ASSERT_EQ(played.engines_size(), 2);
   const v1::RunEngine& dev = played.engines(0);
   EXPECT_EQ(dev.name(), "dev");

@@ -214,10 +214,11 @@ TEST(MatchDetails, CpuPerMoveOnlyWhenMeasured) {
   s.names[0] = "a";
   s.names[1] = "b";
   s.moves = 10;
-  EXPECT_EQ(MatchDetails(s).find("arbiter CPU"), std::string::npos) << MatchDetails(s);
+  std::string text = MatchDetails(ToMatchResult(s, std::nullopt));
+  EXPECT_EQ(text.find("arbiter CPU"), std::string::npos) << text;
   s.cpu_ms_per_move = 0.25;
-  EXPECT_NE(MatchDetails(s).find("arbiter CPU 0.250 ms/move"), std::string::npos)
-      << MatchDetails(s);
+  text = MatchDetails(ToMatchResult(s, std::nullopt));
+  EXPECT_NE(text.find("arbiter CPU 0.250 ms/move"), std::string::npos) << text;
 }
 
 }  // namespace arbiter::match

@@ -46,7 +46,7 @@ TEST(SelfPlay, StockfishTwoHundredGamesAtOnePlusOneHundredth) {
     EXPECT_EQ(s->faults[i].stalls, 0u);
     EXPECT_EQ(s->faults[i].illegal_moves, 0u);
   }
-  fprintf(stderr, "%s", MatchDetails(*s).c_str());
+  fprintf(stderr, "%s", MatchDetails(ToMatchResult(*s, std::nullopt)).c_str());
 
   auto games = ReadPgnFile(o.pgn_out);
   ASSERT_TRUE(games.ok()) << games.status();

@@ -55,8 +55,8 @@ TEST(EngineDir, ARefusedEngineLosesItsGamesByDisconnect) {
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(r->games_size(), 2);
   for (const v1::ReportedGame& g : r->games()) {
-    EXPECT_EQ(g.end(), "disconnect") << g.reason();
-    EXPECT_EQ(g.faulty(), g.game() == 0 ? "black" : "white") << g.reason();
+    EXPECT_EQ(g.end(), v1::GAME_END_DISCONNECT) << g.reason();
+    EXPECT_EQ(g.faulty(), g.game() == 0 ? v1::SIDE_BLACK : v1::SIDE_WHITE) << g.reason();
     EXPECT_NE(g.reason().find("is not in an engine directory of this worker (/usr/games)"),
               std::string::npos)
         << g.reason();

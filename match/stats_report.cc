@@ -1,10 +1,10 @@
-#include "cli/stats_report.h"
+#include "match/stats_report.h"
 
 #include "absl/strings/str_format.h"
 #include "base/strings.h"
 #include "stats/elo.h"
 
-namespace arbiter::cli {
+namespace arbiter::match {
 
 v1::SprtModel SprtModelToProto(stats::SprtModel m) {
   switch (m) {
@@ -16,6 +16,28 @@ v1::SprtModel SprtModelToProto(stats::SprtModel m) {
       return v1::SPRT_MODEL_BAYESELO;
   }
   return v1::SPRT_MODEL_UNSPECIFIED;
+}
+
+v1::SprtSpec SprtSpecOf(const stats::SprtParams& params) {
+  v1::SprtSpec spec;
+  spec.set_elo0(params.elo0);
+  spec.set_elo1(params.elo1);
+  spec.set_alpha(params.alpha);
+  spec.set_beta(params.beta);
+  spec.set_model(SprtModelToProto(params.model));
+  return spec;
+}
+
+stats::SprtParams SprtParamsOf(const v1::SprtSpec& spec) {
+  stats::SprtParams p;
+  p.elo0 = spec.elo0();
+  p.elo1 = spec.elo1();
+  p.alpha = spec.alpha();
+  p.beta = spec.beta();
+  p.model = spec.model() == v1::SPRT_MODEL_LOGISTIC   ? stats::SprtModel::kLogistic
+            : spec.model() == v1::SPRT_MODEL_BAYESELO ? stats::SprtModel::kBayesElo
+                                                      : stats::SprtModel::kNormalized;
+  return p;
 }
 
 namespace {
@@ -145,4 +167,4 @@ std::string FormatStatsReport(const v1::StatsReport& r) {
   return out;
 }
 
-}  // namespace arbiter::cli
+}  // namespace arbiter::match

@@ -1,0 +1,35 @@
+// The engine sandbox's flags, shared by `arbiter match`, `arbiter tournament`, `arbiter worker`
+// and `arbiter local`.
+#include <iostream>
+
+#include "base/status_macros.h"
+#include "base/strings.h"
+#include "cli/commands.h"
+
+namespace arbiter::cli {
+
+void AddSandboxOptions(CLI::App* cmd, SandboxFlags& f) {
+  cmd->add_option("--sandbox", f.mode,
+                  Cat("Engine isolation: auto (bubblewrap namespaces and limits where the kernel "
+                      "allows them, else limits only), namespaces, or off (default ",
+                      f.mode, ")"));
+  match::ResourceLimits& l = f.limits;
+  cmd->add_option("--engine-memory-mb", l.memory_mb, "Sandbox: address space per engine (MB)");
+  cmd->add_option("--engine-processes", l.processes,
+                  "Sandbox: processes and threads of the engines' user (RLIMIT_NPROC)");
+  cmd->add_option("--engine-open-files", l.open_files, "Sandbox: open files per engine");
+  cmd->add_option("--engine-file-size-mb", l.file_size_mb,
+                  "Sandbox: largest file an engine may write (MB)");
+  cmd->add_option("--engine-cpu-seconds", l.cpu_seconds, "Sandbox: CPU time per engine process");
+}
+
+absl::StatusOr<match::SandboxOptions> ResolveSandbox(const SandboxFlags& f) {
+  ASSIGN_OR_RETURN(match::SandboxMode mode, match::ParseSandboxMode(f.mode));
+  match::SandboxOptions options{.limits = f.limits};
+  std::string warning;
+  ASSIGN_OR_RETURN(options.isolation, match::ResolveIsolation(mode, options.bwrap, &warning));
+  if (!warning.empty()) std::cerr << "warning: " << warning << "\n";
+  return options;
+}
+
+}  // namespace arbiter::cli
