@@ -6,73 +6,16 @@
 #include "base/status_macros.h"
 #include "base/strings.h"
 #include "base/time.h"
+#include "coordinator/engine_reports.h"
 #include "coordinator/games_run.h"
 #include "coordinator/metrics.h"
 #include "coordinator/perft_run.h"
 #include "coordinator/pgn_export.h"
+#include "coordinator/scheduling.h"
 #include "proto/run_states.h"
 #include "spdlog/spdlog.h"
 
 namespace arbiter::coordinator {
-namespace {
-
-absl::Status ShuttingDownError() { return absl::UnavailableError("coordinator is shutting down"); }
-
-// The run's engines as submitted and as the workers found them, its clock scales and refusals.
-void FillEngineReports(const Run& run, v1::Run& out) {
-  const google::protobuf::RepeatedPtrField<v1::EngineSpec>* engines = nullptr;
-  int64_t scale_nps = 0;
-  if (out.has_match()) {
-    engines = &out.match().request().engines();
-    scale_nps = out.match().request().scale_nps();
-  } else if (out.has_tournament()) {
-    engines = &out.tournament().request().engines();
-    scale_nps = out.tournament().request().scale_nps();
-  }
-  if (!engines) return;
-  for (const v1::EngineSpec& e : *engines) {
-    v1::RunEngine& r = *out.add_engines();
-    r.set_name(e.name());
-    r.set_declared_bench(e.bench());
-    switch (e.source_case()) {
-      case v1::EngineSpec::kBuiltin:
-        r.set_source("builtin");
-        break;
-      case v1::EngineSpec::kPath:
-        r.set_source("path");
-        r.set_path(e.path());
-        break;
-      case v1::EngineSpec::kSha256:
-        r.set_source("upload");
-        r.set_sha256(e.sha256());
-        break;
-      default:
-        break;
-    }
-    for (const auto& [name, seen] : run.engines_seen) {
-      if (name != e.name()) continue;
-      for (const std::string& h : seen.sha256s) r.add_sha256s(h);
-      if (r.sha256().empty() && !seen.sha256s.empty()) r.set_sha256(seen.sha256s[0]);
-      r.set_measured_bench(seen.bench);
-    }
-  }
-  if (scale_nps > 0) {
-    v1::ClockScaleSpread& c = *out.mutable_clock_scale();
-    c.set_reference_nps(scale_nps);
-    c.set_workers(uint32_t(run.scaled_workers.size()));
-    c.set_min_factor(run.scale_min);
-    c.set_max_factor(run.scale_max);
-    c.set_min_nps(run.nps_min);
-    c.set_max_nps(run.nps_max);
-  }
-  for (const v1::EngineRefusal& r : run.refusals) *out.add_refusals() = r;
-}
-absl::Status NoRunError(uint64_t run_id) {
-  return absl::NotFoundError(Cat("run ", run_id, " does not exist"));
-}
-
-}  // namespace
-
 Coordinator::Coordinator(const CoordinatorOptions& options, std::unique_ptr<Store> store,
                          prometheus::Registry* registry)
     : options_(options),
@@ -239,29 +182,6 @@ PlanContext Coordinator::Context() {
   return context;
 }
 
-namespace {
-
-// The priority and throughput a caller may give a run (`current`: the run's, when changed).
-absl::Status CheckScheduling(std::optional<int> priority, std::optional<uint32_t> throughput,
-                             const Caller& caller) {
-  if (priority && (*priority < -100 || *priority > 100))
-    return absl::InvalidArgumentError(Cat("priority must be in -100..100, got ", *priority));
-  if (throughput && *throughput > 1000)
-    return absl::InvalidArgumentError(
-        Cat("throughput must be in 1..1000 percent (0: 100), got ", *throughput));
-  if (priority && *priority > 0 && !caller.admin())
-    return absl::PermissionDeniedError(
-        Cat("priority ", *priority, " is above the default (0): only an admin may set it"));
-  return absl::OkStatus();
-}
-
-absl::Status CheckScheduling(const v1::Scheduling& s, const Caller& caller) {
-  RETURN_IF_ERROR(ValidateRequirements(s.requirements()));
-  return CheckScheduling(s.priority(), s.throughput(), caller);
-}
-
-}  // namespace
-
 absl::StatusOr<v1::Run> Coordinator::SubmitPerft(const v1::SubmitPerftRequest& request,
                                                  const Caller& caller) {
   RETURN_IF_ERROR(CheckAcceptingRuns());
@@ -282,49 +202,6 @@ absl::StatusOr<v1::Run> Coordinator::SubmitTournament(const v1::SubmitTournament
   RETURN_IF_ERROR(CheckScheduling(request.scheduling(), caller));
   RETURN_IF_ERROR(CheckOwnerLimits(caller.name));
   return Submit(PlanTournamentRun(request, Context()), caller, request.scheduling());
-}
-
-absl::StatusOr<v1::Run> Coordinator::SetScheduling(const v1::SetSchedulingRequest& request,
-                                                   const Caller& caller) {
-  std::optional<int> priority;
-  std::optional<uint32_t> throughput;
-  if (request.has_priority()) priority = request.priority();
-  if (request.has_throughput()) throughput = request.throughput();
-  RETURN_IF_ERROR(CheckScheduling(priority, throughput, caller));
-  int new_priority, new_throughput;
-  {
-    absl::MutexLock lock(&mu_);
-    auto it = runs_.find(request.run_id());
-    if (it == runs_.end()) return NoRunError(request.run_id());
-    Run& run = *it->second;
-    if (run.owner != caller.name && !caller.admin())
-      return absl::PermissionDeniedError(Cat("run ", run.id, " belongs to '", run.owner,
-                                             "': only its owner or an admin may change it"));
-    if (IsTerminal(run.state))
-      return absl::FailedPreconditionError(Cat("run ", run.id, " has finished"));
-    new_priority = priority.value_or(run.priority);
-    new_throughput = throughput ? (*throughput == 0 ? 100 : int(*throughput)) : run.throughput;
-  }
-  // Durable before it takes effect (a restart keeps it).
-  RETURN_IF_ERROR(store_->SetScheduling(request.run_id(), new_priority, new_throughput));
-  Deferred deferred;
-  v1::Run out;
-  {
-    absl::MutexLock lock(&mu_);
-    auto it = runs_.find(request.run_id());
-    if (it == runs_.end()) return NoRunError(request.run_id());
-    Run& run = *it->second;
-    run.priority = new_priority;
-    run.throughput = new_throughput;
-    if (!IsTerminal(run.state)) queue_.SetRun(run.id, run.owner, run.priority, run.throughput);
-    ++run.version;
-    DispatchLocked(deferred);
-    out = BuildRunLocked(run);
-  }
-  for (auto& f : deferred) f();
-  spdlog::info("run {}: priority {}, throughput {}% (by '{}')", out.id(), new_priority,
-               new_throughput, caller.name);
-  return out;
 }
 
 absl::Status Coordinator::CheckOwnerLimits(const std::string& owner) {

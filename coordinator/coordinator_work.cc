@@ -15,7 +15,6 @@
 namespace arbiter::coordinator {
 namespace {
 
-absl::Status ShuttingDownError() { return absl::UnavailableError("coordinator is shutting down"); }
 absl::Status NoJobError(uint64_t job_id) {
   return absl::NotFoundError(Cat("job ", job_id, " does not exist"));
 }
@@ -93,74 +92,6 @@ absl::StatusOr<WorkerInfo*> Coordinator::CallerWorkerLocked(const std::string& w
 void Coordinator::LeaseEndedLocked(const std::string& worker_id) {
   WorkerInfo* w = workers_.Find(worker_id);
   if (w && w->leases > 0) --w->leases;
-}
-
-Job* Coordinator::TakeJobLocked(const std::string& worker_id) {
-  WorkerInfo* w = workers_.Find(worker_id);
-  if (!w || w->draining || w->leases >= w->threads) return nullptr;
-  const WorkerInfo& worker = *w;
-  return queue_.Take(
-      worker_id, w->token,
-      [&](uint64_t run_id) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-        auto r = runs_.find(run_id);
-        return r == runs_.end() ? kNoLane : LaneOfLocked(*r->second, worker_id);
-      },
-      [&](const Job& job) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-        auto r = runs_.find(job.run_id);
-        return r == runs_.end() || IneligibleLocked(worker_id, worker, *r->second, job).empty();
-      },
-      // A worker that lacks what a run requires skips the whole run, not job by job.
-      [&](uint64_t run_id) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-        auto r = runs_.find(run_id);
-        return r == runs_.end() || UnmetRequirement(worker, r->second->requirements).empty();
-      });
-}
-
-std::string Coordinator::IneligibleLocked(const std::string& worker_id, const WorkerInfo& worker,
-                                          const Run& run, const Job& job) {
-  std::string unmet = UnmetRequirement(worker, run.requirements);
-  if (!unmet.empty()) return unmet;
-  // Someone else's uploaded program runs only where it is boxed in, unless an admin vouched;
-  // a `path` engine only where the worker's --engine-dir allows it.
-  const RunHandler& handler = *run.handler;
-  if (!worker.isolated && !run.trusted && handler.RunsUploadedCode(job))
-    return Cat("isolation '", worker.isolation, "', the run's uploaded engines need namespaces");
-  if (!AllowsEnginePaths(worker, handler.EnginePaths(job)))
-    return "an --engine-dir that does not hold the run's engine paths";
-  // A worker that refused the run's engines (their bench) gets none of its jobs again, and a
-  // game slot never needs more threads than the worker declared.
-  if (run.refused_workers.contains(worker_id)) return "refused the run's engines (their bench)";
-  if (const uint32_t needs = handler.ThreadsPerGame(job); needs > worker.threads)
-    return Cat(worker.threads, " threads, a game of the run needs ", needs);
-  return "";
-}
-
-std::string Coordinator::WaitingLocked(const Run& run) {
-  const Job* queued = nullptr;  // what the run's next lease needs
-  for (uint64_t id : run.jobs) {
-    const Job* job = queue_.Find(id);
-    if (job && job->open() && job->leases.empty() && job->pending == 0) {
-      queued = job;
-      break;
-    }
-  }
-  if (!queued) return "";
-  return workers_.WhyNoWorker(
-      [&](const std::string& id, const WorkerInfo& w)
-          ABSL_NO_THREAD_SAFETY_ANALYSIS { return IneligibleLocked(id, w, run, *queued); });
-}
-
-uint32_t Coordinator::LaneOfLocked(Run& run, const std::string& worker_id) {
-  std::vector<std::string>& lanes = run.lane_workers;
-  for (size_t l = 0; l < lanes.size(); ++l)
-    if (lanes[l] == worker_id) return uint32_t(l);
-  for (size_t l = 0; l < lanes.size(); ++l) {
-    if (lanes[l].empty() || !workers_.Connected(lanes[l])) {
-      lanes[l] = worker_id;
-      return uint32_t(l);
-    }
-  }
-  return kNoLane;
 }
 
 v1::AcquireJobResponse Coordinator::LeaseLocked(Job& job, const std::string& worker_id) {
@@ -422,56 +353,6 @@ absl::Status Coordinator::ReleaseJob(const v1::ReleaseJobRequest& request, const
   return absl::OkStatus();
 }
 
-void Coordinator::NoteEngineReportLocked(Run& run, const std::string& worker_id,
-                                         const v1::MatchJobResult& result) {
-  for (const v1::EngineCheck& c : result.engine_checks()) {
-    auto it = std::find_if(run.engines_seen.begin(), run.engines_seen.end(),
-                           [&](const auto& e) { return e.first == c.name(); });
-    if (it == run.engines_seen.end()) {
-      if (run.engines_seen.size() >= 128) continue;
-      it = run.engines_seen.insert(run.engines_seen.end(), {c.name(), {}});
-    }
-    Run::EngineSeen& seen = it->second;
-    if (!c.sha256().empty() && seen.sha256s.size() < 8 &&
-        std::find(seen.sha256s.begin(), seen.sha256s.end(), c.sha256()) == seen.sha256s.end())
-      seen.sha256s.push_back(c.sha256());
-    if (c.bench() > 0) seen.bench = c.bench();
-  }
-  if (result.has_clock_scale()) {
-    const v1::ClockScale& s = result.clock_scale();
-    const bool first = run.scaled_workers.empty();
-    run.scaled_workers.insert(worker_id);
-    run.scale_min = first ? s.factor() : std::min(run.scale_min, s.factor());
-    run.scale_max = first ? s.factor() : std::max(run.scale_max, s.factor());
-    run.nps_min = first ? s.measured_nps() : std::min(run.nps_min, s.measured_nps());
-    run.nps_max = first ? s.measured_nps() : std::max(run.nps_max, s.measured_nps());
-  }
-}
-
-void Coordinator::RefusedLocked(Run& run, WorkerInfo& worker, const std::string& worker_id,
-                                const v1::EngineRefusal& refusal, std::vector<RunUpdate>& updates) {
-  const std::string what = Cat("run ", run.id, ", engine '", refusal.engine(),
-                               "': ", refusal.reason().empty() ? "refused" : refusal.reason());
-  spdlog::warn("worker {} ({}) refused a job: {}", worker_id, worker.name, what);
-  if (worker.flags.size() == kMaxWorkerFlags) worker.flags.erase(worker.flags.begin());
-  worker.flags.push_back(what);
-  if (!run.refused_workers.insert(worker_id).second) return;
-  if (run.refusals.size() < 64) {
-    v1::EngineRefusal& r = run.refusals.emplace_back(refusal);
-    r.set_worker_id(worker_id);
-    r.set_worker_name(worker.name);
-  }
-  if (IsTerminal(run.state)) return;
-  // Nobody left to play it: the run fails with the reason rather than waiting for ever.
-  const v1::ListWorkersResponse connected = workers_.List(/*all=*/false);
-  for (const v1::WorkerStatus& s : connected.workers())
-    if (!s.draining() && !run.refused_workers.contains(s.worker_id())) return;
-  FinishRunLocked(run, v1::RUN_STATE_FAILED,
-                  Cat("every connected worker refused the run's engines; worker ", worker.name,
-                      ": engine '", refusal.engine(), "': ", refusal.reason()),
-                  updates);
-}
-
 void Coordinator::IngestResultLocked(Job& job, Result result, std::vector<RunUpdate>& updates) {
   --job.pending;
   Run& run = *runs_[job.run_id];
@@ -634,38 +515,6 @@ void Coordinator::ReaperLoop() {
     }
     for (auto& f : deferred) f();
   }
-}
-
-v1::ListWorkersResponse Coordinator::ListWorkersLocked(bool all) {
-  v1::ListWorkersResponse out = workers_.List(all);
-  // The runs of each worker's leases.
-  absl::flat_hash_map<std::string, std::vector<uint64_t>> runs_of;
-  for (const auto& [id, run] : runs_) {
-    if (IsTerminal(run->state) || run->jobs_leased == 0) continue;
-    for (uint64_t job_id : run->jobs)
-      if (const Job* job = queue_.Find(job_id))
-        for (const Lease& l : job->leases) runs_of[l.worker_id].push_back(id);
-  }
-  for (v1::WorkerStatus& w : *out.mutable_workers())
-    if (auto it = runs_of.find(w.worker_id()); it != runs_of.end())
-      for (uint64_t run : it->second) w.add_leased_runs(run);
-  return out;
-}
-
-v1::ListWorkersResponse Coordinator::ListWorkers(const v1::ListWorkersRequest& request) {
-  absl::MutexLock lock(&mu_);
-  return ListWorkersLocked(request.include_disconnected());
-}
-
-absl::StatusOr<v1::ListWorkersResponse> Coordinator::DrainWorkers(
-    const v1::DrainWorkersRequest& request, const Caller& caller) {
-  if (request.name().size() > 256 || request.worker_id().size() > 256)
-    return absl::InvalidArgumentError("worker name and id have at most 256 bytes");
-  absl::MutexLock lock(&mu_);
-  RETURN_IF_ERROR(workers_.Drain(request.name(), request.worker_id(), !request.undo()));
-  spdlog::info("workers {}{}: {} (by '{}')", request.name(), request.worker_id(),
-               request.undo() ? "leased to again" : "draining", caller.name);
-  return ListWorkersLocked(true);
 }
 
 }  // namespace arbiter::coordinator

@@ -128,7 +128,7 @@ absl::StatusOr<v1::GetRatingsResponse> Coordinator::GetRatings(
       ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
       for (uint64_t id : ids) {
         auto it = runs_.find(id);
-        if (it == runs_.end()) return absl::NotFoundError(Cat("run ", id, " does not exist"));
+        if (it == runs_.end()) return NoRunError(id);
         add(*it->second);
       }
     }

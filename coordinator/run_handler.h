@@ -17,6 +17,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
+#include "base/strings.h"
 #include "proto/arbiter/v1/cluster.pb.h"
 #include "stats/counts.h"
 
@@ -44,6 +45,16 @@ struct Result {
   std::vector<uint64_t> counts;                     // perft
   std::shared_ptr<const v1::MatchJobResult> match;  // match and tournament
 };
+
+// The error of every call once the coordinator shuts down.
+inline absl::Status ShuttingDownError() {
+  return absl::UnavailableError("coordinator is shutting down");
+}
+
+// The error of a run id the coordinator does not know.
+inline absl::Status NoRunError(uint64_t run_id) {
+  return absl::NotFoundError(Cat("run ", run_id, " does not exist"));
+}
 
 // Perft runs on workers with hashes of their own give jobs lanes (see JobQueue); kNoLane: any
 // worker, in queue order.

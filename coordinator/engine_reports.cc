@@ -1,0 +1,112 @@
+// What workers report about a run's engines: the binaries they ran and their bench signatures,
+// the clock scales they used, and the jobs they refused (those workers get none of the run's
+// jobs again).
+#include "coordinator/engine_reports.h"
+
+#include "base/strings.h"
+#include "coordinator/coordinator.h"
+#include "proto/run_states.h"
+#include "spdlog/spdlog.h"
+
+namespace arbiter::coordinator {
+
+// The run's engines as submitted and as the workers found them, its clock scales and refusals.
+void FillEngineReports(const Run& run, v1::Run& out) {
+  const google::protobuf::RepeatedPtrField<v1::EngineSpec>* engines = nullptr;
+  int64_t scale_nps = 0;
+  if (out.has_match()) {
+    engines = &out.match().request().engines();
+    scale_nps = out.match().request().scale_nps();
+  } else if (out.has_tournament()) {
+    engines = &out.tournament().request().engines();
+    scale_nps = out.tournament().request().scale_nps();
+  }
+  if (!engines) return;
+  for (const v1::EngineSpec& e : *engines) {
+    v1::RunEngine& r = *out.add_engines();
+    r.set_name(e.name());
+    r.set_declared_bench(e.bench());
+    switch (e.source_case()) {
+      case v1::EngineSpec::kBuiltin:
+        r.set_source("builtin");
+        break;
+      case v1::EngineSpec::kPath:
+        r.set_source("path");
+        r.set_path(e.path());
+        break;
+      case v1::EngineSpec::kSha256:
+        r.set_source("upload");
+        r.set_sha256(e.sha256());
+        break;
+      default:
+        break;
+    }
+    for (const auto& [name, seen] : run.engines_seen) {
+      if (name != e.name()) continue;
+      for (const std::string& h : seen.sha256s) r.add_sha256s(h);
+      if (r.sha256().empty() && !seen.sha256s.empty()) r.set_sha256(seen.sha256s[0]);
+      r.set_measured_bench(seen.bench);
+    }
+  }
+  if (scale_nps > 0) {
+    v1::ClockScaleSpread& c = *out.mutable_clock_scale();
+    c.set_reference_nps(scale_nps);
+    c.set_workers(uint32_t(run.scaled_workers.size()));
+    c.set_min_factor(run.scale_min);
+    c.set_max_factor(run.scale_max);
+    c.set_min_nps(run.nps_min);
+    c.set_max_nps(run.nps_max);
+  }
+  for (const v1::EngineRefusal& r : run.refusals) *out.add_refusals() = r;
+}
+void Coordinator::NoteEngineReportLocked(Run& run, const std::string& worker_id,
+                                         const v1::MatchJobResult& result) {
+  for (const v1::EngineCheck& c : result.engine_checks()) {
+    auto it = std::find_if(run.engines_seen.begin(), run.engines_seen.end(),
+                           [&](const auto& e) { return e.first == c.name(); });
+    if (it == run.engines_seen.end()) {
+      if (run.engines_seen.size() >= 128) continue;
+      it = run.engines_seen.insert(run.engines_seen.end(), {c.name(), {}});
+    }
+    Run::EngineSeen& seen = it->second;
+    if (!c.sha256().empty() && seen.sha256s.size() < 8 &&
+        std::find(seen.sha256s.begin(), seen.sha256s.end(), c.sha256()) == seen.sha256s.end())
+      seen.sha256s.push_back(c.sha256());
+    if (c.bench() > 0) seen.bench = c.bench();
+  }
+  if (result.has_clock_scale()) {
+    const v1::ClockScale& s = result.clock_scale();
+    const bool first = run.scaled_workers.empty();
+    run.scaled_workers.insert(worker_id);
+    run.scale_min = first ? s.factor() : std::min(run.scale_min, s.factor());
+    run.scale_max = first ? s.factor() : std::max(run.scale_max, s.factor());
+    run.nps_min = first ? s.measured_nps() : std::min(run.nps_min, s.measured_nps());
+    run.nps_max = first ? s.measured_nps() : std::max(run.nps_max, s.measured_nps());
+  }
+}
+
+void Coordinator::RefusedLocked(Run& run, WorkerInfo& worker, const std::string& worker_id,
+                                const v1::EngineRefusal& refusal, std::vector<RunUpdate>& updates) {
+  const std::string what = Cat("run ", run.id, ", engine '", refusal.engine(),
+                               "': ", refusal.reason().empty() ? "refused" : refusal.reason());
+  spdlog::warn("worker {} ({}) refused a job: {}", worker_id, worker.name, what);
+  if (worker.flags.size() == kMaxWorkerFlags) worker.flags.erase(worker.flags.begin());
+  worker.flags.push_back(what);
+  if (!run.refused_workers.insert(worker_id).second) return;
+  if (run.refusals.size() < 64) {
+    v1::EngineRefusal& r = run.refusals.emplace_back(refusal);
+    r.set_worker_id(worker_id);
+    r.set_worker_name(worker.name);
+  }
+  if (IsTerminal(run.state)) return;
+  // Nobody left to play it: the run fails with the reason rather than waiting for ever.
+  const v1::ListWorkersResponse connected = workers_.List(/*all=*/false);
+  for (const v1::WorkerStatus& s : connected.workers())
+    if (!s.draining() && !run.refused_workers.contains(s.worker_id())) return;
+  FinishRunLocked(run, v1::RUN_STATE_FAILED,
+                  Cat("every connected worker refused the run's engines; worker ", worker.name,
+                      ": engine '", refusal.engine(), "': ", refusal.reason()),
+                  updates);
+}
+
+}  // namespace arbiter::coordinator
