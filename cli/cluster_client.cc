@@ -579,6 +579,7 @@ absl::StatusOr<v1::EngineSpec> RemoteEngineSpec(const match::EngineSpec& e,
   for (const auto& [k, v] : e.options) (*out.mutable_options())[k] = v;
   out.set_tc(e.tc);
   out.set_bench(e.bench);
+  out.set_cpu_level(uint32_t(e.cpu_level));
   return out;
 }
 

@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
+#include "base/cpu.h"
 #include "base/numbers.h"
 #include "base/status_macros.h"
 #include "base/strings.h"
@@ -288,10 +289,15 @@ int Fail(const absl::Status& st) {
 }
 
 // Engines with a declared signature (bench=N) run their bench once before the first game, in
-// the match's sandbox: a different signature stops the match, naming both numbers.
+// the match's sandbox: a different signature stops the match, naming both numbers. An engine
+// that needs a higher x86-64 level (cpu=v4) than this CPU's is refused.
 absl::Status CheckDeclaredBench(const std::vector<match::EngineSpec>& specs,
                                 const match::SandboxOptions& sandbox) {
   for (const match::EngineSpec& e : specs) {
+    if (e.cpu_level > DetectedCpuLevel())
+      return absl::FailedPreconditionError(Cat("engine '", e.name, "' needs x86-64 ",
+                                               CpuLevelName(e.cpu_level), "; this CPU is ",
+                                               CpuLevelName(DetectedCpuLevel())));
     if (e.bench == 0) continue;
     ASSIGN_OR_RETURN(match::BenchResult b,
                      match::RunEngineBench(e, sandbox, std::chrono::minutes(2)));
@@ -491,9 +497,10 @@ int RunTournamentCommand(const MatchFlags& f) {
 
 void AddCommonFlags(CLI::App* cmd, MatchFlags& f) {
   cmd->add_option("--engine", f.engines,
-                  "name=A,cmd=PATH[ args][,dir=D][,option.X=V][,env.K=V][,tc=TC][,bench=N] "
-                  "(repeat; bench=N: the engine's declared bench signature, checked by every "
-                  "worker before its first game)")
+                  "name=A,cmd=PATH[ args][,dir=D][,option.X=V][,env.K=V][,tc=TC][,bench=N]"
+                  "[,cpu=v3] (repeat; bench=N: the engine's declared bench signature, checked "
+                  "by every worker before its first game; cpu=LEVEL: the x86-64 level its binary "
+                  "needs, only workers of that level run it)")
       ->required();
   cmd->add_option("--scale-nps", f.scale_nps,
                   "With --coordinator: the --tc is meant at this speed (nodes/s); each worker "

@@ -2,6 +2,7 @@
 
 #include <thread>
 
+#include "base/cpu.h"
 #include "base/numbers.h"
 #include "base/status_macros.h"
 #include "base/strings.h"
@@ -36,6 +37,10 @@ absl::StatusOr<EngineSpec> ParseEngineSpec(std::string_view text) {
       spec.dir = std::string(value);
     } else if (key == "tc") {
       spec.tc = std::string(value);
+    } else if (key == "cpu") {
+      if (!ParseCpuLevel(value, spec.cpu_level))
+        return absl::InvalidArgumentError(
+            Cat("--engine '", text, "': cpu=", value, " is not an x86-64 level (v1..v4)"));
     } else if (key == "bench") {
       if (!ParseNumber(value, spec.bench) || spec.bench == 0)
         return absl::InvalidArgumentError(
@@ -47,7 +52,7 @@ absl::StatusOr<EngineSpec> ParseEngineSpec(std::string_view text) {
     } else {
       return absl::InvalidArgumentError(
           Cat("--engine '", text, "': unknown key '", key,
-              "' (expected name, cmd, args, dir, tc, bench, option.X, env.X)"));
+              "' (expected name, cmd, args, dir, tc, bench, cpu, option.X, env.X)"));
     }
   }
   if (spec.cmd.empty()) return absl::InvalidArgumentError(Cat("--engine '", text, "': no cmd="));

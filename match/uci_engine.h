@@ -33,12 +33,13 @@ struct EngineSpec {
   std::vector<std::pair<std::string, std::string>> options;  // setoption name X value V
   std::string tc;      // per-engine time control override (empty: the match's)
   uint64_t bench = 0;  // declared bench signature (`bench=N`; 0: none)
+  int cpu_level = 0;   // x86-64 level the binary needs (`cpu=v3`; 0: any)
   // Non-empty: the engine may not run here (a worker's policy); Start() fails with this reason,
   // so each of its games is lost by disconnect, naming it.
   std::string refused;
 };
 
-// Parses "name=A,cmd=PATH,args=a b,dir=D,env.K=V,option.X=V,tc=10+0.1,bench=232923".
+// Parses "name=A,cmd=PATH,args=a b,dir=D,env.K=V,option.X=V,tc=10+0.1,bench=232923,cpu=v3".
 absl::StatusOr<EngineSpec> ParseEngineSpec(std::string_view text);
 
 struct EngineTimeouts {

@@ -56,6 +56,10 @@ TEST(ParseEngineSpec, ReadsAllKeys) {
   EXPECT_EQ(ParseEngineSpec("cmd=/usr/games/stockfish")->name, "stockfish");
   EXPECT_FALSE(ParseEngineSpec("name=A").ok());
   EXPECT_FALSE(ParseEngineSpec("name=A,cmd=x,colour=red").ok());
+  EXPECT_EQ(ParseEngineSpec("name=A,cmd=/bin/eng,cpu=v3")->cpu_level, 3);
+  EXPECT_EQ(ParseEngineSpec("name=A,cmd=/bin/eng,cpu=x86-64-v4")->cpu_level, 4);
+  EXPECT_FALSE(ParseEngineSpec("name=A,cmd=/bin/eng,cpu=v5").ok());
+  EXPECT_FALSE(ParseEngineSpec("name=A,cmd=/bin/eng,cpu=avx2").ok());
 }
 
 TEST(Subprocess, ReportsExecAndChdirFailures) {
