@@ -839,6 +839,37 @@ TEST_F(SchedulingTest, EqualRunsShareTheWorkersFromTheStart) {
   EXPECT_EQ(got[b], 50);
 }
 
+// The same for two match runs (jobs of game pairs): submitted one after the other by two
+// people, their jobs alternate from the first lease on.
+TEST_F(SchedulingTest, EqualMatchRunsAlternate) {
+  auto submit = [&](const std::string& owner) {
+    v1::SubmitMatchRequest req;
+    for (const char* name : {"a", "b"}) {
+      v1::EngineSpec* e = req.add_engines();
+      e->set_name(name);
+      e->set_builtin(true);
+    }
+    req.set_tc("depth=1");
+    req.set_games(200);
+    req.set_pairs_per_job(1);
+    absl::StatusOr<v1::Run> run = c_->SubmitMatch(req, Caller{owner, v1::ROLE_SUBMITTER});
+    EXPECT_TRUE(run.ok()) << run.status();
+    return run.ok() ? run->id() : 0;
+  };
+  const uint64_t a = submit("alice"), b = submit("bob");
+  const std::string w = Register("big", "", "w", 1024);
+  int got_a = 0, got_b = 0;
+  for (int i = 0; i < 100; ++i) {
+    std::optional<v1::Job> job = Acquire(w, "w");
+    ASSERT_TRUE(job);
+    (job->run_id() == a ? got_a : got_b)++;
+    EXPECT_LE(std::abs(got_a - got_b), 1) << "after " << i + 1 << " leases";
+  }
+  EXPECT_EQ(got_a, 50);
+  EXPECT_EQ(got_b, 50);
+  EXPECT_NE(a, b);
+}
+
 // A run of priority 1 (an admin's) takes every lease while it has jobs ready.
 TEST_F(SchedulingTest, HigherPriorityTakesAllWorkers) {
   const uint64_t low = SubmitAs("alice");
