@@ -15,13 +15,18 @@ namespace arbiter {
 
 inline constexpr int kMaxCpuLevel = 4;
 
-// The level this CPU supports (1..4).
+// The level this CPU supports (1..4), from the features that define each level (by name, as
+// GCC and Clang both know them; GCC 12's "x86-64-v3" strings are not Clang 14's).
 inline int DetectedCpuLevel() {
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("x86-64-v4")) return 4;
-  if (__builtin_cpu_supports("x86-64-v3")) return 3;
-  if (__builtin_cpu_supports("x86-64-v2")) return 2;
-  return 1;
+  const bool v2 = __builtin_cpu_supports("popcnt") && __builtin_cpu_supports("sse4.2") &&
+                  __builtin_cpu_supports("ssse3");
+  const bool v3 = v2 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
+                  __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("fma");
+  const bool v4 = v3 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                  __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq") &&
+                  __builtin_cpu_supports("avx512vl");
+  return v4 ? 4 : v3 ? 3 : v2 ? 2 : 1;
 }
 
 // "v3", "x86-64-v3" and "3" are level 3; "x86-64", "v1" and "1" level 1. False for anything
