@@ -196,8 +196,13 @@ absl::StatusOr<v1::HeartbeatResponse> Coordinator::Heartbeat(const v1::Heartbeat
   Job& job = *found;
   v1::HeartbeatResponse out;
   if (job.cancelled) {
+    // The job's run ended: cancelled, or finished without it (an SPRT decided, a run failed).
+    auto run = runs_.find(job.run_id);
+    const v1::RunState state = run == runs_.end() ? v1::RUN_STATE_CANCELLED : run->second->state;
     out.set_stop(true);
-    out.set_reason(Cat("run ", job.run_id, " was cancelled"));
+    out.set_reason(state == v1::RUN_STATE_CANCELLED
+                       ? Cat("run ", job.run_id, " was cancelled")
+                       : Cat("run ", job.run_id, " has ended (", RunStateName(state), ")"));
     return out;
   }
   const size_t index = JobQueue::LeaseIndex(job, request.lease_id());
