@@ -199,7 +199,8 @@ class Coordinator {
                               const v1::MatchJobResult& result) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   v1::Run BuildRunLocked(const Run& run) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   Job* TakeJobLocked(const std::string& worker_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Why `worker` may not take `job` of `run` (empty: it may): its requirements, an uploaded
+  // Why `worker` may not take `job` of `run` (empty: it may), the run's requirements aside
+  // (JobQueue::Take checks those once per run, UnmetRequirement): an uploaded
   // engine on a worker that does not isolate it, a path outside its --engine-dir, a refused
   // bench, too few threads for one game.
   std::string IneligibleLocked(const std::string& worker_id, const WorkerInfo& worker,

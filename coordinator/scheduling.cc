@@ -97,8 +97,6 @@ Job* Coordinator::TakeJobLocked(const std::string& worker_id) {
 
 std::string Coordinator::IneligibleLocked(const std::string& worker_id, const WorkerInfo& worker,
                                           const Run& run, const Job& job) {
-  std::string unmet = UnmetRequirement(worker, run.requirements);
-  if (!unmet.empty()) return unmet;
   // Someone else's uploaded program runs only where it is boxed in, unless an admin vouched;
   // a `path` engine only where the worker's --engine-dir allows it.
   const RunHandler& handler = *run.handler;
@@ -125,8 +123,10 @@ std::string Coordinator::WaitingLocked(const Run& run) {
   }
   if (!queued) return "";
   return workers_.WhyNoWorker(
-      [&](const std::string& id, const WorkerInfo& w)
-          ABSL_NO_THREAD_SAFETY_ANALYSIS { return IneligibleLocked(id, w, run, *queued); });
+      [&](const std::string& id, const WorkerInfo& w) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+        std::string unmet = UnmetRequirement(w, run.requirements);
+        return unmet.empty() ? IneligibleLocked(id, w, run, *queued) : unmet;
+      });
 }
 
 uint32_t Coordinator::LaneOfLocked(Run& run, const std::string& worker_id) {
