@@ -68,6 +68,12 @@ def _system_libraries_impl(ctx):
     lines.append("    deps = [\":grpc\"],")
     lines.append(")")
     lines.append("")
+    # civetweb (the dashboard's HTTP server) ships no .pc file either.
+    lines.append("cc_library(")
+    lines.append("    name = \"civetweb\",")
+    lines.append("    linkopts = [\"-lcivetweb\"],")
+    lines.append(")")
+    lines.append("")
     lines.append("cc_library(")
     lines.append("    name = \"threads\",")
     lines.append("    linkopts = [\"-pthread\"],")

@@ -25,6 +25,7 @@
 #include "net/server.h"
 #include "proto/arbiter/v1/cluster.grpc.pb.h"
 #include "spdlog/spdlog.h"
+#include "web/dashboard.h"
 #include "worker/worker.h"
 
 namespace arbiter::cli {
@@ -33,6 +34,7 @@ namespace {
 struct CoordinatorFlags {
   std::string listen = ":50051";
   std::string metrics;
+  std::string http;  // the dashboard and JSON API; empty = none
   std::string data;
   double lease_seconds = 15;
   double heartbeat_seconds = 3;
@@ -65,6 +67,8 @@ struct WorkerFlags {
 
 void AddCoordinatorOptions(CLI::App* cmd, CoordinatorFlags& f) {
   cmd->add_option("--metrics", f.metrics, "Serve Prometheus metrics on [HOST]:PORT");
+  cmd->add_option("--http", f.http,
+                  "Serve the dashboard and the JSON API on [HOST]:PORT (port 0 = any free port)");
   cmd->add_option("--lease-seconds", f.lease_seconds, "Lease time of a job (heartbeats extend it)")
       ->check(CLI::Range(0.5, 3600.0));
   cmd->add_option("--heartbeat-seconds", f.heartbeat_seconds, "Heartbeat interval asked of workers")
@@ -107,6 +111,30 @@ coordinator::ServerOptions ToServerOptions(const CoordinatorFlags& f) {
   return o;
 }
 
+// The dashboard of `server` when --http was given (null otherwise, or on error: `ok` false).
+std::unique_ptr<web::Dashboard> StartDashboard(const CoordinatorFlags& f,
+                                               coordinator::Server& server, bool& ok) {
+  ok = true;
+  if (f.http.empty()) return nullptr;
+  web::DashboardOptions o;
+  o.listen = f.http;
+  o.no_auth = f.no_auth;
+  if (f.no_auth && !net::IsLoopbackAddress(f.http)) {
+    std::cerr << "error: --no-auth serves the dashboard only on a loopback address, not '" << f.http
+              << "'\n";
+    ok = false;
+    return nullptr;
+  }
+  absl::StatusOr<std::unique_ptr<web::Dashboard>> d =
+      web::Dashboard::Start(o, &server.coordinator());
+  if (!d.ok()) {
+    std::cerr << "error: " << d.status().message() << "\n";
+    ok = false;
+    return nullptr;
+  }
+  return std::move(*d);
+}
+
 int RunCoordinator(const CoordinatorFlags& f) {
   BlockTerminationSignals();
   absl::StatusOr<std::unique_ptr<coordinator::Server>> server =
@@ -115,11 +143,19 @@ int RunCoordinator(const CoordinatorFlags& f) {
     std::cerr << "error: " << server.status().message() << "\n";
     return 2;
   }
+  bool ok = true;
+  std::unique_ptr<web::Dashboard> dashboard = StartDashboard(f, **server, ok);
+  if (!ok) {
+    (*server)->Shutdown();
+    return 2;
+  }
   std::cout << "coordinator listening on port " << (*server)->port();
   if (!f.metrics.empty()) std::cout << ", metrics on port " << (*server)->metrics_port();
+  if (dashboard) std::cout << ", dashboard on port " << dashboard->port();
   std::cout << std::endl;
   int sig = WaitForTerminationSignal();
   spdlog::info("signal {}: shutting down", sig);
+  if (dashboard) dashboard->Stop();
   (*server)->Shutdown();
   return 0;
 }
@@ -267,6 +303,12 @@ int RunLocal(const CoordinatorFlags& cf, int workers, int threads, int hash_mb) 
       return 2;
     }
   }
+  bool dashboard_ok = true;
+  std::unique_ptr<web::Dashboard> dashboard = StartDashboard(f, **server, dashboard_ok);
+  if (!dashboard_ok) {
+    (*server)->Shutdown();
+    return 2;
+  }
   const std::string address = absl::StrFormat("127.0.0.1:%d", (*server)->port());
   // The workers share one perft hash of their combined size, as the threads of one process do
   // (a position one of them counted is found by the others).
@@ -294,7 +336,14 @@ int RunLocal(const CoordinatorFlags& cf, int workers, int threads, int hash_mb) 
   if (!token_file.empty()) std::cout << ", token for its clients in " << token_file;
   if (!f.metrics.empty()) std::cout << ", metrics on port " << (*server)->metrics_port();
   std::cout << std::endl;
+  if (dashboard) {
+    // The browser of this user signs in once with the in-process admin token.
+    std::cout << "dashboard: http://127.0.0.1:" << dashboard->port()
+              << (f.no_auth ? std::string("/") : dashboard->OneTimeLink(*admin_secret))
+              << (f.no_auth ? "" : "  (a one-time sign-in link)") << std::endl;
+  }
   WaitForTerminationSignal();
+  if (dashboard) dashboard->Stop();
   for (auto& w : pool) w->Drain();
   for (auto& t : threads_of) t.join();
   (*server)->Shutdown();

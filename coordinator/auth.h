@@ -30,6 +30,30 @@ struct Caller {
   bool admin() const { return role == v1::ROLE_ADMIN; }
 };
 
+// The calls of the run API, and the role each needs: the gRPC RunService and the HTTP API
+// (web/dashboard) both ask RoleFor, so the two cannot disagree. A submitter's cancel,
+// scheduling change and engine deletion apply to its own runs and uploads only (the coordinator
+// checks ownership); an admin may do them to anyone's.
+enum class RunCall {
+  kView,  // runs, PGN, watch, engines, workers, ratings
+  kSubmit,
+  kCancel,
+  kSetScheduling,
+  kUploadEngine,
+  kDeleteEngine,
+  kDrainWorkers,
+};
+constexpr v1::Role RoleFor(RunCall call) {
+  switch (call) {
+    case RunCall::kView:
+      return v1::ROLE_VIEWER;
+    case RunCall::kDrainWorkers:
+      return v1::ROLE_ADMIN;
+    default:
+      return v1::ROLE_SUBMITTER;
+  }
+}
+
 // OK when `caller` has `needed` (viewer < submitter < admin; worker stands apart; admin may do
 // everything); otherwise PERMISSION_DENIED naming the role needed.
 absl::Status Permit(const Caller& caller, v1::Role needed);

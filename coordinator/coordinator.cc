@@ -353,6 +353,9 @@ absl::StatusOr<v1::ListRunsResponse> Coordinator::ListRuns(const v1::ListRunsReq
                                                r.state) == request.states().end())
       continue;
     if (!request.owner().empty() && r.owner != request.owner()) continue;
+    if (request.kinds_size() > 0 && std::find(request.kinds().begin(), request.kinds().end(),
+                                              r.handler->kind()) == request.kinds().end())
+      continue;
     if (size_t(out.runs_size()) == limit) {
       out.set_next_page_token(std::to_string(out.runs(out.runs_size() - 1).id()));
       break;

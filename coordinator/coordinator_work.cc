@@ -2,6 +2,7 @@
 // polls, heartbeats, completions through the commit log, and the reaper's tick.
 #include <algorithm>
 
+#include "absl/container/flat_hash_map.h"
 #include "base/cpu.h"
 #include "base/status_macros.h"
 #include "base/strings.h"
@@ -463,19 +464,22 @@ void Coordinator::TickLocked(Deferred& deferred) {
     deferred.push_back([cb = std::move(it->cb)] { cb(v1::AcquireJobResponse()); });
     waiters_.erase(it);
   }
-  // Watches of runs that changed.
-  for (size_t i = 0; i < watches_.size();) {
+  // Watches of runs that changed: each run built once for all of its watches.
+  absl::flat_hash_map<uint64_t, std::shared_ptr<const v1::Run>> built;
+  size_t kept = 0;
+  for (size_t i = 0; i < watches_.size(); ++i) {
     auto r = runs_.find(watches_[i].run_id);
     if (r != runs_.end() && r->second->version > watches_[i].seen) {
-      auto run = std::make_shared<v1::Run>(BuildRunLocked(*r->second));
-      deferred.push_back([cb = std::move(watches_[i].cb), run, v = r->second->version] {
-        cb(std::move(*run), v);
-      });
-      watches_.erase(watches_.begin() + std::ptrdiff_t(i));
+      std::shared_ptr<const v1::Run>& run = built[r->first];
+      if (!run) run = std::make_shared<const v1::Run>(BuildRunLocked(*r->second));
+      deferred.push_back(
+          [cb = std::move(watches_[i].cb), run, v = r->second->version] { cb(*run, v); });
     } else {
-      ++i;
+      if (kept != i) watches_[kept] = std::move(watches_[i]);
+      ++kept;
     }
   }
+  watches_.resize(kept);
   if (now - last_token_flush_ > std::chrono::seconds(5)) {
     last_token_flush_ = now;
     deferred.push_back([this] {

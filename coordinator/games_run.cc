@@ -1,6 +1,8 @@
 #include "coordinator/games_run.h"
 
 #include <algorithm>
+#include <cmath>
+#include <vector>
 
 #include "base/status_macros.h"
 #include "base/strings.h"
@@ -154,6 +156,7 @@ class MatchRun final : public GamesRun {
     *ms->mutable_request() = spec_.request();
     *ms->mutable_result() = MatchResultOf(spec_.request(), summary_, sprt_, elapsed);
     ms->set_rejected_results(rejected_);
+    *ms->mutable_history() = {history_.begin(), history_.end()};
     // An SPRT usually stops long before its planned games: progress is also how far the LLR
     // has gone towards the bound it is heading for.
     const v1::SprtReport& sprt = ms->result().stats().sprt();
@@ -178,6 +181,24 @@ class MatchRun final : public GamesRun {
  private:
   void Count(const Job&, const v1::MatchJobResult& result) override {
     CountGames(result, summary_);
+    NoteProgress();
+  }
+  // A point of the score's history; past kMaxHistory points every other one is dropped (the
+  // newest kept), so the points stay evenly spread over the run however long it gets.
+  void NoteProgress() {
+    constexpr size_t kMaxHistory = 256;
+    v1::MatchProgressPoint& p = history_.emplace_back();
+    p.set_games(summary_.games);
+    const stats::EloEstimate e = stats::EstimateElo(summary_.pentanomial);
+    p.set_elo(std::isfinite(e.elo) ? e.elo : 0);
+    p.set_elo_error95(std::isfinite(e.elo_error95) ? e.elo_error95 : 0);
+    if (sprt_) p.set_llr(stats::EvaluateSprt(summary_.pentanomial, *sprt_).llr);
+    if (history_.size() > kMaxHistory) {
+      std::vector<v1::MatchProgressPoint> thinned;
+      for (size_t i = 0; i < history_.size(); i += 2) thinned.push_back(history_[i]);
+      if (thinned.back().games() != history_.back().games()) thinned.push_back(history_.back());
+      history_ = std::move(thinned);
+    }
   }
   void Decide(IngestOutcome& outcome) const override {
     if (!sprt_) return;
@@ -200,6 +221,7 @@ class MatchRun final : public GamesRun {
   store::v1::StoredMatchRun spec_;
   std::optional<stats::SprtParams> sprt_;
   match::MatchSummary summary_;
+  std::vector<v1::MatchProgressPoint> history_;
 };
 
 class TournamentRun final : public GamesRun {

@@ -60,51 +60,51 @@ class RunServiceImpl final : public v1::RunService::CallbackService {
   grpc::ServerUnaryReactor* SubmitPerft(grpc::CallbackServerContext* ctx,
                                         const v1::SubmitPerftRequest* req,
                                         v1::SubmitRunResponse* resp) override {
-    ARBITER_GATE(ctx, v1::ROLE_SUBMITTER);
+    ARBITER_GATE(ctx, RoleFor(RunCall::kSubmit));
     return FinishOnPool(
         ctx, pool_, [this, req, resp, who] { return AnswerRun(c_->SubmitPerft(*req, who), resp); });
   }
   grpc::ServerUnaryReactor* SubmitMatch(grpc::CallbackServerContext* ctx,
                                         const v1::SubmitMatchRequest* req,
                                         v1::SubmitRunResponse* resp) override {
-    ARBITER_GATE(ctx, v1::ROLE_SUBMITTER);
+    ARBITER_GATE(ctx, RoleFor(RunCall::kSubmit));
     return FinishOnPool(
         ctx, pool_, [this, req, resp, who] { return AnswerRun(c_->SubmitMatch(*req, who), resp); });
   }
   grpc::ServerUnaryReactor* SubmitTournament(grpc::CallbackServerContext* ctx,
                                              const v1::SubmitTournamentRequest* req,
                                              v1::SubmitRunResponse* resp) override {
-    ARBITER_GATE(ctx, v1::ROLE_SUBMITTER);
+    ARBITER_GATE(ctx, RoleFor(RunCall::kSubmit));
     return FinishOnPool(ctx, pool_, [this, req, resp, who] {
       return AnswerRun(c_->SubmitTournament(*req, who), resp);
     });
   }
   grpc::ServerUnaryReactor* GetPgn(grpc::CallbackServerContext* ctx, const v1::GetPgnRequest* req,
                                    v1::GetPgnResponse* resp) override {
-    ARBITER_GATE(ctx, v1::ROLE_VIEWER);
+    ARBITER_GATE(ctx, RoleFor(RunCall::kView));
     return FinishOnPool(ctx, pool_,
                         [this, req, resp] { return Answer(c_->GetPgn(req->run_id()), resp); });
   }
   grpc::ServerUnaryReactor* GetRun(grpc::CallbackServerContext* ctx, const v1::GetRunRequest* req,
                                    v1::Run* resp) override {
-    ARBITER_GATE(ctx, v1::ROLE_VIEWER);
+    ARBITER_GATE(ctx, RoleFor(RunCall::kView));
     return Finish(ctx, Answer(c_->GetRun(req->run_id()), resp));
   }
   grpc::ServerWriteReactor<v1::Run>* WatchRun(grpc::CallbackServerContext* ctx,
                                               const v1::WatchRunRequest* req) override {
-    absl::StatusOr<Caller> caller = gate_.Check(ctx, v1::ROLE_VIEWER);
+    absl::StatusOr<Caller> caller = gate_.Check(ctx, RoleFor(RunCall::kView));
     if (!caller.ok()) return new RefusedWrite<v1::Run>(caller.status());
     return NewWatchReactor(c_, req->run_id());
   }
   grpc::ServerUnaryReactor* ListRuns(grpc::CallbackServerContext* ctx,
                                      const v1::ListRunsRequest* req,
                                      v1::ListRunsResponse* resp) override {
-    ARBITER_GATE(ctx, v1::ROLE_VIEWER);
+    ARBITER_GATE(ctx, RoleFor(RunCall::kView));
     return Finish(ctx, Answer(c_->ListRuns(*req), resp));
   }
   grpc::ServerUnaryReactor* CancelRun(grpc::CallbackServerContext* ctx,
                                       const v1::CancelRunRequest* req, v1::Run* resp) override {
-    ARBITER_GATE(ctx, v1::ROLE_SUBMITTER);
+    ARBITER_GATE(ctx, RoleFor(RunCall::kCancel));
     return FinishOnPool(ctx, pool_, [this, req, resp, who] {
       return Answer(c_->CancelRun(req->run_id(), req->reason().substr(0, 1024), who), resp);
     });
@@ -112,47 +112,47 @@ class RunServiceImpl final : public v1::RunService::CallbackService {
   grpc::ServerUnaryReactor* SetScheduling(grpc::CallbackServerContext* ctx,
                                           const v1::SetSchedulingRequest* req,
                                           v1::Run* resp) override {
-    ARBITER_GATE(ctx, v1::ROLE_SUBMITTER);
+    ARBITER_GATE(ctx, RoleFor(RunCall::kSetScheduling));
     return FinishOnPool(
         ctx, pool_, [this, req, resp, who] { return Answer(c_->SetScheduling(*req, who), resp); });
   }
   grpc::ServerReadReactor<v1::UploadEngineRequest>* UploadEngine(
       grpc::CallbackServerContext* ctx, v1::UploadEngineResponse* resp) override {
-    absl::StatusOr<Caller> caller = gate_.Check(ctx, v1::ROLE_SUBMITTER);
+    absl::StatusOr<Caller> caller = gate_.Check(ctx, RoleFor(RunCall::kUploadEngine));
     if (!caller.ok()) return new RefusedRead<v1::UploadEngineRequest>(caller.status());
     return NewUploadReactor(c_, pool_, resp, *caller);
   }
   grpc::ServerUnaryReactor* ListEngines(grpc::CallbackServerContext* ctx,
                                         const v1::ListEnginesRequest*,
                                         v1::ListEnginesResponse* resp) override {
-    ARBITER_GATE(ctx, v1::ROLE_VIEWER);
+    ARBITER_GATE(ctx, RoleFor(RunCall::kView));
     *resp = c_->engines().List();
     return Finish(ctx, absl::OkStatus());
   }
   grpc::ServerUnaryReactor* GetRatings(grpc::CallbackServerContext* ctx,
                                        const v1::GetRatingsRequest* req,
                                        v1::GetRatingsResponse* resp) override {
-    ARBITER_GATE(ctx, v1::ROLE_VIEWER);
+    ARBITER_GATE(ctx, RoleFor(RunCall::kView));
     return FinishOnPool(ctx, pool_,
                         [this, req, resp] { return Answer(c_->GetRatings(*req), resp); });
   }
   grpc::ServerUnaryReactor* ListWorkers(grpc::CallbackServerContext* ctx,
                                         const v1::ListWorkersRequest* req,
                                         v1::ListWorkersResponse* resp) override {
-    ARBITER_GATE(ctx, v1::ROLE_VIEWER);
+    ARBITER_GATE(ctx, RoleFor(RunCall::kView));
     *resp = c_->ListWorkers(*req);
     return Finish(ctx, absl::OkStatus());
   }
   grpc::ServerUnaryReactor* DrainWorkers(grpc::CallbackServerContext* ctx,
                                          const v1::DrainWorkersRequest* req,
                                          v1::ListWorkersResponse* resp) override {
-    ARBITER_GATE(ctx, v1::ROLE_ADMIN);
+    ARBITER_GATE(ctx, RoleFor(RunCall::kDrainWorkers));
     return Finish(ctx, Answer(c_->DrainWorkers(*req, who), resp));
   }
   grpc::ServerUnaryReactor* DeleteEngine(grpc::CallbackServerContext* ctx,
                                          const v1::DeleteEngineRequest* req,
                                          v1::DeleteEngineResponse*) override {
-    ARBITER_GATE(ctx, v1::ROLE_SUBMITTER);
+    ARBITER_GATE(ctx, RoleFor(RunCall::kDeleteEngine));
     return FinishOnPool(ctx, pool_,
                         [this, req, who] { return c_->DeleteEngine(req->sha256(), who); });
   }

@@ -1,0 +1,64 @@
+// Live pages of runs: every open page of a run follows one shared channel, and each channel holds
+// one coordinator watch (Coordinator::WatchRun, the mechanism behind gRPC WatchRun) and the run's
+// JSON made once per change. So N pages of one run cost the coordinator one watch and one
+// conversion per change, not N.
+//
+//   LiveRuns live(&coordinator, /*max_followers=*/512);
+//   absl::Status st = live.Follow(run_id, send_json, send_keepalive);  // blocks until done
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "coordinator/coordinator.h"
+
+namespace arbiter::web {
+
+class LiveRuns {
+ public:
+  LiveRuns(coordinator::Coordinator* coordinator, size_t max_followers,
+           absl::Duration keepalive = absl::Seconds(15));
+  ~LiveRuns() { Close(); }
+
+  // Calls `send` with the run as JSON now and after every change, until `send` or `keepalive`
+  // (called when nothing changed for a while) returns false, the run has ended (its final state
+  // was sent), or Close. NOT_FOUND for an unknown run; RESOURCE_EXHAUSTED past max_followers.
+  absl::Status Follow(uint64_t run_id, const std::function<bool(const std::string&)>& send,
+                      const std::function<bool()>& keepalive);
+  // Ends every Follow and refuses new ones.
+  void Close();
+  size_t followers();
+  size_t channels();
+
+ private:
+  struct Channel {
+    uint64_t generation = 0;
+    uint64_t version = 0;  // of `json`; 0 before the first
+    std::string json;
+    bool ended = false;
+    absl::Status error;
+    size_t followers = 0;
+    uint64_t watch_id = 0;
+  };
+  void Arm(uint64_t run_id, uint64_t generation, uint64_t seen);
+  void OnChange(uint64_t run_id, uint64_t generation, absl::StatusOr<v1::Run> run,
+                uint64_t version);
+
+  coordinator::Coordinator* const coordinator_;
+  const size_t max_followers_;
+  const absl::Duration keepalive_;
+  absl::Mutex mu_;
+  absl::CondVar changed_;
+  std::map<uint64_t, std::unique_ptr<Channel>> channels_ ABSL_GUARDED_BY(mu_);
+  size_t followers_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t next_generation_ ABSL_GUARDED_BY(mu_) = 1;
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace arbiter::web
