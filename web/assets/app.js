@@ -225,7 +225,8 @@ function matchSection(run, workers) {
   const hasSprt = sprt && num(sprt.upper_bound) > 0;
   const engines = (req.engines || []).map((e) => el("li", {}, e.name, " ",
     el("span", { class: "muted" }, e.builtin ? "builtin" : e.sha256 ? `upload ${e.sha256.slice(0, 12)}` : e.path || "")));
-  const history = m.history || [];
+  // Every chart starts at no games: LLR 0, Elo 0.
+  const history = [{ games: 0, llr: 0, elo: 0, elo_error95: 0 }].concat(m.history || []);
   const parts = [
     el("h2", {}, "Match"),
     el("ul", {}, engines),

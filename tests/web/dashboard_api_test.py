@@ -1,0 +1,205 @@
+"""The dashboard's JSON API and sign-in against a real `arbiter local --http`: each use next to
+its abuse (no token, wrong role, no CSRF value, oversized or malformed bodies, bad paths).
+Usage: dashboard_api_test.py ARBITER_BINARY"""
+import json
+import sys
+import time
+import unittest
+
+from local_cluster import STARTPOS, LocalCluster
+
+ARBITER = None
+
+
+class DashboardApiTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.c = LocalCluster(ARBITER)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.c.close()
+
+    def perft(self, token, depth=3):
+        return self.c.request("POST", "/api/v1/runs/perft",
+                              {"perft": {"fen": STARTPOS, "depth": depth}}, token=token)
+
+    def sign_in(self, name):
+        """The cookie a browser gets from the sign-in form, and the page's CSRF value."""
+        r = self.c.request("POST", "/signin", raw=f"token={self.c.tokens[name]}".encode(),
+                           headers={"Content-Type": "application/x-www-form-urlencoded"})
+        self.assertEqual(r.status, 303, r.body)
+        cookie = r.headers["Set-Cookie"]
+        self.assertIn("HttpOnly", cookie)
+        self.assertIn("SameSite=Strict", cookie)
+        jar = cookie.split(";")[0]
+        s = self.c.request("GET", "/api/v1/session", headers={"Cookie": jar})
+        self.assertEqual(s.status, 200, s.body)
+        self.assertEqual(s.json()["name"], name)
+        return jar, s.json()["csrf"]
+
+    def test_without_a_token_only_the_sign_in_page_is_served(self):
+        for path in ("/", "/app.js", "/app.html", "/#/runs"):
+            r = self.c.request("GET", path)
+            self.assertEqual(r.status, 200)
+            self.assertIn('id="signin"', r.body, path)
+            self.assertNotIn("EventSource", r.body, path)
+        self.assertIn("default-src 'self'", r.headers["Content-Security-Policy"])
+        for path in ("/api/v1/runs", "/api/v1/workers", "/api/v1/engines", "/api/v1/runs/1/events"):
+            r = self.c.request("GET", path)
+            self.assertEqual(r.status, 401, path)
+            self.assertEqual(r.json()["code"], "UNAUTHENTICATED")
+        self.assertEqual(self.perft(None).status, 401)
+
+    def test_a_wrong_or_worker_token_is_refused(self):
+        r = self.c.request("GET", "/api/v1/runs", token="arb_" + "0" * 64)
+        self.assertEqual(r.status, 401)
+        r = self.c.request("GET", "/api/v1/runs", token=self.c.tokens["worker"])
+        self.assertEqual(r.status, 403)
+        self.assertIn("worker", r.json()["message"])
+        r = self.c.request("POST", "/signin", raw=b"token=arb_nonsense",
+                           headers={"Content-Type": "application/x-www-form-urlencoded"})
+        self.assertEqual(r.status, 401)
+        self.assertNotIn("Set-Cookie", r.headers)
+        r = self.c.request("POST", "/signin", raw=f"token={self.c.tokens['worker']}".encode(),
+                           headers={"Content-Type": "application/x-www-form-urlencoded"})
+        self.assertEqual(r.status, 403)
+
+    def test_roles_decide_who_submits_and_cancels(self):
+        self.assertEqual(self.perft(self.c.tokens["viewer"]).status, 403)
+        r = self.c.request("POST", "/api/v1/runs/match", {"engines": [], "tc": "1+0"},
+                           token=self.c.tokens["viewer"])
+        self.assertEqual(r.status, 403)
+        r = self.perft(self.c.tokens["submitter"], depth=9)
+        self.assertEqual(r.status, 200, r.body)
+        run = r.json()
+        self.assertEqual(run["owner"], "submitter")
+        for who in ("viewer", "other"):
+            r = self.c.request("POST", f"/api/v1/runs/{run['id']}/cancel", {},
+                               token=self.c.tokens[who])
+            self.assertEqual(r.status, 403, who)
+        self.assertEqual(self.c.run(run["id"])["state"], "RUN_STATE_RUNNING")
+        r = self.c.request("POST", f"/api/v1/runs/{run['id']}/cancel", {"reason": "test"},
+                           token=self.c.tokens["submitter"])
+        self.assertEqual(r.status, 200, r.body)
+        self.assertEqual(r.json()["state"], "RUN_STATE_CANCELLED")
+        self.assertEqual(r.json()["message"], "test")
+
+    def test_a_change_under_the_cookie_needs_the_csrf_value(self):
+        jar, csrf = self.sign_in("submitter")
+        body = {"perft": {"fen": STARTPOS, "depth": 2}}
+        r = self.c.request("POST", "/api/v1/runs/perft", body, headers={"Cookie": jar})
+        self.assertEqual(r.status, 403)
+        self.assertIn("CSRF", r.json()["message"])
+        r = self.c.request("POST", "/api/v1/runs/perft", body,
+                           headers={"Cookie": jar, "X-CSRF-Token": "0" * 32})
+        self.assertEqual(r.status, 403)
+        viewer_jar, viewer_csrf = self.sign_in("viewer")
+        self.assertNotEqual(viewer_csrf, csrf)
+        r = self.c.request("POST", "/api/v1/runs/perft", body,
+                           headers={"Cookie": jar, "X-CSRF-Token": viewer_csrf})
+        self.assertEqual(r.status, 403)
+        r = self.c.request("POST", "/api/v1/runs/perft", body,
+                           headers={"Cookie": jar, "X-CSRF-Token": csrf})
+        self.assertEqual(r.status, 200, r.body)
+        # Reading needs none.
+        self.assertEqual(self.c.request("GET", "/api/v1/runs", headers={"Cookie": jar}).status, 200)
+        # Signing out clears the cookie.
+        r = self.c.request("GET", "/signout", headers={"Cookie": jar})
+        self.assertEqual(r.status, 303)
+        self.assertIn("Max-Age=0", r.headers["Set-Cookie"])
+
+    def test_the_one_time_link_signs_in_once(self):
+        # The link printed at start may have been used by no one yet: it works once.
+        r = self.c.request("GET", self.c.one_time_path)
+        self.assertEqual(r.status, 303)
+        self.assertIn(self.c.admin, r.headers["Set-Cookie"])
+        r = self.c.request("GET", self.c.one_time_path)
+        self.assertEqual(r.status, 401)
+        self.assertNotIn("Set-Cookie", r.headers)
+        self.assertEqual(self.c.request("GET", "/signin/once?code=" + "a" * 48).status, 401)
+
+    def test_bad_requests_get_clear_errors(self):
+        admin = self.c.admin
+        cases = [
+            ("POST", "/api/v1/runs/perft", b"{not json", 400, "request body"),
+            ("POST", "/api/v1/runs/perft", b'{"perft":{"fen":"x","depth":3}}', 400, "FEN"),
+            ("POST", "/api/v1/runs/perft", b'{"bogus_field":1}', 400, "bogus_field"),
+            ("POST", "/api/v1/runs/perft",
+             json.dumps({"perft": {"fen": STARTPOS, "depth": 99}}).encode(), 400, "depth"),
+            ("GET", "/api/v1/runs?page_size=0", None, 400, "page_size"),
+            ("GET", "/api/v1/runs?page_size=100000", None, 400, "page_size"),
+            ("GET", "/api/v1/runs?state=BOGUS", None, 400, "state"),
+            ("GET", "/api/v1/runs?kind=BOGUS", None, 400, "kind"),
+            ("GET", "/api/v1/runs?page_token=xyz", None, 400, "page_token"),
+            ("GET", "/api/v1/runs/abc", None, 400, "run id"),
+            ("GET", "/api/v1/runs/99999999", None, 404, "99999999"),
+            ("GET", "/api/v1/runs/99999999/events", None, 404, "99999999"),
+            ("GET", "/api/v1/runs/99999999/pgn", None, 404, "99999999"),
+            ("DELETE", "/api/v1/runs", None, 405, "not allowed"),
+            ("GET", "/api/v1/runs/1/cancel", None, 405, "not allowed"),
+            ("GET", "/api/v1/nothing", None, 404, "no API call"),
+            ("DELETE", "/api/v1/engines/" + "0" * 64, None, 404, ""),
+        ]
+        for method, path, raw, status, text in cases:
+            r = self.c.request(method, path, raw=raw, token=admin)
+            self.assertEqual(r.status, status, f"{method} {path}: {r.body}")
+            self.assertIn(text, r.json()["message"], f"{method} {path}")
+
+    def test_an_oversized_body_is_refused_before_it_is_read(self):
+        r = self.c.request("POST", "/api/v1/runs/match", raw=b"x" * (17 << 20), token=self.c.admin)
+        self.assertEqual(r.status, 413)
+
+    def test_paths_outside_the_app_are_not_served(self):
+        for path in ("/../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/etc/passwd"):
+            r = self.c.request("GET", path, token=self.c.admin)
+            self.assertNotIn("root:", r.body, path)
+
+    def test_runs_are_paged_and_filtered(self):
+        ids = []
+        for _ in range(5):
+            r = self.perft(self.c.tokens["other"], depth=1)
+            self.assertEqual(r.status, 200, r.body)
+            ids.append(int(r.json()["id"]))
+        seen, token, pages = [], "", 0
+        while True:
+            q = "/api/v1/runs?owner=other&kind=PERFT&page_size=2" + (f"&page_token={token}" if token else "")
+            r = self.c.request("GET", q, token=self.c.tokens["viewer"]).json()
+            seen += [int(run["id"]) for run in r["runs"]]
+            pages += 1
+            token = r["next_page_token"]
+            if not token:
+                break
+        self.assertEqual(seen, sorted(ids, reverse=True))
+        self.assertEqual(pages, 3)
+        r = self.c.request("GET", "/api/v1/runs?kind=MATCH&owner=other", token=self.c.admin).json()
+        self.assertEqual(r["runs"], [])
+
+    def test_events_stream_a_run_until_it_ends(self):
+        r = self.perft(self.c.tokens["submitter"], depth=5)
+        run_id = r.json()["id"]
+        import urllib.request
+        req = urllib.request.Request(f"{self.c.base}/api/v1/runs/{run_id}/events",
+                                     headers={"Authorization": "Bearer " + self.c.tokens["viewer"]})
+        states = []
+        with urllib.request.urlopen(req, timeout=120) as stream:
+            self.assertEqual(stream.headers["Content-Type"], "text/event-stream")
+            for line in stream:  # ends when the server closes the stream at the run's end
+                line = line.decode()
+                if line.startswith("data: "):
+                    states.append(json.loads(line[6:])["state"])
+        self.assertEqual(states[-1], "RUN_STATE_SUCCEEDED")
+        self.assertEqual(self.c.run(run_id)["perft"]["result"]["nodes"], "4865609")
+
+    def test_workers_and_engines_are_listed(self):
+        w = self.c.request("GET", "/api/v1/workers", token=self.c.tokens["viewer"]).json()
+        self.assertEqual(len(w["workers"]), 2)
+        self.assertTrue(all(x["connected"] for x in w["workers"]))
+        e = self.c.request("GET", "/api/v1/engines", token=self.c.tokens["viewer"])
+        self.assertEqual(e.status, 200)
+        self.assertIn("engines", e.json())
+
+
+if __name__ == "__main__":
+    ARBITER = sys.argv.pop(1)
+    unittest.main(verbosity=2)
