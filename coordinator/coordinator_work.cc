@@ -363,6 +363,12 @@ void Coordinator::IngestResultLocked(Job& job, Result result, std::vector<RunUpd
   --job.pending;
   Run& run = *runs_[job.run_id];
   if (job.leases.empty() && job.pending == 0 && run.jobs_leased > 0) --run.jobs_leased;
+  if (WorkerInfo* w = workers_.Find(result.worker_id)) {
+    double nodes = 0;
+    for (uint64_t c : result.counts) nodes += double(c);
+    workers_.NoteWork(*w, nodes, result.seconds,
+                      result.match ? uint32_t(result.match->games_size()) : 0);
+  }
   job.results.push_back(std::move(result));
   ++run.version;
   if (!job.open() || IsTerminal(run.state)) return;

@@ -19,7 +19,7 @@ std::string WorkerRegistry::Register(WorkerInfo info) {
     std::snprintf(id, sizeof id, "w-%016llx", static_cast<unsigned long long>(rng_()));
   } while (workers_.contains(id));
   if (info.name.empty()) info.name = id;
-  info.last_seen = now_();
+  info.last_seen = info.registered = now_();
   workers_[id] = std::move(info);
   return id;
 }
@@ -27,6 +27,15 @@ std::string WorkerRegistry::Register(WorkerInfo info) {
 WorkerInfo* WorkerRegistry::Find(const std::string& worker_id) {
   auto it = workers_.find(worker_id);
   return it == workers_.end() ? nullptr : &it->second;
+}
+
+void WorkerRegistry::NoteWork(WorkerInfo& worker, double nodes, double seconds, uint32_t games) {
+  if (nodes > 0 && seconds > 0) worker.perft_nodes_per_second = nodes / seconds;
+  if (games == 0) return;
+  const auto now = now_();
+  worker.recent_games.emplace_back(now, games);
+  while (worker.recent_games.size() > 1024 || now - worker.recent_games.front().first > kRateWindow)
+    worker.recent_games.pop_front();
 }
 
 bool WorkerRegistry::Connected(const WorkerInfo& worker) const {
@@ -221,6 +230,15 @@ v1::ListWorkersResponse WorkerRegistry::List(bool all) const {
     s.set_memory_bytes(w->memory_bytes);
     for (const std::string& f : w->cpu_flags) s.add_cpu_flags(f);
     for (const std::string& f : w->flags) s.add_flags(f);
+    s.set_nodes_per_second(w->perft_nodes_per_second);
+    // Games over the window, or over its time since registering when that is shorter.
+    uint64_t games = 0;
+    for (const auto& [at, n] : w->recent_games)
+      if (now - at <= kRateWindow) games += n;
+    const double minutes = std::min(std::chrono::duration<double>(kRateWindow).count(),
+                                    std::chrono::duration<double>(now - w->registered).count()) /
+                           60;
+    s.set_games_per_minute(minutes > 0 ? double(games) / minutes : 0);
   }
   return out;
 }

@@ -3,7 +3,9 @@
 // under its lock. The clock is injectable.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <random>
@@ -43,7 +45,15 @@ struct WorkerInfo {
   // Why it is suspect (an engine's bench differed on it), newest last, at most kMaxWorkerFlags.
   std::vector<std::string> flags;
   SteadyClock::time_point last_seen;
+  SteadyClock::time_point registered;
+  // Its speed, from the results it delivered: the nodes per second of its last perft job, and
+  // the games it finished in the last kRateWindow (time, games), oldest first.
+  double perft_nodes_per_second = 0;
+  std::deque<std::pair<SteadyClock::time_point, uint32_t>> recent_games;
 };
+
+// How far back a worker's games per minute look.
+inline constexpr std::chrono::minutes kRateWindow{5};
 
 // Checks labels as workers declare them and runs require them (count, key and value bounds);
 // `what` names the field in the error.
@@ -73,6 +83,8 @@ class WorkerRegistry {
   std::string Register(WorkerInfo info);
   WorkerInfo* Find(const std::string& worker_id);
   void Touch(WorkerInfo& worker) { worker.last_seen = now_(); }
+  // A result of the worker was counted: `nodes` of perft in `seconds` of its work, or `games`.
+  void NoteWork(WorkerInfo& worker, double nodes, double seconds, uint32_t games);
   bool Connected(const WorkerInfo& worker) const;
   bool Connected(const std::string& worker_id) const;
 

@@ -26,8 +26,9 @@ std::string FieldOf(std::string_view data, std::string_view name) {
   return "";
 }
 
-void SendHeaders(mg_connection* conn, int status, std::string_view content_type,
-                 const HttpHeaders& headers, const long long* length) {
+// The status line and headers; without a length the response runs until the connection closes.
+std::string HeadersOf(int status, std::string_view content_type, const HttpHeaders& headers,
+                      const long long* length) {
   std::string h = Cat("HTTP/1.1 ", status, " ", StatusText(status), "\r\n");
   h += Cat("Content-Type: ", content_type, "\r\n");
   if (length) {
@@ -38,7 +39,7 @@ void SendHeaders(mg_connection* conn, int status, std::string_view content_type,
   h += "X-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\n";
   for (const auto& [k, v] : headers) h += Cat(k, ": ", v, "\r\n");
   h += "\r\n";
-  mg_write(conn, h.data(), h.size());
+  return h;
 }
 
 }  // namespace
@@ -66,14 +67,16 @@ void HttpExchange::Reply(int status, std::string_view content_type, std::string_
                          const HttpHeaders& headers) {
   status_ = status;
   const long long length = (long long)body.size();
-  SendHeaders(conn_, status, content_type, headers, &length);
-  if (request_.method != "HEAD" && !body.empty()) mg_write(conn_, body.data(), body.size());
+  // One write: headers and body in separate small segments would meet Nagle's algorithm and the
+  // client's delayed ACK (40 ms per response).
+  std::string out = HeadersOf(status, content_type, headers, &length);
+  if (request_.method != "HEAD") out.append(body);
+  mg_write(conn_, out.data(), out.size());
 }
 
 bool HttpExchange::StartStream(std::string_view content_type, const HttpHeaders& headers) {
   status_ = 200;
-  SendHeaders(conn_, 200, content_type, headers, nullptr);
-  return Write("");
+  return Write(HeadersOf(200, content_type, headers, nullptr));
 }
 
 bool HttpExchange::Write(std::string_view data) {

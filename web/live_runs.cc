@@ -7,8 +7,11 @@
 namespace arbiter::web {
 
 LiveRuns::LiveRuns(coordinator::Coordinator* coordinator, size_t max_followers,
-                   absl::Duration keepalive)
-    : coordinator_(coordinator), max_followers_(max_followers), keepalive_(keepalive) {}
+                   absl::Duration interval, absl::Duration keepalive)
+    : coordinator_(coordinator),
+      max_followers_(max_followers),
+      interval_(interval),
+      keepalive_(keepalive) {}
 
 void LiveRuns::Arm(uint64_t run_id, uint64_t generation, uint64_t seen) {
   const uint64_t id = coordinator_->WatchRun(
@@ -24,32 +27,48 @@ void LiveRuns::Arm(uint64_t run_id, uint64_t generation, uint64_t seen) {
 
 void LiveRuns::OnChange(uint64_t run_id, uint64_t generation, absl::StatusOr<v1::Run> run,
                         uint64_t version) {
-  std::string json;
-  if (run.ok()) {
-    google::protobuf::util::JsonPrintOptions opts;
-    opts.always_print_primitive_fields = true;
-    opts.preserve_proto_field_names = true;
-    (void)google::protobuf::util::MessageToJsonString(*run, &json, opts);
+  auto shared = run.ok() ? std::make_shared<const v1::Run>(std::move(*run)) : nullptr;
+  absl::MutexLock lock(&mu_);
+  auto it = channels_.find(run_id);
+  if (it == channels_.end() || it->second->generation != generation) return;
+  Channel& ch = *it->second;
+  ch.armed = false;
+  ch.watch_id = 0;
+  if (!shared) {
+    ch.error = run.status();
+    ch.ended = true;
+  } else if (version > ch.version) {
+    ch.run = std::move(shared);
+    ch.version = version;
+    ch.ended = IsTerminal(ch.run->state());
   }
-  bool rearm = false;
+  changed_.SignalAll();
+}
+
+std::shared_ptr<const std::string> LiveRuns::JsonOf(uint64_t run_id, uint64_t generation) {
+  std::shared_ptr<const v1::Run> run;
+  uint64_t version = 0;
   {
     absl::MutexLock lock(&mu_);
-    auto it = channels_.find(run_id);
-    if (it == channels_.end() || it->second->generation != generation) return;
-    Channel& ch = *it->second;
-    ch.watch_id = 0;
-    if (!run.ok()) {
-      ch.error = run.status();
-      ch.ended = true;
-    } else {
-      ch.json = std::move(json);
-      ch.version = version;
-      ch.ended = IsTerminal(run->state());
-      rearm = !ch.ended && !closed_;
-    }
-    changed_.SignalAll();
+    Channel& ch = *channels_.at(run_id);
+    if (ch.json_version == ch.version) return ch.json;
+    run = ch.run;
+    version = ch.version;
   }
-  if (rearm) Arm(run_id, generation, version);
+  std::string json;
+  google::protobuf::util::JsonPrintOptions opts;
+  opts.always_print_primitive_fields = true;
+  opts.preserve_proto_field_names = true;
+  (void)google::protobuf::util::MessageToJsonString(*run, &json, opts);
+  auto out = std::make_shared<const std::string>(std::move(json));
+  absl::MutexLock lock(&mu_);
+  auto it = channels_.find(run_id);
+  if (it != channels_.end() && it->second->generation == generation &&
+      it->second->json_version < version) {
+    it->second->json = out;
+    it->second->json_version = version;
+  }
+  return out;
 }
 
 absl::Status LiveRuns::Follow(uint64_t run_id, const std::function<bool(const std::string&)>& send,
@@ -72,13 +91,24 @@ absl::Status LiveRuns::Follow(uint64_t run_id, const std::function<bool(const st
     ++followers_;
     generation = slot->generation;
   }
-  if (fresh) Arm(run_id, generation, 0);
+  (void)fresh;
 
   absl::Status result;
   uint64_t seen = 0;
   for (;;) {
-    std::string json;
-    bool ended = false;
+    // Arm the channel's watch when no one has since its last change (at most one per channel).
+    uint64_t arm_after = 0;
+    bool arm = false;
+    {
+      absl::MutexLock lock(&mu_);
+      Channel& ch = *channels_.at(run_id);
+      if (!ch.armed && !ch.ended && !closed_ && ch.version <= seen) {
+        ch.armed = arm = true;
+        arm_after = ch.version;
+      }
+    }
+    if (arm) Arm(run_id, generation, arm_after);
+    bool changed = false, ended = false;
     {
       absl::MutexLock lock(&mu_);
       Channel& ch = *channels_.at(run_id);
@@ -92,16 +122,23 @@ absl::Status LiveRuns::Follow(uint64_t run_id, const std::function<bool(const st
         break;
       }
       if (ch.version > seen) {
-        json = ch.json;
+        changed = true;
         seen = ch.version;
         ended = ch.ended;
       }
     }
-    if (!json.empty()) {
-      if (!send(json) || ended) break;
-    } else if (!keepalive()) {
-      break;
+    if (!changed) {
+      if (!keepalive()) break;
+      continue;
     }
+    std::shared_ptr<const std::string> json = JsonOf(run_id, generation);
+    if (!send(*json) || ended) break;
+    // The next update no sooner than `interval` from now (Close ends the wait).
+    absl::MutexLock lock(&mu_);
+    const absl::Time until = absl::Now() + interval_;
+    while (!closed_ && !changed_.WaitWithDeadline(&mu_, until)) {
+    }
+    if (closed_) break;
   }
 
   uint64_t cancel = 0;

@@ -1,7 +1,9 @@
 // Live pages of runs: every open page of a run follows one shared channel, and each channel holds
-// one coordinator watch (Coordinator::WatchRun, the mechanism behind gRPC WatchRun) and the run's
-// JSON made once per change. So N pages of one run cost the coordinator one watch and one
-// conversion per change, not N.
+// at most one coordinator watch (Coordinator::WatchRun, the mechanism behind gRPC WatchRun) and
+// the run's JSON made once per version sent. A page gets at most one update per `interval` (the
+// newest; changes in between are merged), and a channel's watch is armed again only when a page
+// is ready for the next update. So N pages of one run cost the coordinator one watch, one run
+// built and one conversion per interval, not N per change.
 //
 //   LiveRuns live(&coordinator, /*max_followers=*/512);
 //   absl::Status st = live.Follow(run_id, send_json, send_keepalive);  // blocks until done
@@ -23,6 +25,7 @@ namespace arbiter::web {
 class LiveRuns {
  public:
   LiveRuns(coordinator::Coordinator* coordinator, size_t max_followers,
+           absl::Duration interval = absl::Milliseconds(500),
            absl::Duration keepalive = absl::Seconds(15));
   ~LiveRuns() { Close(); }
 
@@ -39,19 +42,25 @@ class LiveRuns {
  private:
   struct Channel {
     uint64_t generation = 0;
-    uint64_t version = 0;  // of `json`; 0 before the first
-    std::string json;
+    uint64_t version = 0;  // of `run`; 0 before the first
+    std::shared_ptr<const v1::Run> run;
+    uint64_t json_version = 0;  // of `json`
+    std::shared_ptr<const std::string> json;
     bool ended = false;
     absl::Status error;
     size_t followers = 0;
+    bool armed = false;  // a coordinator watch is waiting for a newer version
     uint64_t watch_id = 0;
   };
+  // The JSON of the channel's newest run, made at most once per version.
+  std::shared_ptr<const std::string> JsonOf(uint64_t run_id, uint64_t generation);
   void Arm(uint64_t run_id, uint64_t generation, uint64_t seen);
   void OnChange(uint64_t run_id, uint64_t generation, absl::StatusOr<v1::Run> run,
                 uint64_t version);
 
   coordinator::Coordinator* const coordinator_;
   const size_t max_followers_;
+  const absl::Duration interval_;
   const absl::Duration keepalive_;
   absl::Mutex mu_;
   absl::CondVar changed_;

@@ -192,9 +192,13 @@ class DashboardApiTest(unittest.TestCase):
         self.assertEqual(self.c.run(run_id)["perft"]["result"]["nodes"], "4865609")
 
     def test_workers_and_engines_are_listed(self):
+        run_id = self.perft(self.c.tokens["submitter"], depth=5).json()["id"]
+        self.c.wait_run(run_id, lambda r: r["state"] == "RUN_STATE_SUCCEEDED")
         w = self.c.request("GET", "/api/v1/workers", token=self.c.tokens["viewer"]).json()
         self.assertEqual(len(w["workers"]), 2)
         self.assertTrue(all(x["connected"] for x in w["workers"]))
+        # Their speed comes from the perft results they delivered.
+        self.assertTrue(any(x["nodes_per_second"] > 0 for x in w["workers"]), w)
         e = self.c.request("GET", "/api/v1/engines", token=self.c.tokens["viewer"])
         self.assertEqual(e.status, 200)
         self.assertIn("engines", e.json())

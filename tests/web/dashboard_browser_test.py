@@ -105,6 +105,8 @@ class DashboardBrowserTest(unittest.TestCase):
         self.wait(lambda d: self.count("#llr-chart polyline"), 30, "LLR chart")
         self.assertEqual(self.d.execute_script("return location.hash"), f"#/runs/{run_id}")
         self.assertEqual(self.count("#cancel"), 0, "a viewer sees no cancel button")
+        workers = self.c.request("GET", "/api/v1/workers", token=self.c.tokens["viewer"]).json()
+        self.assertTrue(any(w["games_per_minute"] > 0 for w in workers["workers"]), workers)
         self.shot("match-live")
         # The API refuses the viewer's cancel, also when the page's own script sends it.
         status = self.d.execute_async_script("""

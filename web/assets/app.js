@@ -111,8 +111,12 @@ function kv(items) {
   return el("div", { class: "grid" }, items.filter(Boolean).map(([k, v, id]) =>
     el("div", {}, el("b", {}, k), el("span", { id: id }, v))));
 }
+// Replaces the view's content (null and undefined children are left out).
+function setView(...nodes) {
+  view.replaceChildren(...nodes.filter((n) => n !== null && n !== undefined));
+}
 function showError(e) {
-  view.replaceChildren(el("h1", {}, "Error"), el("p", { class: "error", role: "alert" }, e.message));
+  setView(el("h1", {}, "Error"), el("p", { class: "error", role: "alert" }, e.message));
 }
 
 // ---- runs list -------------------------------------------------------------------------------
@@ -130,7 +134,7 @@ function runSummary(run) {
     const secs = num(res.seconds);
     const nodes = perftNodes(res);
     return [`perft(${run.perft.request.perft.depth}) ${fmtInt(nodes)} nodes`,
-      secs > 0 ? ` · ${fmt(Number(nodes) / secs / 1e6, 0)} Mnodes/s` : ""];
+      secs > 0 ? ` · ${fmt(Number(nodes) / secs / 1e6, 1)} Mnodes/s` : ""];
   }
   if (run.tournament) {
     const t = run.tournament;
@@ -167,7 +171,7 @@ async function showRuns(params) {
     el("td", {}, bar(num(run.progress), "", `${Math.round(num(run.progress) * 100)}% done`)),
     el("td", {}, runSummary(run)),
     el("td", { class: "hide-small muted" }, ago(run.created_unix))));
-  view.replaceChildren(
+  setView(
     el("h1", {}, "Runs"),
     el("div", { class: "filters" },
       select("filter-state", "State", state, ["", "QUEUED", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED"], "state"),
@@ -340,7 +344,7 @@ async function renderRun(run) {
   if (run.perft) body.push(...perftSection(run));
   if (run.tournament) body.push(...tournamentSection(run));
   const focus = document.activeElement && document.activeElement.id;
-  view.replaceChildren(...body.filter(Boolean));
+  setView(...body.filter(Boolean));
   view.dataset.version = String(num(view.dataset.version) + 1);
   if (focus && document.getElementById(focus)) document.getElementById(focus).focus();
 }
@@ -375,7 +379,7 @@ async function showWorkers() {
     el("td", { class: "num" }, num(w.nodes_per_second) ? `${fmt(num(w.nodes_per_second) / 1e6)} Mnodes/s` : ""),
     el("td", { class: "num" }, num(w.games_per_minute) ? `${fmt(w.games_per_minute)} games/min` : ""),
     el("td", {}, w.connected ? `${fmt(w.last_seen_seconds_ago, 0)} s ago` : "disconnected")));
-  view.replaceChildren(el("h1", {}, "Workers"),
+  setView(el("h1", {}, "Workers"),
     table(["Name", "Host", "Threads#", "CPU", "Isolation", "Working on", "Perft#", "Games#", "Last seen"], rows,
           { id: "workers" }),
     rows.length ? null : el("p", { class: "muted" }, "No workers."));
@@ -394,7 +398,7 @@ async function showEngines() {
           if (!confirm(`Delete engine ${e.name}?`)) return;
           try { await api("DELETE", `engines/${e.sha256}`); route(); } catch (err) { alert(err.message); }
         } }, "Delete") : "")));
-  view.replaceChildren(el("h1", {}, "Engines"),
+  setView(el("h1", {}, "Engines"),
     el("p", { class: "muted" }, "Upload with ", el("code", {}, "arbiter engines upload NAME FILE"), "."),
     table(["Name", "sha256", "Size#", "Owner", "Uploaded", ""], rows, { id: "engines" }),
     rows.length ? null : el("p", { class: "muted" }, "No uploaded engines."));
@@ -450,7 +454,7 @@ async function readBook(input) {
 }
 
 async function showSubmit(kind) {
-  if (!canSubmit()) { view.replaceChildren(el("p", {}, "Your token may not submit runs.")); return; }
+  if (!canSubmit()) { setView(el("p", {}, "Your token may not submit runs.")); return; }
   const engines = (await api("GET", "engines")).engines || [];
   const engineOptions = () => [el("option", { value: "builtin" }, "builtin (arbiter uci)")].concat(
     engines.map((e) => el("option", { value: e.sha256 }, `${e.name} (${e.sha256.slice(0, 8)})`)));
@@ -527,7 +531,7 @@ async function showSubmit(kind) {
                gauntlet: q("#tournament-gauntlet").checked, openings: await readBook(q("#tournament-book")) };
     }); });
   }
-  view.replaceChildren(el("h1", {}, "Submit a run"), tabs, form);
+  setView(el("h1", {}, "Submit a run"), tabs, form);
 }
 
 // ---- routing ---------------------------------------------------------------------------------
