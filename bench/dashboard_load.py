@@ -6,7 +6,8 @@
 2. what PAGES open live pages (default 200, Server-Sent Events on the run being worked) cost the
    coordinator: bench/coordinator_load's completions/s without and with them, alternating rounds
    on one coordinator, and the ratio (target: at least 0.95).
-Usage: bench/dashboard_load.py [BUILD_DIR]   (env: RUNS=10000 PAGES=200 WORKERS=200 JOBS=20000)"""
+Usage: bench/dashboard_load.py [BUILD_DIR]
+  (env: RUNS=10000 PAGES=200 WORKERS=200 JOBS=20000 ROUNDS=3)"""
 import http.client
 import json
 import os
@@ -162,7 +163,7 @@ def main():
         p, grpc_port, http_port = start_coordinator(data)
         try:
             rates = {0: [], PAGES: []}
-            for rnd in range(3):
+            for rnd in range(int(os.environ.get("ROUNDS", 3))):
                 for pages in (0, PAGES):
                     rate, events, exact = load_round(grpc_port, http_port, pages)
                     rates[pages].append(rate)

@@ -204,6 +204,12 @@ class DashboardBrowserTest(unittest.TestCase):
         self.d.get(self.c.base + "/#/runs")
         self.wait(lambda d: self.count(f"#runs tr[data-run='{r.json()['id']}']"), 30, "the run listed")
         self.shot("runs")
+        # A phone's width: the table scrolls inside its box, the page itself does not.
+        self.d.set_window_size(390, 844)
+        self.assertLessEqual(self.d.execute_script("return document.documentElement.scrollWidth"),
+                             390)
+        self.shot("runs-phone")
+        self.d.set_window_size(1280, 1100)
         self.assertFalse(self.d.find_element(By.ID, "nav-submit").is_displayed(),
                          "a viewer has no submit link")
         self.d.get(self.c.base + "/#/workers")
