@@ -35,6 +35,7 @@ struct CoordinatorFlags {
   std::string listen = ":50051";
   std::string metrics;
   std::string http;  // the dashboard and JSON API; empty = none
+  uint32_t max_live_pages = 256;
   std::string data;
   double lease_seconds = 15;
   double heartbeat_seconds = 3;
@@ -69,6 +70,9 @@ void AddCoordinatorOptions(CLI::App* cmd, CoordinatorFlags& f) {
   cmd->add_option("--metrics", f.metrics, "Serve Prometheus metrics on [HOST]:PORT");
   cmd->add_option("--http", f.http,
                   "Serve the dashboard and the JSON API on [HOST]:PORT (port 0 = any free port)");
+  cmd->add_option("--max-live-pages", f.max_live_pages,
+                  "Dashboard pages following runs live at once (each holds a connection)")
+      ->check(CLI::Range(1, 4096));
   cmd->add_option("--lease-seconds", f.lease_seconds, "Lease time of a job (heartbeats extend it)")
       ->check(CLI::Range(0.5, 3600.0));
   cmd->add_option("--heartbeat-seconds", f.heartbeat_seconds, "Heartbeat interval asked of workers")
@@ -119,6 +123,7 @@ std::unique_ptr<web::Dashboard> StartDashboard(const CoordinatorFlags& f,
   web::DashboardOptions o;
   o.listen = f.http;
   o.no_auth = f.no_auth;
+  o.max_live_pages = f.max_live_pages;
   if (f.no_auth && !net::IsLoopbackAddress(f.http)) {
     std::cerr << "error: --no-auth serves the dashboard only on a loopback address, not '" << f.http
               << "'\n";

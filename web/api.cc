@@ -220,6 +220,12 @@ void Dashboard::Api(HttpExchange& x, const Caller& caller) {
 void Dashboard::Events(HttpExchange& x, uint64_t run_id) {
   if (absl::StatusOr<v1::Run> run = coordinator_->GetRun(run_id); !run.ok())
     return x.Reply(HttpStatusOf(run.status()), "application/json", ErrorJson(run.status()));
+  // Refused before the stream starts when the live pages are all taken (Follow checks again).
+  if (live_->followers() >= options_.max_live_pages) {
+    return x.Reply(429, "application/json",
+                   ErrorJson(absl::ResourceExhaustedError(
+                       Cat("too many live pages open (", options_.max_live_pages, ")"))));
+  }
   if (!x.StartStream("text/event-stream", {{"X-Accel-Buffering", "no"}})) return;
   absl::Status st = live_->Follow(
       run_id,

@@ -28,7 +28,7 @@ struct DashboardOptions {
   // No tokens: everyone is the admin "anonymous" (the coordinator's --no-auth, loopback only).
   bool no_auth = false;
   // Live pages open at once (each holds a connection and a server thread).
-  size_t max_live_pages = 512;
+  size_t max_live_pages = 256;
   // Connections served at once besides the live pages.
   int threads = 32;
   // Runs on one page of the runs list at most.

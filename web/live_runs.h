@@ -5,7 +5,7 @@
 // is ready for the next update. So N pages of one run cost the coordinator one watch, one run
 // built and one conversion per interval, not N per change.
 //
-//   LiveRuns live(&coordinator, /*max_followers=*/512);
+//   LiveRuns live(&coordinator, /*max_followers=*/256);
 //   absl::Status st = live.Follow(run_id, send_json, send_keepalive);  // blocks until done
 #pragma once
 

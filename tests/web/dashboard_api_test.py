@@ -204,6 +204,43 @@ class DashboardApiTest(unittest.TestCase):
         self.assertIn("engines", e.json())
 
 
+class LivePageLimitTest(unittest.TestCase):
+    def test_live_pages_past_the_limit_are_refused(self):
+        c = LocalCluster(ARBITER, extra=("--max-live-pages", "2"))
+        try:
+            run_id = c.request("POST", "/api/v1/runs/perft", {"perft": {"fen": STARTPOS, "depth": 9}},
+                               token=c.admin).json()["id"]
+            import http.client
+            held = []
+            for _ in range(2):
+                conn = http.client.HTTPConnection(c.base.split("//")[1])
+                conn.request("GET", f"/api/v1/runs/{run_id}/events",
+                             headers={"Authorization": "Bearer " + c.admin})
+                r = conn.getresponse()
+                self.assertEqual(r.status, 200)
+                self.assertTrue(r.fp.readline().startswith(b"event: run"))
+                held.append(conn)
+            r = c.request("GET", f"/api/v1/runs/{run_id}/events", token=c.admin)
+            self.assertEqual(r.status, 429)
+            self.assertIn("too many live pages", r.json()["message"])
+            held[0].close()
+            # A closed page frees its place (the server notices at its next write).
+            c.request("POST", f"/api/v1/runs/{run_id}/cancel", {}, token=c.admin)
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                conn = http.client.HTTPConnection(c.base.split("//")[1])
+                conn.request("GET", f"/api/v1/runs/{run_id}/events",
+                             headers={"Authorization": "Bearer " + c.admin})
+                status = conn.getresponse().status
+                conn.close()
+                if status == 200:
+                    break
+                time.sleep(0.2)
+            self.assertEqual(status, 200)
+        finally:
+            c.close()
+
+
 if __name__ == "__main__":
     ARBITER = sys.argv.pop(1)
     unittest.main(verbosity=2)
