@@ -11,6 +11,7 @@ PACKAGES=(
   libsqlite3-dev libspdlog-dev libcli11-dev libseccomp-dev
   stockfish pgn-extract python3 curl openssl
   clang-format clang-tidy clang libclang-rt-14-dev bubblewrap
+  prometheus iproute2
   "$@"
 )
 missing=()
