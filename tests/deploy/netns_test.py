@@ -251,6 +251,13 @@ def scenario(workdir, procs, net):
     fds, rss, conns = coordinator_usage()
     log(f"after: {fds} fds, {rss >> 20} MiB RSS, {conns} gRPC connections")
     check(rss <= base_rss + (64 << 20), f"coordinator RSS {rss >> 20} MiB within 64 MiB of {base_rss >> 20} MiB")
+    # The faults raise the allocator's high-water mark (buffers of the cut-off connections); what
+    # must not happen is growth per run afterwards: two more clean runs, the second adds < 4 MiB.
+    run_perft(["--startpos", "--depth", "6", "--jobs", "32"], PERFT[6], "clean perft(6) after the faults")
+    rss1 = coordinator_usage()[1]
+    run_perft(["--startpos", "--depth", "6", "--jobs", "32"], PERFT[6], "second clean perft(6)")
+    rss2 = coordinator_usage()[1]
+    check(rss2 < rss1 + (4 << 20), f"coordinator RSS flat across clean runs: {rss1 >> 20} -> {rss2 >> 20} MiB")
     check(coord.poll() is None, "the coordinator is still running")
     for name in workers:
         check(procs.procs[[p.name for p in procs.procs].index(name)].poll() is None, f"{name} is still running")
