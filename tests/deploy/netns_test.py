@@ -188,7 +188,6 @@ def scenario(workdir, procs, net):
             "--cache", os.path.join(workdir, f"{name}-cache"), "--sandbox", "off"]))
     wait_for("both workers connected",
              lambda: metric(cmetrics(), "arbiter_workers_connected") == 2, 60)
-    # Addresses are real: the workers reach the coordinator over the bridge.
     # Addresses are real: w1 reaches the coordinator's metrics port over its wire and the router.
     check(connect_seconds(workers["w1"]) is not None, f"w1 ({SUBNET}.11) reaches the coordinator at {COORD_IP}")
 
