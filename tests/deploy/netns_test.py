@@ -139,7 +139,7 @@ def metric(text, name, **labels):
 
 def body(workdir, procs):
     if os.geteuid() != 0:
-        skip("the netns tests need root (network namespaces, veth, tc); run as root as CI does")
+        skip("the netns tests need root (network namespaces, TUN devices); run as root as CI does")
     net = Net(workdir)
     try:
         net.create()
@@ -310,7 +310,7 @@ def partition(net, workers, cmetrics, wmetrics, admin, coord_ns, usage):
         net.impair("w1")
     else:
         raise Failure("w1 never held a lease when it was cut off")
-    # w1 cannot be reached over the bridge, but its own loopback still answers.
+    # w1 cannot be reached over its wire, but its own loopback still answers.
     wait_for("w1 finished its job while cut off", lambda: metric(wmetrics("w1"), "arbiter_worker_busy") == 0, 120)
     check(not got_through(), "w1's result did not get through while it was cut off")
     net.impair("w1")
