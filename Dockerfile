@@ -1,4 +1,5 @@
 # One image for every role (coordinator, worker, CLI). Built by the same scripts CI runs.
+#   scripts/image.sh TAG   (podman, no registry: see README "Deploy to Kubernetes")
 #   docker build -t arbiter .
 #   docker run --rm arbiter perft --startpos --depth 6
 FROM debian:12 AS build
@@ -11,14 +12,18 @@ COPY . .
 # --build-arg ARBITER_MARCH=x86-64-v3 (PEXT); Ice Lake / Sapphire Rapids servers:
 # ARBITER_MARCH=icelake-server (also the AVX-512 perft counter).
 ARG ARBITER_MARCH=
+# The default tests run in the build; the deployment tests (netns, prometheus) need privileges
+# and programs of the host and run there (scripts/test.sh, scripts/image-test.sh).
 RUN scripts/build.sh ${ARBITER_MARCH:+--march=$ARBITER_MARCH} build && \
-    ctest --test-dir build -LE slow --output-on-failure -j2
+    ctest --test-dir build -LE 'slow|netns|prometheus' --output-on-failure -j2
 
+# The runtime: only the shared libraries the binary links and bubblewrap (engine sandbox); no
+# compilers, no engines (cmd=builtin is the binary itself; add engines under /usr/games).
 FROM debian:12-slim
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       libgrpc++1.51 libprotobuf32 libsqlite3-0 libspdlog1.10 libprometheus-cpp-pull1.0 \
-      libprometheus-cpp-core1.0 libseccomp2 bubblewrap stockfish ca-certificates \
-    && rm -rf /var/lib/apt/lists/*
+      libprometheus-cpp-core1.0 libseccomp2 bubblewrap \
+    && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /usr/share/doc /usr/share/man
 COPY --from=build /src/build/cli/arbiter /usr/local/bin/arbiter
 RUN useradd --system --uid 10001 arbiter && mkdir -p /data /cache && chown arbiter /data /cache
 USER arbiter

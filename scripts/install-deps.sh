@@ -12,6 +12,7 @@ PACKAGES=(
   stockfish pgn-extract python3 curl openssl
   clang-format clang-tidy clang libclang-rt-14-dev bubblewrap
   libcivetweb-dev chromium chromium-driver python3-selenium
+  prometheus iproute2
   "$@"
 )
 missing=()
