@@ -66,6 +66,8 @@ int Weight(const Position& pos, Move m) {
     if (pos.PieceOn(m.To()) != kNoPiece) w += 10;
     if (checkers) w += 10;
   }
+  if (TypeOf(piece) == kPawn && RelativeRank(us, m.To()) >= 4)
+    w += 4 * (RelativeRank(us, m.To()) - 3);  // pawns run toward promotion
   if (TypeOf(piece) == kPawn && (m.To() ^ m.From()) == 16) {
     const Bitboard side = SquareBb(m.To()) << 1 | SquareBb(m.To()) >> 1;
     const Bitboard same_rank = Bitboard(0xFF) << (8 * RankOf(m.To()));
@@ -104,7 +106,7 @@ std::vector<Position> RandomPositions(int count, uint64_t seed) {
   out.reserve(count > 0 ? count : 0);
   for (int i = 0; out.size() < size_t(std::max(count, 0)); ++i) {
     Position pos = i % 2 ? Chess960Start(int(rng() % 960)) : Position::StartPosition();
-    const int plies = 6 + int(rng() % 55);
+    const int plies = 6 + int(rng() % 75);
     Position last = pos;
     for (int ply = 0; ply < plies; ++ply) {
       MoveList list;

@@ -8,10 +8,10 @@
 // +8 for a rook move back onto the square of a castling rook of its side that lost its right (a
 // rook "moved and back": the square is right, the right is not), +6 for a king or rook move that
 // keeps a right available (castling positions stay alive) and +8 for castling itself; +3 for a
-// capture of a rook still on its castling square. A playout stops after a random 6..60 plies, or
-// earlier with probability 1/2 right after a double push with an en passant capture available,
-// a check, or a move that makes a promotion or castling available next; never on a position
-// without legal moves.
+// capture of a rook still on its castling square; +4 per rank beyond the fourth for a pawn move
+// (pawns run toward promotion). A playout stops after a random 6..80 plies, or earlier with
+// probability 1/2 right after a double push with an en passant capture available, a check, or a
+// move that makes a promotion or castling available next; never on a position without legal moves.
 #pragma once
 
 #include <cstdint>
