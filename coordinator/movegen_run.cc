@@ -47,7 +47,7 @@ class MovegenCheckRun final : public RunHandler {
   double Estimate(const Job& job) const override {
     double e = 0;
     for (const v1::MovegenPosition& p : jobs_[job.index].positions())
-      e += std::pow(30.0, p.depth());
+      e += p.estimate_nodes() ? double(p.estimate_nodes()) : std::pow(30.0, p.depth());
     return e;
   }
   void FillWork(const Job& job, v1::Job& out) const override {
@@ -203,22 +203,41 @@ absl::StatusOr<RunPlan> PlanMovegenCheckRun(const v1::SubmitMovegenCheckRequest&
           Cat("positions[", i, "] '", p->fen(), "': ", std::string(pos.status().message())));
     if (p->source().empty()) p->set_source(Cat("position ", i));
   }
-  // Jobs of similar cost: positions sorted by depth are dealt round robin.
-  uint32_t per_job = spec.positions_per_job();
-  if (per_job == 0) {
-    const size_t jobs = std::max<size_t>(16, 16 * std::max<size_t>(1, context.connected_workers));
-    per_job = uint32_t(
-        std::clamp<size_t>((spec.positions_size() + jobs - 1) / jobs, 1, kMaxPositionsPerJob));
+  // Jobs: each starts the engine once, so few of them: two per connected worker (or
+  // positions_per_job), filled largest position first into the least loaded job (LPT), and
+  // leased largest job first, so that one deep position does not finish last.
+  const size_t n = size_t(spec.positions_size());
+  size_t njobs =
+      spec.positions_per_job()
+          ? (n + spec.positions_per_job() - 1) / spec.positions_per_job()
+          : std::max<size_t>(2, 2 * std::clamp<size_t>(context.connected_workers, 1, 1024));
+  njobs = std::clamp<size_t>(njobs, (n + kMaxPositionsPerJob - 1) / kMaxPositionsPerJob, n);
+  auto estimate = [](const v1::MovegenPosition& p) {
+    return p.estimate_nodes() ? double(p.estimate_nodes()) : std::pow(30.0, p.depth());
+  };
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return estimate(spec.positions(int(a))) > estimate(spec.positions(int(b)));
+  });
+  std::vector<std::pair<double, std::vector<size_t>>> bins(njobs);
+  for (size_t i : order) {
+    auto least = std::min_element(bins.begin(), bins.end(), [](const auto& a, const auto& b) {
+      return a.first < b.first || (a.first == b.first && a.second.size() < b.second.size());
+    });
+    least->first += estimate(spec.positions(int(i)));
+    least->second.push_back(i);
   }
-  const size_t njobs = (spec.positions_size() + per_job - 1) / per_job;
+  std::stable_sort(bins.begin(), bins.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
   std::vector<v1::MovegenJob> jobs(njobs);
-  for (v1::MovegenJob& j : jobs) {
+  for (size_t b = 0; b < njobs; ++b) {
+    v1::MovegenJob& j = jobs[b];
     *j.mutable_engine() = spec.engine();
     *j.mutable_dialect() = spec.dialect();
     j.set_timeout_ms(spec.timeout_ms());
+    for (size_t i : bins[b].second) *j.add_positions() = spec.positions(int(i));
   }
-  for (int i = 0; i < spec.positions_size(); ++i)
-    *jobs[size_t(i) % njobs].add_positions() = spec.positions(i);
   RunPlan plan;
   auto handler = std::make_unique<MovegenCheckRun>(spec);
   for (v1::MovegenJob& j : jobs) {

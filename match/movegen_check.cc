@@ -62,7 +62,15 @@ absl::StatusOr<v1::MovegenPositionResult> CheckMovegenPosition(UciEngine& engine
   out.set_source(p.source());
 
   const SteadyTime ours_start = SteadyClock::now();
-  const uint64_t expected = PerftCount(pos, depth);
+  // Deep positions are counted with a small hash table (transpositions), shallow ones without.
+  uint64_t expected = 0;
+  if (depth >= 5) {
+    absl::StatusOr<PerftResult> counted = Perft(pos, PerftOptions{.depth = depth, .hash_mb = 16});
+    if (!counted.ok()) return counted.status();
+    expected = counted->nodes;
+  } else {
+    expected = PerftCount(pos, depth);
+  }
   out.set_arbiter_seconds(SecondsSince(ours_start));
   out.set_arbiter_nodes(expected);
 
@@ -197,19 +205,24 @@ absl::StatusOr<std::vector<v1::MovegenPosition>> MovegenSuitePositions(const std
       return absl::InvalidArgumentError(
           Cat(path, ":", n, ": ", std::string(pos.status().message())));
     int d = max_depth;
+    uint64_t estimate = 0;
+    for (auto& [kd, kn] : l.expected)
+      if (kd == d) estimate = kn;
     if (max_nodes) {
       d = 1;
-      for (int k = 2; k <= max_depth; ++k) {
+      for (int k = 1; k <= max_depth; ++k) {
         uint64_t count = 0;
         bool known = false;
         for (auto& [kd, kn] : l.expected)
           if (kd == k) count = kn, known = true;
         if (!known) count = PerftCount(*pos, k);
-        if (count > max_nodes) break;
+        if (k > 1 && count > max_nodes) break;
         d = k;
+        estimate = count;
       }
     }
     v1::MovegenPosition p;
+    p.set_estimate_nodes(estimate);
     p.set_fen(l.fen);
     p.set_depth(d);
     p.set_source(Cat(path, ":", n));
