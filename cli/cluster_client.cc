@@ -16,6 +16,7 @@
 #include "base/uint128.h"
 #include "cli/json.h"
 #include "grpcpp/grpcpp.h"
+#include "match/movegen_check.h"
 #include "net/client.h"
 #include "net/metrics.h"
 #include "net/sha256.h"
@@ -324,6 +325,12 @@ absl::StatusOr<v1::Run> SubmitAndFollow(
 
 }  // namespace
 
+absl::StatusOr<v1::Run> RunRemoteMovegenCheck(const std::string& coordinator,
+                                              const v1::SubmitMovegenCheckRequest& request,
+                                              bool quiet) {
+  return SubmitAndFollow(coordinator, request, quiet, &v1::RunService::Stub::SubmitMovegenCheck);
+}
+
 absl::StatusOr<v1::Run> RunRemoteMatch(const std::string& coordinator,
                                        const v1::SubmitMatchRequest& request, bool quiet) {
   return SubmitAndFollow(coordinator, request, quiet, &v1::RunService::Stub::SubmitMatch);
@@ -472,6 +479,7 @@ void PrintRun(const v1::Run& run, std::ostream& out) {
     out << ", requires " << r;
   out << "\n";
   if (!run.waiting().empty()) out << "Waiting: " << run.waiting() << "\n";
+  if (run.has_movegen_check()) out << match::MovegenReportText(run.movegen_check().result());
   if (run.has_match()) {
     const v1::MatchRunStatus& m = run.match();
     const v1::MatchResult& r = m.result();

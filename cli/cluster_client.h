@@ -32,6 +32,9 @@ absl::StatusOr<v1::Run> RunRemoteMatch(const std::string& coordinator,
                                        const v1::SubmitMatchRequest& request, bool quiet);
 absl::StatusOr<v1::Run> RunRemoteTournament(const std::string& coordinator,
                                             const v1::SubmitTournamentRequest& request, bool quiet);
+absl::StatusOr<v1::Run> RunRemoteMovegenCheck(const std::string& coordinator,
+                                              const v1::SubmitMovegenCheckRequest& request,
+                                              bool quiet);
 // Uploads a local engine binary (stored by sha256; uploading the same bytes again returns the
 // same engine). The stored engine, or the error.
 absl::StatusOr<v1::Engine> UploadEngineFile(const std::string& coordinator, const std::string& path,

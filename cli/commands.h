@@ -12,6 +12,7 @@ namespace arbiter::cli {
 void AddPerftCommand(CLI::App& app, int& exit_code);
 void AddStatsCommand(CLI::App& app, int& exit_code);
 void AddPerftDiffCommand(CLI::App& app, int& exit_code);
+void AddMovegenCheckCommand(CLI::App& app, int& exit_code);
 void AddUciCommand(CLI::App& app, int& exit_code);
 void AddMatchCommand(CLI::App& app, int& exit_code);
 void AddTournamentCommand(CLI::App& app, int& exit_code);

@@ -67,6 +67,7 @@ int main(int argc, char** argv) {
   arbiter::cli::AddPerftCommand(app, exit_code);
   arbiter::cli::AddStatsCommand(app, exit_code);
   arbiter::cli::AddPerftDiffCommand(app, exit_code);
+  arbiter::cli::AddMovegenCheckCommand(app, exit_code);
   arbiter::cli::AddUciCommand(app, exit_code);
   arbiter::cli::AddMatchCommand(app, exit_code);
   arbiter::cli::AddTournamentCommand(app, exit_code);

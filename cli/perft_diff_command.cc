@@ -17,6 +17,7 @@ struct PerftDiffFlags {
   std::string fen{Position::kStartFen};
   int depth = 0;
   double timeout_s = 600;
+  std::string dialect = "go-perft", perft_command, total_regex, divide_regex;
   bool json = false;
 };
 
@@ -57,9 +58,15 @@ int Run(const PerftDiffFlags& f) {
     std::cerr << "error: " << spec.status().message() << "\n";
     return 2;
   }
+  absl::StatusOr<match::PerftDialect> dialect =
+      match::MakePerftDialect(f.dialect, f.perft_command, f.total_regex, f.divide_regex);
+  if (!dialect.ok()) {
+    std::cerr << "error: " << dialect.status().message() << "\n";
+    return 2;
+  }
   match::UciEngine engine(*spec);
   absl::StatusOr<match::PerftDiffReport> r = match::PerftDiff(
-      engine, f.fen, f.depth, match::Millis(static_cast<int64_t>(f.timeout_s * 1000)));
+      engine, f.fen, f.depth, match::Millis(static_cast<int64_t>(f.timeout_s * 1000)), *dialect);
   engine.Quit();
   if (!r.ok()) {
     std::cerr << "error: " << r.status().message() << "\n";
@@ -102,6 +109,11 @@ void AddPerftDiffCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--fen", flags->fen, "Root position (default: the start position)");
   cmd->add_option("--depth", flags->depth, "Perft depth at the root")->required();
   cmd->add_option("--timeout", flags->timeout_s, "Seconds to wait for each `go perft` (600)");
+  cmd->add_option("--dialect", flags->dialect,
+                  "How to ask for perft: go-perft (`go perft N`, default), perft, custom");
+  cmd->add_option("--perft-command", flags->perft_command, "Command template with {depth}");
+  cmd->add_option("--total-regex", flags->total_regex, "Total line; one group: the count");
+  cmd->add_option("--divide-regex", flags->divide_regex, "Divide line; groups: move, count");
   cmd->add_flag("--json", flags->json, "Print a PerftDiffResult as JSON");
   cmd->footer("Exit status: 0 identical, 1 a difference was found, 2 an error.");
   cmd->callback([flags, &exit_code] { exit_code = Run(*flags); });

@@ -9,6 +9,7 @@
 #include "coordinator/engine_reports.h"
 #include "coordinator/games_run.h"
 #include "coordinator/metrics.h"
+#include "coordinator/movegen_run.h"
 #include "coordinator/perft_run.h"
 #include "coordinator/pgn_export.h"
 #include "coordinator/scheduling.h"
@@ -202,6 +203,14 @@ absl::StatusOr<v1::Run> Coordinator::SubmitTournament(const v1::SubmitTournament
   RETURN_IF_ERROR(CheckScheduling(request.scheduling(), caller));
   RETURN_IF_ERROR(CheckOwnerLimits(caller.name));
   return Submit(PlanTournamentRun(request, Context()), caller, request.scheduling());
+}
+
+absl::StatusOr<v1::Run> Coordinator::SubmitMovegenCheck(
+    const v1::SubmitMovegenCheckRequest& request, const Caller& caller) {
+  RETURN_IF_ERROR(CheckAcceptingRuns());
+  RETURN_IF_ERROR(CheckScheduling(request.scheduling(), caller));
+  RETURN_IF_ERROR(CheckOwnerLimits(caller.name));
+  return Submit(PlanMovegenCheckRun(request, Context()), caller, request.scheduling());
 }
 
 absl::Status Coordinator::CheckOwnerLimits(const std::string& owner) {

@@ -90,6 +90,10 @@ class Coordinator {
   // and replayed like a match's), rated together as results come in.
   absl::StatusOr<v1::Run> SubmitTournament(const v1::SubmitTournamentRequest& request,
                                            const Caller& caller = {});
+  // movegen-check runs: the positions in jobs; each worker compares the engine's perft with
+  // arbiter's and descends on a difference; failures are deduplicated.
+  absl::StatusOr<v1::Run> SubmitMovegenCheck(const v1::SubmitMovegenCheckRequest& request,
+                                             const Caller& caller = {});
   // PGN of a match or tournament run's counted games (and a summary of each), from the store.
   absl::StatusOr<v1::GetPgnResponse> GetPgn(uint64_t run_id);
   absl::StatusOr<v1::Run> GetRun(uint64_t run_id);

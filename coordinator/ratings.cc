@@ -121,7 +121,7 @@ absl::StatusOr<v1::GetRatingsResponse> Coordinator::GetRatings(
     };
     if (request.run_ids().empty()) {
       for (const auto& [id, run] : runs_)
-        if (run->kind() != v1::RUN_KIND_PERFT) add(*run);
+        if (run->kind() == v1::RUN_KIND_MATCH || run->kind() == v1::RUN_KIND_TOURNAMENT) add(*run);
     } else {
       std::vector<uint64_t> ids(request.run_ids().begin(), request.run_ids().end());
       std::sort(ids.begin(), ids.end());

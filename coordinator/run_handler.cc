@@ -5,6 +5,7 @@
 #include "base/strings.h"
 #include "coordinator/games_run.h"
 #include "coordinator/metrics.h"
+#include "coordinator/movegen_run.h"
 #include "coordinator/perft_run.h"
 
 namespace arbiter::coordinator {
@@ -28,6 +29,8 @@ absl::StatusOr<std::unique_ptr<RunHandler>> LoadRunHandler(v1::RunKind kind,
       return LoadMatchRun(spec);
     case v1::RUN_KIND_TOURNAMENT:
       return LoadTournamentRun(spec);
+    case v1::RUN_KIND_MOVEGEN_CHECK:
+      return LoadMovegenCheckRun(spec);
     default:
       return absl::DataLossError(Cat("unknown run kind ", int(kind)));
   }

@@ -42,8 +42,9 @@ struct Result {
   std::string token;  // the worker's token (not stored: verification of resumed runs uses ids)
   uint64_t lease_id = 0;
   double seconds = 0;
-  std::vector<uint64_t> counts;                     // perft
-  std::shared_ptr<const v1::MatchJobResult> match;  // match and tournament
+  std::vector<uint64_t> counts;                         // perft
+  std::shared_ptr<const v1::MatchJobResult> match;      // match and tournament
+  std::shared_ptr<const v1::MovegenJobResult> movegen;  // movegen-check
 };
 
 // The error of every call once the coordinator shuts down.

@@ -79,6 +79,14 @@ class RunServiceImpl final : public v1::RunService::CallbackService {
       return AnswerRun(c_->SubmitTournament(*req, who), resp);
     });
   }
+  grpc::ServerUnaryReactor* SubmitMovegenCheck(grpc::CallbackServerContext* ctx,
+                                               const v1::SubmitMovegenCheckRequest* req,
+                                               v1::SubmitRunResponse* resp) override {
+    ARBITER_GATE(ctx, v1::ROLE_SUBMITTER);
+    return FinishOnPool(ctx, pool_, [this, req, resp, who] {
+      return AnswerRun(c_->SubmitMovegenCheck(*req, who), resp);
+    });
+  }
   grpc::ServerUnaryReactor* GetPgn(grpc::CallbackServerContext* ctx, const v1::GetPgnRequest* req,
                                    v1::GetPgnResponse* resp) override {
     ARBITER_GATE(ctx, RoleFor(RunCall::kView));

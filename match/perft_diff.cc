@@ -1,7 +1,9 @@
 #include "match/perft_diff.h"
 
+#include <algorithm>
 #include <charconv>
 #include <map>
+#include <regex>
 
 #include "base/status_macros.h"
 #include "base/strings.h"
@@ -10,38 +12,156 @@
 
 namespace arbiter::match {
 
-absl::StatusOr<std::vector<std::pair<std::string, uint64_t>>> ReadDivide(UciEngine& engine,
-                                                                         Millis timeout) {
-  std::vector<std::pair<std::string, uint64_t>> out;
-  const SteadyTime deadline = SteadyClock::now() + timeout;
-  OutputLine line;
-  for (;;) {
-    ReadResult r = engine.ReadLine(deadline, line);
-    if (r == ReadResult::kTimeout)
-      return absl::DeadlineExceededError(
-          Cat(engine.name(), ": no 'Nodes searched' line within ", timeout.count(), " ms"));
-    if (r == ReadResult::kEof)
-      return absl::UnavailableError(Cat(engine.name(), ": exited during go perft"));
-    std::string_view s = Strip(line.text);
-    if (s.starts_with("Nodes searched")) return out;
-    size_t colon = s.find(": ");
-    if (colon == std::string_view::npos || s.starts_with("info")) continue;
-    std::string_view move = s.substr(0, colon), count = Strip(s.substr(colon + 2));
-    uint64_t n = 0;
-    auto [p, ec] = std::from_chars(count.data(), count.data() + count.size(), n);
-    if (ec != std::errc() || p != count.data() + count.size() || move.find(' ') != move.npos)
-      continue;
-    out.emplace_back(std::string(move), n);
+namespace {
+
+constexpr size_t kMaxRegex = 200, kMaxCommand = 200, kMaxMatchedLine = 512;
+constexpr size_t kMaxDivideLines = 1000;
+
+std::string DialectHelp(const PerftDialect& tried) {
+  std::string others;
+  for (std::string_view d : {"go-perft", "perft", "custom"})
+    if (d != tried.name) others += Cat(others.empty() ? "" : ", ", d);
+  return Cat("the '", tried.name, "' dialect (`", tried.command,
+             "`) was tried; the others: --dialect ", others,
+             " (custom: --perft-command 'divide {depth}' --total-regex R --divide-regex R)");
+}
+
+absl::StatusOr<std::regex> CompileRegex(std::string_view what, std::string_view re, int groups) {
+  if (re.empty() || re.size() > kMaxRegex)
+    return absl::InvalidArgumentError(
+        Cat(what, ": ", re.size(), " characters, want 1..", kMaxRegex));
+  try {
+    std::regex r{std::string(re), std::regex::ECMAScript | std::regex::optimize};
+    if (int(r.mark_count()) != groups)
+      return absl::InvalidArgumentError(
+          Cat(what, " '", re, "' has ", r.mark_count(), " groups, want ", groups));
+    return r;
+  } catch (const std::regex_error& e) {
+    return absl::InvalidArgumentError(Cat(what, " '", re, "': ", e.what()));
   }
 }
 
+bool ParseCount(const std::string& s, uint64_t& n) {
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+}  // namespace
+
+absl::StatusOr<PerftDialect> MakePerftDialect(std::string_view name, std::string_view command,
+                                              std::string_view total_regex,
+                                              std::string_view divide_regex) {
+  PerftDialect d;
+  if (name == "perft") {
+    d.name = "perft";
+    d.command = "perft {depth}";
+    d.total_regex = R"(^\s*(?:Nodes searched|Nodes|Total|Total nodes)\s*:?\s*(\d+)\s*$)";
+    d.divide_regex = R"(^\s*([a-h][1-8][a-h][1-8][qrbnQRBN]?)\s*:?\s+(\d+)\s*$)";
+  } else if (name == "custom") {
+    d.name = "custom";
+    if (command.empty() || total_regex.empty() || divide_regex.empty())
+      return absl::InvalidArgumentError(
+          "--dialect custom needs --perft-command, --total-regex and --divide-regex");
+  } else if (name != "go-perft") {
+    return absl::InvalidArgumentError(
+        Cat("--dialect '", name, "': want go-perft, perft or custom"));
+  }
+  if (!command.empty()) d.command = std::string(command);
+  if (!total_regex.empty()) d.total_regex = std::string(total_regex);
+  if (!divide_regex.empty()) d.divide_regex = std::string(divide_regex);
+  if (d.command.size() > kMaxCommand || d.command.find("{depth}") == std::string::npos ||
+      d.command.find_first_of("\r\n") != std::string::npos)
+    return absl::InvalidArgumentError(Cat("perft command '", d.command, "': one line of at most ",
+                                          kMaxCommand, " characters with {depth} in it"));
+  RETURN_IF_ERROR(CompileRegex("--total-regex", d.total_regex, 1).status());
+  RETURN_IF_ERROR(CompileRegex("--divide-regex", d.divide_regex, 2).status());
+  return d;
+}
+
+absl::StatusOr<EngineDivide> RunEnginePerft(UciEngine& engine, const PerftDialect& dialect,
+                                            int depth, Millis timeout, bool probe) {
+  ASSIGN_OR_RETURN(std::regex total_re, CompileRegex("total regex", dialect.total_regex, 1));
+  ASSIGN_OR_RETURN(std::regex divide_re, CompileRegex("divide regex", dialect.divide_regex, 2));
+  std::string command = dialect.command;
+  command.replace(command.find("{depth}"), 7, std::to_string(depth));
+  const SteadyTime start = SteadyClock::now();
+  RETURN_IF_ERROR(engine.Send(command));
+  if (probe) RETURN_IF_ERROR(engine.Send("isready"));
+  SteadyTime deadline = start + timeout;
+  EngineDivide out;
+  bool ready = false, have_total = false;
+  uint64_t sum = 0;
+  OutputLine line;
+  auto not_spoken = [&](std::string_view why) {
+    return absl::FailedPreconditionError(Cat(engine.name(), ": does not answer `", command,
+                                             "` with perft output (", why,
+                                             "): ", DialectHelp(dialect)));
+  };
+  for (;;) {
+    ReadResult r = engine.ReadLine(deadline, line);
+    if (r == ReadResult::kTimeout) {
+      if (have_total) return absl::DeadlineExceededError(Cat(engine.name(), ": no readyok"));
+      if (ready) return not_spoken("it answered isready and then printed nothing more");
+      return absl::DeadlineExceededError(Cat(engine.name(), ": no total line (", dialect.name,
+                                             " dialect) within ", timeout.count(), " ms after `",
+                                             command, "`"));
+    }
+    if (r == ReadResult::kEof)
+      return absl::UnavailableError(
+          Cat(engine.name(), ": exited during `", command, "`: ", engine.EndAndDescribe()));
+    std::string_view s = Strip(line.text);
+    if (s == "readyok") {
+      ready = true;
+      if (have_total) return out;
+      // A depth-1 perft is instant: an engine that is idle after readyok never answers it.
+      deadline = std::min(deadline, SteadyClock::now() + Millis(2000));
+      continue;
+    }
+    if (have_total) continue;
+    if (s.starts_with("bestmove"))
+      return not_spoken(Cat("it searched and answered `", s.substr(0, 40), "`"));
+    if (s.find("nknown command") != s.npos || s.starts_with("Unknown") || s.starts_with("unknown"))
+      return not_spoken(Cat("it said `", s.substr(0, 80), "`"));
+    if (s.empty() || s.size() > kMaxMatchedLine || s.starts_with("info")) continue;
+    std::match_results<std::string_view::const_iterator> m;
+    if (std::regex_match(s.begin(), s.end(), m, total_re)) {
+      if (!ParseCount(m[1].str(), out.total))
+        return absl::DataLossError(Cat(engine.name(), ": total line `", s, "` has no count"));
+      out.seconds = std::chrono::duration<double>(line.time - start).count();
+      if (!out.moves.empty() && sum != out.total)
+        return absl::DataLossError(Cat(engine.name(), ": its divide lines add up to ", sum,
+                                       " but its total says ", out.total));
+      have_total = true;
+      if (!probe || ready) return out;
+      continue;
+    }
+    if (std::regex_match(s.begin(), s.end(), m, divide_re)) {
+      uint64_t n = 0;
+      if (!ParseCount(m[2].str(), n) || sum + n < sum)
+        return absl::DataLossError(Cat(engine.name(), ": divide line `", s, "` has a bad count"));
+      if (out.moves.size() >= kMaxDivideLines)
+        return absl::DataLossError(Cat(engine.name(), ": more than ", kMaxDivideLines,
+                                       " divide lines (a position has at most 218 moves)"));
+      sum += n;
+      out.moves.emplace_back(m[1].str(), n);
+    }
+  }
+}
+
+absl::Status ProbePerftDialect(UciEngine& engine, const PerftDialect& dialect, std::string_view fen,
+                               Millis timeout) {
+  RETURN_IF_ERROR(engine.Send(Cat("position fen ", fen)));
+  return RunEnginePerft(engine, dialect, 1, timeout, /*probe=*/true).status();
+}
+
 absl::StatusOr<PerftDiffReport> PerftDiff(UciEngine& engine, std::string_view fen, int depth,
-                                          Millis timeout) {
+                                          Millis timeout, const PerftDialect& dialect) {
   if (depth < 1 || depth > kMaxPerftDepth)
     return absl::InvalidArgumentError(Cat("--depth ", depth, " is outside 1..", kMaxPerftDepth));
   ASSIGN_OR_RETURN(Position pos, Position::FromFen(fen));
   if (!engine.Running()) RETURN_IF_ERROR(engine.Start());
   RETURN_IF_ERROR(engine.NewGame(pos.IsChess960()));
+  RETURN_IF_ERROR(ProbePerftDialect(engine, dialect, pos.Fen(), timeout));
   PerftDiffReport report;
   report.engine = engine.id_name().empty() ? engine.name() : engine.id_name();
   const std::string root = pos.Fen();
@@ -49,8 +169,8 @@ absl::StatusOr<PerftDiffReport> PerftDiff(UciEngine& engine, std::string_view fe
   for (;;) {
     ASSIGN_OR_RETURN(PerftResult ours, Perft(pos, PerftOptions{.depth = depth, .divide = true}));
     RETURN_IF_ERROR(engine.Send(Cat("position fen ", root, moves_text)));
-    RETURN_IF_ERROR(engine.Send(Cat("go perft ", depth)));
-    ASSIGN_OR_RETURN(auto theirs_list, ReadDivide(engine, timeout));
+    ASSIGN_OR_RETURN(EngineDivide answer, RunEnginePerft(engine, dialect, depth, timeout));
+    auto& theirs_list = answer.moves;
     // The engine's moves, normalised through our parser (both castling spellings accepted).
     std::map<std::string, uint64_t> theirs;
     uint64_t reported = 0;

@@ -32,11 +32,46 @@ struct PerftDiffReport {
   std::vector<PerftDiffStep> steps;
 };
 
-// Parses divide output ("e2e4: 20" lines) until "Nodes searched"; fails on a timeout or exit.
-absl::StatusOr<std::vector<std::pair<std::string, uint64_t>>> ReadDivide(UciEngine& engine,
-                                                                         Millis timeout);
+// How an engine is asked for perft and how its answer reads: a command template ("{depth}" is
+// replaced by the depth), a regular expression for the total line (one group: the count) and one
+// for divide lines (two groups: the move, the count). Tested dialects: `go-perft` (Stockfish's
+// `go perft N`, "e2e4: 20" lines, "Nodes searched: N"; arbiter uci, Stockfish), `perft` (a bare
+// `perft N`, "e2e4: 20" or "e2e4 20" lines, "Nodes searched: N" / "Nodes: N" / "Total: N") and
+// `custom` (everything given).
+struct PerftDialect {
+  std::string name = "go-perft";
+  std::string command = "go perft {depth}";
+  std::string total_regex = R"(^\s*Nodes searched\s*:\s*(\d+)\s*$)";
+  std::string divide_regex = R"(^\s*([a-h][1-8][a-h][1-8][qrbnQRBN]?)\s*:\s*(\d+)\s*$)";
+};
+
+// A dialect by name ("go-perft", "perft", "custom"); `custom` needs the command and both
+// regular expressions, the others take them as overrides. Bounded and compiled here.
+absl::StatusOr<PerftDialect> MakePerftDialect(std::string_view name, std::string_view command,
+                                              std::string_view total_regex,
+                                              std::string_view divide_regex);
+
+struct EngineDivide {
+  std::vector<std::pair<std::string, uint64_t>> moves;  // as printed, in the engine's order
+  uint64_t total = 0;
+  double seconds = 0;  // from the request written to the total line read
+};
+
+// Asks the engine (already set up with `position`) for perft at `depth` in `dialect` and reads
+// its answer. An answer that shows the engine does not speak the dialect (a `bestmove`, an
+// "Unknown command", or going idle: `readyok` to a following `isready` and then nothing when
+// `probe` is set) fails with FAILED_PRECONDITION at once, naming the dialect and the others; a
+// crash UNAVAILABLE, no total within `timeout` DEADLINE_EXCEEDED, divide lines that do not add
+// up to the total DATA_LOSS.
+absl::StatusOr<EngineDivide> RunEnginePerft(UciEngine& engine, const PerftDialect& dialect,
+                                            int depth, Millis timeout, bool probe = false);
+
+// Sets up `fen` (+ moves) in the engine and checks with a depth-1 request that it answers the
+// dialect at all (a quick, clear failure instead of waiting the whole timeout).
+absl::Status ProbePerftDialect(UciEngine& engine, const PerftDialect& dialect, std::string_view fen,
+                               Millis timeout);
 
 absl::StatusOr<PerftDiffReport> PerftDiff(UciEngine& engine, std::string_view fen, int depth,
-                                          Millis timeout);
+                                          Millis timeout, const PerftDialect& dialect = {});
 
 }  // namespace arbiter::match

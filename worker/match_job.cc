@@ -19,6 +19,7 @@
 #include "engine/rules.h"
 #include "match/game.h"
 #include "match/game_pgn.h"
+#include "match/movegen_check.h"
 #include "match/time_control.h"
 #include "match/uci_engine.h"
 #include "match/wire.h"
@@ -248,6 +249,37 @@ match::SandboxOptions WithRunLimits(match::SandboxOptions box, const v1::EngineL
   tighten(l.file_size_mb, run.file_size_mb());
   tighten(l.cpu_seconds, run.cpu_seconds());
   return box;
+}
+
+absl::StatusOr<v1::MovegenJobResult> RunMovegenJob(const v1::MovegenJob& job, EngineCache& cache,
+                                                   const std::atomic<bool>* stop,
+                                                   const EngineHost& host) {
+  v1::MovegenJobResult out;
+  absl::StatusOr<match::PerftDialect> dialect = match::DialectFromProto(job.dialect());
+  if (!dialect.ok()) {
+    out.set_error(std::string(dialect.status().message()));
+    return out;
+  }
+  ASSIGN_OR_RETURN(match::EngineSpec spec, ToEngineSpec(job.engine(), cache, host.engine_dirs));
+  const match::Millis timeout(job.timeout_ms() ? job.timeout_ms() : 60000);
+  match::UciEngine engine(spec, {}, {}, {}, host.sandbox);
+  for (const v1::MovegenPosition& p : job.positions()) {
+    if (stop && *stop) {
+      engine.Kill();
+      return absl::CancelledError("stopped");
+    }
+    absl::StatusOr<v1::MovegenPositionResult> r =
+        match::CheckMovegenPosition(engine, p, *dialect, timeout);
+    if (!r.ok()) {
+      out.clear_positions();
+      out.set_error(std::string(r.status().message()).substr(0, 4000));
+      break;
+    }
+    *out.add_positions() = std::move(*r);
+  }
+  out.set_engine((engine.id_name().empty() ? spec.name : engine.id_name()).substr(0, 256));
+  engine.Quit();
+  return out;
 }
 
 absl::StatusOr<v1::MatchJobResult> RunMatchJob(const v1::MatchJob& job, EngineCache& cache,

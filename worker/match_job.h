@@ -51,4 +51,11 @@ absl::StatusOr<v1::MatchJobResult> RunMatchJob(const v1::MatchJob& job, EngineCa
                                                const EngineHost& host = {},
                                                v1::EngineRefusal* refusal = nullptr);
 
+// A movegen-check job: the engine's perft against arbiter's on each position (descending on a
+// difference). An engine that does not speak the dialect (or may not run here) gives a result
+// with `error` set; CANCELLED when `stop` was set.
+absl::StatusOr<v1::MovegenJobResult> RunMovegenJob(const v1::MovegenJob& job, EngineCache& cache,
+                                                   const std::atomic<bool>* stop,
+                                                   const EngineHost& host = {});
+
 }  // namespace arbiter::worker

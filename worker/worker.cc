@@ -239,7 +239,7 @@ struct Worker::Impl {
         return;
       }
       positions = std::move(*decoded);
-    } else if (!job.has_match()) {
+    } else if (!job.has_match() && !job.has_movegen_check()) {
       spdlog::error("job {}: neither perft nor match work; releasing", job.job_id());
       Release(job, "job without work");
       return;
@@ -285,8 +285,18 @@ struct Worker::Impl {
     });
     v1::CompleteJobRequest req;
     v1::EngineRefusal refusal;
-    const absl::Status worked = job.has_match() ? RunGamesJob(job.match(), stop, req, refusal)
-                                                : RunPerftJob(job.perft(), positions, stop, req);
+    absl::Status worked;
+    if (job.has_match()) {
+      worked = RunGamesJob(job.match(), stop, req, refusal);
+    } else if (job.has_movegen_check()) {
+      absl::StatusOr<v1::MovegenJobResult> r =
+          RunMovegenJob(job.movegen_check(), *cache, &stop,
+                        {.sandbox = options.sandbox, .engine_dirs = options.engine_dirs});
+      worked = r.status();
+      if (r.ok()) *req.mutable_movegen_check() = std::move(*r);
+    } else {
+      worked = RunPerftJob(job.perft(), positions, stop, req);
+    }
     {
       absl::MutexLock lock(&hb_mu);
       finished = true;

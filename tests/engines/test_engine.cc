@@ -8,6 +8,15 @@
 //   --flood BYTES     print BYTES of info to stdout and to stderr before each bestmove
 //   --slow-start MS   wait MS before answering `uci`
 //   --perft-bug       `go perft N` divide that never generates en passant captures
+//   --movegen-bug B   perft with one classic move-generator bug (tests/engines/movegen_bugs.h):
+//                     no-ep-evasion, castle-through-check, keep-castling-rights,
+//                     no-underpromotion, ep-rank-pin, c960-king-on-rook-square
+//   --perft-dialect D which perft request it answers: go (`go perft N`, Stockfish's divide,
+//                     the default), bare (`perft N`: "e2e4 20" lines, "Total: N"), custom
+//                     (`divide N`: "move e2e4 nodes 20" lines, "perft total = N"), search
+//                     (none: `go perft` starts a search and answers bestmove, as Debian's
+//                     Ethereal does), silent (none: perft requests are ignored)
+//   --perft-crash-after N  abort() during its (N+1)-th perft request
 //   --exit-after-move exit right after its bestmove (it dies during the opponent's time)
 // Hostile ones try, at that `go`, what a sandbox must stop, and report before moving (or die
 // trying) as `info string <action> ok|failed[: why]`:
@@ -53,6 +62,7 @@
 #include "engine/notation.h"
 #include "engine/perft.h"
 #include "engine/position.h"
+#include "tests/engines/movegen_bugs.h"
 
 using namespace arbiter;
 
@@ -75,6 +85,9 @@ struct Flags {
   std::string write_outside, read_file, daemon_marker, log_file;
   int connect_port = 0, listen_port = 0;
   long alloc_mb = 0, fork_bomb = 0, write_big_mb = 0;
+  test_engine::MovegenBug movegen_bug = test_engine::MovegenBug::kNone;
+  std::string perft_dialect = "go";
+  int perft_crash_after = -1;
 };
 
 constexpr int kValue[] = {100, 300, 300, 500, 900, 0, 0};
@@ -116,6 +129,17 @@ uint64_t PerftNoEp(Position& pos, int depth) {
     pos.UndoMove(m, u);
   }
   return n;
+}
+
+// The depth of a perft request in the engine's dialect, or 0 when `w` is none.
+int PerftRequest(const std::string& dialect, const std::vector<std::string_view>& w) {
+  auto depth = [&](size_t i) {
+    return i < w.size() ? std::max(1, std::atoi(std::string(w[i]).c_str())) : 0;
+  };
+  if (dialect == "bare" && w[0] == "perft") return depth(1);
+  if (dialect == "custom" && w[0] == "divide") return depth(1);
+  if (dialect == "go" && w[0] == "go" && w.size() >= 3 && w[1] == "perft") return depth(2);
+  return 0;
 }
 
 void Say(const std::string& s) {
@@ -295,6 +319,15 @@ int main(int argc, char** argv) {
       f.none = true;
     else if (a == "--perft-bug")
       f.perft_bug = true;
+    else if (a == "--movegen-bug" && i + 1 < argc) {
+      if (!test_engine::ParseMovegenBug(argv[++i], f.movegen_bug)) {
+        fprintf(stderr, "test_engine: unknown movegen bug %s\n", argv[i]);
+        return 2;
+      }
+    } else if (a == "--perft-dialect" && i + 1 < argc)
+      f.perft_dialect = argv[++i];
+    else if (a == "--perft-crash-after")
+      f.perft_crash_after = int(num());
     else if (a == "--exit-after-move")
       f.exit_after_move = true;
     else if (a == "--sleep-past")
@@ -341,9 +374,10 @@ int main(int argc, char** argv) {
     }
   }
   if (bench) return Bench(bench_nodes, bench_nps, bench_hang, bench_garbage);
-  Position pos = Position::StartPosition();
+  test_engine::BuggyState state;
+  Position& pos = state.pos;
   bool chess960 = false;
-  int gos = 0;
+  int gos = 0, perfts = 0;
   std::string line;
   FILE* log = f.log_file.empty() ? nullptr : fopen(f.log_file.c_str(), "a");
   while (std::getline(std::cin, line)) {
@@ -381,14 +415,45 @@ int main(int argc, char** argv) {
         pos = *p;
       }
       pos.SetChess960(chess960);
+      state.phantom = 0;
       if (i < w.size() && w[i] == "moves") ++i;
       for (; i < w.size(); ++i) {
         auto m = ParseUciMove(pos, w[i]);
         if (!m.ok()) break;
-        UndoInfo u;
-        pos.DoMove(*m, u);
+        test_engine::PlayBuggy(state, *m, f.movegen_bug);
       }
-    } else if (w[0] == "go" && w.size() >= 3 && w[1] == "perft") {
+    } else if (!f.perft_bug && PerftRequest(f.perft_dialect, w) > 0) {
+      const int depth = PerftRequest(f.perft_dialect, w);
+      if (f.perft_crash_after >= 0 && perfts++ >= f.perft_crash_after) abort();
+      std::vector<std::pair<std::string, uint64_t>> divide;
+      if (f.movegen_bug != test_engine::MovegenBug::kNone) {
+        divide = test_engine::DivideBuggy(state, depth, f.movegen_bug);
+      } else {
+        auto r = Perft(pos, PerftOptions{.depth = depth, .divide = true});
+        if (r.ok())
+          for (const PerftDivide& d : r->divide)
+            divide.emplace_back(MoveToUci(pos, d.move), d.nodes);
+      }
+      uint64_t total = 0;
+      for (auto& [m, n] : divide) {
+        total += n;
+        if (f.perft_dialect == "bare")
+          Say(Cat(m, " ", n));
+        else if (f.perft_dialect == "custom")
+          Say(Cat("move ", m, " nodes ", n));
+        else
+          Say(Cat(m, ": ", n));
+      }
+      if (f.perft_dialect == "bare")
+        Say(Cat("Total: ", total));
+      else if (f.perft_dialect == "custom")
+        Say(Cat("perft total = ", total));
+      else
+        Say(Cat("\nNodes searched: ", total, "\n"));
+    } else if (f.perft_dialect == "silent" &&
+               ((w[0] == "go" && w.size() >= 2 && w[1] == "perft") || w[0] == "perft")) {
+      continue;
+    } else if (w[0] == "go" && w.size() >= 3 && w[1] == "perft" && f.perft_dialect == "go") {
       int depth = std::atoi(std::string(w[2]).c_str());
       MoveList list;
       GenerateLegal(pos, list);

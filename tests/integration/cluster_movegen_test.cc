@@ -1,0 +1,143 @@
+// movegen-check on the cluster: `arbiter movegen-check --coordinator` against `arbiter local`
+// (an embedded coordinator and two workers), with the test engine's movegen bugs as path engines.
+#include <google/protobuf/util/json_util.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "base/strings.h"
+#include "gtest/gtest.h"
+#include "proto/arbiter/v1/movegen.pb.h"
+#include "tests/integration/process.h"
+
+namespace arbiter {
+namespace {
+
+using testing::NumberAfter;
+using testing::Process;
+
+struct Output {
+  int status = -1;
+  std::string text;
+};
+
+Output RunCommand(const std::string& cmd) {
+  Output out;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) out.text.append(buf, n);
+  out.status = WEXITSTATUS(pclose(p));
+  return out;
+}
+
+class ClusterMovegenTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new std::filesystem::path(std::filesystem::temp_directory_path() /
+                                     Cat("arbiter-mg-", getpid()));
+    std::filesystem::remove_all(*dir_);
+    std::filesystem::create_directories(*dir_);
+    unsetenv("ARBITER_TOKEN_FILE");
+    server_ = Process::Start({ARBITER_BINARY, "local", "--workers", "2", "--listen", "127.0.0.1:0",
+                              "--data", (*dir_ / "data").string()},
+                             (*dir_ / "local.log").string())
+                  .release();
+    ASSERT_TRUE(server_);
+    auto line = server_->ReadLineWith("coordinator on 127.0.0.1:", 60);
+    ASSERT_TRUE(line) << "arbiter local did not start";
+    port_ = NumberAfter(*line, "coordinator on 127.0.0.1:");
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    std::filesystem::remove_all(*dir_);
+    delete dir_;
+  }
+
+  // The result of a movegen-check run of the test engine with `args` over `suite`.
+  v1::MovegenCheckResult Check(const std::string& args, const std::string& suite, uint64_t budget,
+                               int expected_status) {
+    Output out =
+        RunCommand(Cat(ARBITER_BINARY, " movegen-check --json --coordinator 127.0.0.1:", port_,
+                       " --engine '", TEST_ENGINE, " ", args, "' --suite ", ARBITER_PERFT_DATA, "/",
+                       suite, " --max-nodes ", budget));
+    EXPECT_EQ(out.status, expected_status) << out.text;
+    v1::MovegenCheckResult r;
+    EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(out.text, &r).ok()) << out.text;
+    return r;
+  }
+
+  static inline std::filesystem::path* dir_ = nullptr;
+  static inline Process* server_ = nullptr;
+  static inline int port_ = 0;
+};
+
+struct Bug {
+  std::string name, suite;
+  uint64_t budget;
+  std::string fen, missing, extra;  // the smallest example and its moves (space separated)
+};
+
+std::string Join(const google::protobuf::RepeatedPtrField<std::string>& v) {
+  std::vector<std::string> s(v.begin(), v.end());
+  std::sort(s.begin(), s.end());
+  std::string out;
+  for (const auto& m : s) out += Cat(out.empty() ? "" : " ", m);
+  return out;
+}
+
+TEST_F(ClusterMovegenTest, EveryBugIsFoundWithItsSmallestExample) {
+  const Bug bugs[] = {
+      {"no-ep-evasion", "standard.epd", 3000000, "8/8/3p4/1Pp4r/1K3p2/6k1/4P1P1/1R6 w - c6 0 3",
+       "b5c6", ""},
+      {"castle-through-check", "standard.epd", 200000, "r3k2r/8/8/8/8/8/8/3RK2R b Kkq - 1 1", "",
+       "e8c8"},
+      {"keep-castling-rights", "standard.epd", 200000, "K3k3/8/8/8/8/8/8/8 b - - 0 1", "", "e8c8"},
+      {"no-underpromotion", "standard.epd", 200000, "k7/8/8/3p4/8/8/4p3/6K1 b - - 1 3",
+       "e2e1b e2e1n e2e1r", ""},
+      {"ep-rank-pin", "standard.epd", 200000, "8/2p5/3p4/KP5r/1R2Pp1k/8/6P1/8 b - e3 0 1", "",
+       "f4e3"},
+      {"c960-king-on-rook-square", "fischer960.epd", 20000,
+       "b1q1rrkb/pppppppp/3nn3/8/P7/1PPP4/4PPPP/BQNNRKRB w GE - 1 9", "f1g1", ""},
+  };
+  for (const Bug& b : bugs) {
+    v1::MovegenCheckResult r = Check(Cat("--movegen-bug ", b.name), b.suite, b.budget, 1);
+    EXPECT_EQ(r.positions_checked(), r.positions()) << b.name;
+    EXPECT_EQ(r.positions_faulted(), 0u) << b.name;
+    bool found = false;
+    for (const v1::MovegenFailure& f : r.failures())
+      if (f.fen() == b.fen) {
+        found = true;
+        EXPECT_EQ(Join(f.missing_moves()), b.missing) << b.name;
+        EXPECT_EQ(Join(f.extra_moves()), b.extra) << b.name;
+        EXPECT_EQ(f.depth(), 1u);
+      }
+    EXPECT_TRUE(found) << b.name << ": no failure at " << b.fen;
+  }
+}
+
+TEST_F(ClusterMovegenTest, CorrectEngineIsClean) {
+  for (const char* suite : {"standard.epd", "fischer960.epd"}) {
+    v1::MovegenCheckResult r = Check("", suite, 20000, 0);
+    EXPECT_GT(r.positions(), 100u);
+    EXPECT_EQ(r.positions_clean(), r.positions());
+    EXPECT_GT(r.nodes_compared(), 0u);
+  }
+}
+
+TEST_F(ClusterMovegenTest, AnEngineThatDoesNotSpeakTheDialectFailsTheRunAtOnce) {
+  Output out =
+      RunCommand(Cat(ARBITER_BINARY, " movegen-check --quiet --coordinator 127.0.0.1:", port_,
+                     " --engine '", TEST_ENGINE,
+                     " --perft-dialect search' --fen '4k3/8/8/8/8/8/8/4K3 w - - 0 1' "
+                     "--depth 3 --timeout 3600 2>&1"));
+  EXPECT_EQ(out.status, 2) << out.text;
+  EXPECT_NE(out.text.find("FAILED"), std::string::npos) << out.text;
+  EXPECT_NE(out.text.find("answered `bestmove"), std::string::npos) << out.text;
+  EXPECT_NE(out.text.find("--dialect perft, custom"), std::string::npos) << out.text;
+}
+
+}  // namespace
+}  // namespace arbiter
