@@ -82,7 +82,7 @@ class RunServiceImpl final : public v1::RunService::CallbackService {
   grpc::ServerUnaryReactor* SubmitMovegenCheck(grpc::CallbackServerContext* ctx,
                                                const v1::SubmitMovegenCheckRequest* req,
                                                v1::SubmitRunResponse* resp) override {
-    ARBITER_GATE(ctx, v1::ROLE_SUBMITTER);
+    ARBITER_GATE(ctx, RoleFor(RunCall::kSubmit));
     return FinishOnPool(ctx, pool_, [this, req, resp, who] {
       return AnswerRun(c_->SubmitMovegenCheck(*req, who), resp);
     });

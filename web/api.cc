@@ -125,8 +125,8 @@ void Dashboard::Api(HttpExchange& x, const Caller& caller) {
       absl::StatusOr<v1::ListRunsResponse> resp = coordinator_->ListRuns(*r);
       return reply(resp.status(), resp.ok() ? &*resp : nullptr);
     }
-    if (parts.size() == 2 &&
-        (parts[1] == "perft" || parts[1] == "match" || parts[1] == "tournament")) {
+    if (parts.size() == 2 && (parts[1] == "perft" || parts[1] == "match" ||
+                              parts[1] == "tournament" || parts[1] == "movegen-check")) {
       if (!post) return method_not_allowed();
       if (!permit(RunCall::kSubmit)) return;
       if (parts[1] == "perft") {
@@ -138,6 +138,11 @@ void Dashboard::Api(HttpExchange& x, const Caller& caller) {
         v1::SubmitMatchRequest r;
         if (absl::Status st = FromJson(req.body, &r); !st.ok()) return reply(st, nullptr);
         return answer_run(coordinator_->SubmitMatch(r, caller));
+      }
+      if (parts[1] == "movegen-check") {
+        v1::SubmitMovegenCheckRequest r;
+        if (absl::Status st = FromJson(req.body, &r); !st.ok()) return reply(st, nullptr);
+        return answer_run(coordinator_->SubmitMovegenCheck(r, caller));
       }
       v1::SubmitTournamentRequest r;
       if (absl::Status st = FromJson(req.body, &r); !st.ok()) return reply(st, nullptr);

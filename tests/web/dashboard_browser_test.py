@@ -196,6 +196,27 @@ class DashboardBrowserTest(unittest.TestCase):
         self.assertEqual(self.d.switch_to.active_element.get_attribute("id"), "perft-fen")
         self.shot("submit-bad-fen")
 
+    def test_movegen_check_page_shows_the_run(self):
+        positions = [{"fen": STARTPOS, "depth": 3},
+                     {"fen": "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+                      "depth": 2}]
+        r = self.c.request("POST", "/api/v1/runs/movegen-check",
+                           {"engine": {"name": "stockfish", "path": "/usr/games/stockfish"},
+                            "positions": positions}, token=self.c.tokens["submitter"])
+        self.assertEqual(r.status, 200, r.body)
+        run_id = r.json()["id"]
+        self.c.wait_run(run_id, lambda run: run["state"] != "RUN_STATE_RUNNING" and
+                        run["state"] != "RUN_STATE_QUEUED")
+        self.sign_in("viewer")
+        self.open_run(run_id)
+        self.wait(lambda d: self.text("#movegen-checked"), 30, "movegen section")
+        result = self.cli_run(run_id)["movegen_check"]["result"]
+        self.assertEqual(self.text("#movegen-checked"),
+                         f"{result['positions_checked']} / {result['positions']}")
+        self.assertEqual(self.text("#movegen-clean"), str(result["positions_clean"]))
+        self.assertEqual(self.text("#movegen-failing"), str(len(result.get("failures", []))))
+        self.shot("movegen-check")
+
     def test_lists_show_runs_workers_and_engines(self):
         r = self.c.request("POST", "/api/v1/runs/perft", {"perft": {"fen": STARTPOS, "depth": 4}},
                            token=self.c.tokens["submitter"])

@@ -136,6 +136,10 @@ function runSummary(run) {
     return [`perft(${run.perft.request.perft.depth}) ${fmtInt(nodes)} nodes`,
       secs > 0 ? ` · ${fmt(Number(nodes) / secs / 1e6, 1)} Mnodes/s` : ""];
   }
+  if (run.movegen_check) {
+    const r = run.movegen_check.result || {};
+    return `${r.positions_checked || 0}/${r.positions || 0} positions, ${(r.failures || []).length} failing`;
+  }
   if (run.tournament) {
     const t = run.tournament;
     const top = (t.standings || [])[0];
@@ -175,7 +179,7 @@ async function showRuns(params) {
     el("h1", {}, "Runs"),
     el("div", { class: "filters" },
       select("filter-state", "State", state, ["", "QUEUED", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED"], "state"),
-      select("filter-kind", "Kind", kind, ["", "PERFT", "MATCH", "TOURNAMENT"], "kind"),
+      select("filter-kind", "Kind", kind, ["", "PERFT", "MATCH", "TOURNAMENT", "MOVEGEN_CHECK"], "kind"),
       el("label", {}, "Owner", el("input", { id: "filter-owner", value: owner, size: 12,
         onchange: (e) => go({ owner: e.target.value.trim(), page_token: "" }) }))),
     table(["Run", "Kind", "Owner", "State", "Progress", "Result", "Created"], rows, { id: "runs" }),
@@ -297,6 +301,39 @@ function perftSection(run) {
   return parts;
 }
 
+function movegenSection(run) {
+  const m = run.movegen_check, r = m.result || {}, req = m.request || {};
+  const failures = (r.failures || []).map((f, i) => el("tr", { "data-failure": i },
+    el("td", {}, el("code", {}, f.fen), el("div", { class: "muted" },
+      `from ${f.root_source || f.root_fen} at depth ${f.root_depth}`,
+      (f.path || []).length ? ` via ${f.path.join(" ")}` : "")),
+    el("td", { class: "num" }, f.depth),
+    el("td", { class: "missing" }, (f.missing_moves || []).join(" ")),
+    el("td", { class: "extra" }, (f.extra_moves || []).join(" ")),
+    el("td", {}, (f.wrong_count_moves || []).join(" ")),
+    el("td", { class: "num" }, f.positions || 1)));
+  const faults = (r.faults || []).map((f) => el("tr", {}, el("td", {}, el("code", {}, f.fen)),
+    el("td", { class: "num" }, f.depth), el("td", {}, f.message)));
+  return [
+    el("h2", {}, "Move generator check"),
+    kv([["Engine", r.engine || (req.engine && req.engine.name) || ""],
+        ["Dialect", (r.dialect && r.dialect.name) || (req.dialect && req.dialect.name) || "go-perft"],
+        ["Positions checked", `${r.positions_checked || 0} / ${r.positions || 0}`, "movegen-checked"],
+        ["Clean", r.positions_clean || 0, "movegen-clean"],
+        ["Failing", (r.failures || []).length, "movegen-failing"],
+        ["Faults", r.positions_faulted || 0],
+        ["Nodes compared", fmtInt(r.nodes_compared)],
+        ["Engine perft", `${fmt(num(r.engine_nodes_per_second) / 1e6)} Mnodes/s`],
+        ["arbiter perft", `${fmt(num(r.arbiter_nodes_per_second) / 1e6)} Mnodes/s`]]),
+    el("h2", {}, "Smallest failing examples"),
+    failures.length ? table(["Position", "Depth#", "Missing", "Extra", "Wrong counts", "Positions#"],
+                            failures, { id: "movegen-failures" })
+                    : el("p", { class: "muted" }, "None."),
+    faults.length ? el("h2", {}, "Engine faults") : null,
+    faults.length ? table(["Position", "Depth#", "What happened"], faults) : null,
+  ];
+}
+
 function tournamentSection(run) {
   const t = run.tournament, names = (t.request.engines || []).map((e) => e.name);
   const standings = (t.standings || []).map((s, i) => el("tr", {}, el("td", {}, i + 1), el("td", {}, s.name),
@@ -343,6 +380,7 @@ async function renderRun(run) {
   if (run.match) body.push(...matchSection(run, workers));
   if (run.perft) body.push(...perftSection(run));
   if (run.tournament) body.push(...tournamentSection(run));
+  if (run.movegen_check) body.push(...movegenSection(run));
   const focus = document.activeElement && document.activeElement.id;
   setView(...body.filter(Boolean));
   view.dataset.version = String(num(view.dataset.version) + 1);
