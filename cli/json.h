@@ -4,17 +4,10 @@
 #include <string>
 
 #include "google/protobuf/message.h"
-#include "google/protobuf/util/json_util.h"
+#include "proto/json.h"
 
 namespace arbiter::cli {
 
-inline std::string ToJson(const google::protobuf::Message& m) {
-  std::string out;
-  google::protobuf::util::JsonPrintOptions opts;
-  opts.always_print_primitive_fields = true;
-  opts.preserve_proto_field_names = true;
-  (void)google::protobuf::util::MessageToJsonString(m, &out, opts);
-  return out;
-}
+inline std::string ToJson(const google::protobuf::Message& m) { return ProtoToJson(m); }
 
 }  // namespace arbiter::cli

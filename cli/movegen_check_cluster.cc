@@ -13,24 +13,14 @@
 namespace arbiter::cli {
 
 int RunMovegenCheckOnCluster(const MovegenCheckFlags& f) {
-  absl::StatusOr<match::PerftDialect> dialect =
-      match::MakePerftDialect(f.dialect, f.perft_command, f.total_regex, f.divide_regex);
-  if (!dialect.ok()) {
-    std::cerr << "error: " << dialect.status().message() << "\n";
+  absl::StatusOr<MovegenInput> input = ReadMovegenInput(f);
+  if (!input.ok()) {
+    std::cerr << "error: " << input.status().message() << "\n";
     return 2;
   }
-  absl::StatusOr<std::vector<v1::MovegenPosition>> positions = MovegenPositions(f);
-  if (!positions.ok()) {
-    std::cerr << "error: " << positions.status().message() << "\n";
-    return 2;
-  }
-  absl::StatusOr<match::EngineSpec> spec = f.engine.find("cmd=") != std::string::npos
-                                               ? match::ParseEngineSpec(f.engine)
-                                               : match::ParseEngineSpec(Cat("cmd=", f.engine));
-  if (!spec.ok()) {
-    std::cerr << "error: " << spec.status().message() << "\n";
-    return 2;
-  }
+  match::PerftDialect* dialect = &input->dialect;
+  std::vector<v1::MovegenPosition>* positions = &input->positions;
+  match::EngineSpec* spec = &input->engine;
   if (spec->name.empty()) spec->name = "engine";
   absl::StatusOr<v1::EngineSpec> engine = RemoteEngineSpec(*spec, f.coordinator);
   if (!engine.ok()) {

@@ -64,27 +64,30 @@ absl::StatusOr<std::vector<v1::MovegenPosition>> MovegenPositions(const MovegenC
   return out;
 }
 
-namespace {
-
-int RunLocal(const MovegenCheckFlags& f) {
+absl::StatusOr<MovegenInput> ReadMovegenInput(const MovegenCheckFlags& f) {
   absl::StatusOr<match::PerftDialect> dialect =
       match::MakePerftDialect(f.dialect, f.perft_command, f.total_regex, f.divide_regex);
-  if (!dialect.ok()) {
-    std::cerr << "error: " << dialect.status().message() << "\n";
-    return 2;
-  }
+  if (!dialect.ok()) return dialect.status();
   absl::StatusOr<std::vector<v1::MovegenPosition>> positions = MovegenPositions(f);
-  if (!positions.ok()) {
-    std::cerr << "error: " << positions.status().message() << "\n";
-    return 2;
-  }
+  if (!positions.ok()) return positions.status();
   absl::StatusOr<match::EngineSpec> spec = f.engine.find("cmd=") != std::string::npos
                                                ? match::ParseEngineSpec(f.engine)
                                                : match::ParseEngineSpec(Cat("cmd=", f.engine));
-  if (!spec.ok()) {
-    std::cerr << "error: " << spec.status().message() << "\n";
+  if (!spec.ok()) return spec.status();
+  return MovegenInput{std::move(*dialect), std::move(*positions), std::move(*spec)};
+}
+
+namespace {
+
+int RunLocal(const MovegenCheckFlags& f) {
+  absl::StatusOr<MovegenInput> input = ReadMovegenInput(f);
+  if (!input.ok()) {
+    std::cerr << "error: " << input.status().message() << "\n";
     return 2;
   }
+  const match::PerftDialect* dialect = &input->dialect;
+  const std::vector<v1::MovegenPosition>* positions = &input->positions;
+  const match::EngineSpec* spec = &input->engine;
   const auto start = std::chrono::steady_clock::now();
   match::UciEngine engine(*spec);
   match::MovegenAggregate sum;

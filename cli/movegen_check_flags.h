@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "match/movegen_check.h"
+#include "match/uci_engine.h"
 #include "proto/arbiter/v1/movegen.pb.h"
 
 namespace arbiter::cli {
@@ -25,6 +27,14 @@ struct MovegenCheckFlags {
 
 // The positions the flags name, each with its depth.
 absl::StatusOr<std::vector<v1::MovegenPosition>> MovegenPositions(const MovegenCheckFlags& f);
+
+// What both paths read from the flags first: the dialect, the positions and the engine.
+struct MovegenInput {
+  match::PerftDialect dialect;
+  std::vector<v1::MovegenPosition> positions;
+  match::EngineSpec engine;
+};
+absl::StatusOr<MovegenInput> ReadMovegenInput(const MovegenCheckFlags& f);
 // `--coordinator`: submits a movegen-check run and follows it (cluster_client.cc).
 int RunMovegenCheckOnCluster(const MovegenCheckFlags& f);
 

@@ -4,17 +4,11 @@
 
 #include "base/strings.h"
 #include "google/protobuf/util/json_util.h"
+#include "proto/json.h"
 
 namespace arbiter::web {
 
-std::string ToJson(const google::protobuf::Message& m) {
-  std::string out;
-  google::protobuf::util::JsonPrintOptions opts;
-  opts.always_print_primitive_fields = true;
-  opts.preserve_proto_field_names = true;
-  (void)google::protobuf::util::MessageToJsonString(m, &out, opts);
-  return out;
-}
+std::string ToJson(const google::protobuf::Message& m) { return ProtoToJson(m); }
 
 absl::Status FromJson(std::string_view json, google::protobuf::Message* m) {
   google::protobuf::util::JsonParseOptions opts;

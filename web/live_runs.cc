@@ -1,7 +1,7 @@
 #include "web/live_runs.h"
 
 #include "base/strings.h"
-#include "google/protobuf/util/json_util.h"
+#include "proto/json.h"
 #include "proto/run_states.h"
 
 namespace arbiter::web {
@@ -55,12 +55,7 @@ std::shared_ptr<const std::string> LiveRuns::JsonOf(uint64_t run_id, uint64_t ge
     run = ch.run;
     version = ch.version;
   }
-  std::string json;
-  google::protobuf::util::JsonPrintOptions opts;
-  opts.always_print_primitive_fields = true;
-  opts.preserve_proto_field_names = true;
-  (void)google::protobuf::util::MessageToJsonString(*run, &json, opts);
-  auto out = std::make_shared<const std::string>(std::move(json));
+  auto out = std::make_shared<const std::string>(ProtoToJson(*run));
   absl::MutexLock lock(&mu_);
   auto it = channels_.find(run_id);
   if (it != channels_.end() && it->second->generation == generation &&
