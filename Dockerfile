@@ -15,7 +15,7 @@ ARG ARBITER_MARCH=
 # The default tests run in the build; the deployment tests (netns, prometheus) need privileges
 # and programs of the host and run there (scripts/test.sh, scripts/image-test.sh).
 RUN scripts/build.sh ${ARBITER_MARCH:+--march=$ARBITER_MARCH} build && \
-    ctest --test-dir build -LE 'slow|netns|prometheus' --output-on-failure -j2
+    ctest --test-dir build -LE 'slow|netns|prometheus|browser' --output-on-failure -j2
 
 # The runtime: only the shared libraries the binary links and bubblewrap (engine sandbox); no
 # compilers, no engines (cmd=builtin is the binary itself; add engines under /usr/games).
@@ -27,6 +27,6 @@ RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-ins
 COPY --from=build /src/build/cli/arbiter /usr/local/bin/arbiter
 RUN useradd --system --uid 10001 arbiter && mkdir -p /data /cache && chown arbiter /data /cache
 USER arbiter
-EXPOSE 50051 9090
+EXPOSE 50051 9090 8080
 ENTRYPOINT ["/usr/local/bin/arbiter"]
 CMD ["--help"]
