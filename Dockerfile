@@ -13,7 +13,8 @@ COPY . .
 # ARBITER_MARCH=icelake-server (also the AVX-512 perft counter).
 ARG ARBITER_MARCH=
 # The default tests run in the build; the deployment tests (netns, prometheus) need privileges
-# and programs of the host and run there (scripts/test.sh, scripts/image-test.sh).
+# and programs of the host and run there (scripts/test.sh, scripts/image-test.sh), as does the
+# dashboard's browser test (Chromium).
 RUN scripts/build.sh ${ARBITER_MARCH:+--march=$ARBITER_MARCH} build && \
     ctest --test-dir build -LE 'slow|netns|prometheus|browser' --output-on-failure -j2
 
