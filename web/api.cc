@@ -24,8 +24,9 @@ uint64_t IdOf(std::string_view s) {
 
 // "a,b" or repeated "?x=a&x=b" values of a query parameter, each decoded.
 std::vector<std::string> ListParam(const HttpRequest& req, std::string_view name) {
+  const std::string value = req.Query(name);  // Split's pieces point into it
   std::vector<std::string> out;
-  for (std::string_view v : Split(req.Query(name), ',', /*skip_empty=*/true)) out.emplace_back(v);
+  for (std::string_view v : Split(value, ',', /*skip_empty=*/true)) out.emplace_back(v);
   return out;
 }
 
