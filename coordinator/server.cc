@@ -420,6 +420,15 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
   builder.SetMaxSendMessageSize(64 << 20);
   // One coordinator per port: a second one must fail, not share the port's clients.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  // Workers ping every 5 s to find a dead link fast (worker/worker.cc); without this the server
+  // would count their pings as abuse and close the connection (GOAWAY "too_many_pings").
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 4000);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
+  // And the coordinator pings its clients: a worker that vanished (its node gone, or it dialled
+  // again after a partition, its old connection's FIN lost) leaves a connection no one closes.
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
   if (impl.grpc_metrics)
     builder.experimental().SetInterceptorCreators(impl.grpc_metrics->InterceptorFactories());
   impl.server = builder.BuildAndStart();
