@@ -64,6 +64,10 @@ int main(int argc, char** argv) {
   app.add_option("--tls-cert", "Client certificate (PEM) for mutual TLS")
       ->each(set_env("ARBITER_TLS_CERT"));
   app.add_option("--tls-key", "Client key (PEM) for mutual TLS")->each(set_env("ARBITER_TLS_KEY"));
+  app.add_option("--log-level",
+                 "Log detail on stderr: trace, debug, info (default), warn, error, off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))
+      ->each([](const std::string& v) { spdlog::set_level(spdlog::level::from_str(v)); });
   arbiter::cli::AddPerftCommand(app, exit_code);
   arbiter::cli::AddStatsCommand(app, exit_code);
   arbiter::cli::AddPerftDiffCommand(app, exit_code);

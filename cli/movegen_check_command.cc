@@ -92,10 +92,10 @@ int RunLocal(const MovegenCheckFlags& f) {
   match::UciEngine engine(*spec);
   match::MovegenAggregate sum;
   const match::Millis timeout(static_cast<int64_t>(f.timeout_s * 1000));
+  match::MovegenChecker checker(engine, *dialect, timeout);
   size_t done = 0;
   for (const v1::MovegenPosition& p : *positions) {
-    absl::StatusOr<v1::MovegenPositionResult> r =
-        match::CheckMovegenPosition(engine, p, *dialect, timeout);
+    absl::StatusOr<v1::MovegenPositionResult> r = checker.Check(p);
     if (!r.ok()) {
       engine.Quit();
       std::cerr << "error: " << r.status().message() << "\n";

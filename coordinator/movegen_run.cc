@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "base/status_macros.h"
 #include "base/strings.h"
 #include "coordinator/metrics.h"
+#include "engine/perft.h"
 #include "engine/position.h"
 #include "match/movegen_check.h"
 
@@ -14,22 +16,17 @@ namespace {
 
 constexpr size_t kMaxFenBytes = 256, kMaxText = 4096, kMaxMoves = 256;
 constexpr uint32_t kMaxPositionsPerJob = 1000;
+// Parts made by splitting deep positions, in all (each about 100 bytes in memory and store).
+constexpr size_t kMaxParts = 100000;
 constexpr uint32_t kDefaultTimeoutMs = 60000, kMaxTimeoutMs = 3600000;
-
-// 218^depth saturated: no position has more legal moves.
-uint64_t CountBound(uint32_t depth) {
-  uint64_t bound = 1;
-  for (uint32_t d = 0; d < depth; ++d) {
-    if (bound > UINT64_MAX / 218) return UINT64_MAX;
-    bound *= 218;
-  }
-  return bound;
-}
 
 class MovegenCheckRun final : public RunHandler {
  public:
   explicit MovegenCheckRun(v1::SubmitMovegenCheckRequest spec) : spec_(std::move(spec)) {}
-  void AddSpec(v1::MovegenJob job) { jobs_.push_back(std::move(job)); }
+  void AddSpec(v1::MovegenJob job) {
+    CountParts(job);
+    jobs_.push_back(std::move(job));
+  }
 
   v1::RunKind kind() const override { return v1::RUN_KIND_MOVEGEN_CHECK; }
   std::string SerializeSpec() const override { return spec_.SerializeAsString(); }
@@ -41,6 +38,7 @@ class MovegenCheckRun final : public RunHandler {
   absl::Status AddJob(const std::string& stored) override {
     v1::MovegenJob job;
     if (!job.ParseFromString(stored)) return absl::DataLossError("unreadable movegen job spec");
+    CountParts(job);
     jobs_.push_back(std::move(job));
     return absl::OkStatus();
   }
@@ -75,7 +73,8 @@ class MovegenCheckRun final : public RunHandler {
     for (int i = 0; i < r.positions_size(); ++i) {
       const v1::MovegenPositionResult& p = r.positions(i);
       const v1::MovegenPosition& asked = work.positions(i);
-      const uint64_t bound = CountBound(asked.depth());
+      const uint64_t bound = PerftCountBound(asked.depth());
+      const int plies = int(asked.depth()) + asked.moves_size();
       if (p.fen() != asked.fen() || p.depth() != asked.depth())
         return absl::InvalidArgumentError(Cat("job ", job.id, ": result ", i,
                                               " is not of position '", asked.fen(), "' at depth ",
@@ -86,7 +85,7 @@ class MovegenCheckRun final : public RunHandler {
         return absl::InvalidArgumentError(
             Cat("job ", job.id, ": result ", i, " has counts, times or a fault out of bounds"));
       const v1::MovegenFailure& f = p.failure();
-      if (f.fen().size() > kMaxFenBytes || f.path_size() > int(asked.depth()) ||
+      if (f.fen().size() > kMaxFenBytes || f.path_size() > plies ||
           f.missing_moves_size() > int(kMaxMoves) || f.extra_moves_size() > int(kMaxMoves) ||
           f.wrong_count_moves_size() > int(kMaxMoves) || f.root_fen().size() > kMaxFenBytes ||
           f.root_source().size() > kMaxText)
@@ -121,7 +120,16 @@ class MovegenCheckRun final : public RunHandler {
       outcome.message = r.movegen->error();
       return outcome;
     }
-    for (const v1::MovegenPositionResult& p : r.movegen->positions()) sum_.Add(p);
+    const v1::MovegenJob& work = jobs_[job.index];
+    for (int i = 0; i < r.movegen->positions_size(); ++i) {
+      const v1::MovegenPositionResult& p = r.movegen->positions(i);
+      if (work.positions(i).parts() == 0) {
+        sum_.Add(p);
+      } else if (std::optional<v1::MovegenPositionResult> whole =
+                     parts_.Add(work.positions(i), p)) {
+        sum_.Add(*whole);
+      }
+    }
     return outcome;
   }
   void FillStatus(const Run&, double elapsed, v1::Run& out) const override {
@@ -133,16 +141,30 @@ class MovegenCheckRun final : public RunHandler {
     r->set_engine(engine_.empty() ? spec_.engine().name() : engine_);
     *r->mutable_dialect() = spec_.dialect();
     r->set_wall_seconds(elapsed);
+    r->set_positions_split(split_.first);
+    r->set_parts(split_.second);
   }
   void ReleaseJobs() override {
     jobs_.clear();
+    split_indexes_.clear();
     jobs_.shrink_to_fit();
   }
 
  private:
+  void CountParts(const v1::MovegenJob& job) {
+    for (const v1::MovegenPosition& p : job.positions())
+      if (p.parts()) {
+        split_.second++;
+        if (split_indexes_.insert(p.index()).second) split_.first++;
+      }
+  }
+
   v1::SubmitMovegenCheckRequest spec_;
   std::vector<v1::MovegenJob> jobs_;
+  std::pair<uint32_t, uint32_t> split_;  // positions split, parts
+  std::set<uint32_t> split_indexes_;
   match::MovegenAggregate sum_;
+  match::MovegenParts parts_;  // split positions whose parts are not all in
   std::string engine_;
 };
 
@@ -201,31 +223,56 @@ absl::StatusOr<RunPlan> PlanMovegenCheckRun(const v1::SubmitMovegenCheckRequest&
     if (!pos.ok())
       return absl::InvalidArgumentError(
           Cat("positions[", i, "] '", p->fen(), "': ", std::string(pos.status().message())));
+    if (p->moves_size() || p->index() || p->parts())
+      return absl::InvalidArgumentError(
+          Cat("positions[", i, "]: moves, index and parts are set by the coordinator"));
     if (p->source().empty()) p->set_source(Cat("position ", i));
+    p->set_index(uint32_t(i));
   }
-  // Jobs: each starts the engine once, so few of them: two per connected worker (or
-  // positions_per_job), filled largest position first into the least loaded job (LPT), and
-  // leased largest job first, so that one deep position does not finish last.
+  // Jobs: four per connected worker (or positions_per_job; the worker keeps the engine running
+  // from one job of the run to the next, so a job costs a round trip, not an engine start), filled
+  // largest position (or part) first into the least loaded job (LPT), and leased largest job first,
+  // so that no deep position finishes last.
   const size_t n = size_t(spec.positions_size());
   size_t njobs =
       spec.positions_per_job()
           ? (n + spec.positions_per_job() - 1) / spec.positions_per_job()
-          : std::max<size_t>(2, 2 * std::clamp<size_t>(context.connected_workers, 1, 1024));
-  njobs = std::clamp<size_t>(njobs, (n + kMaxPositionsPerJob - 1) / kMaxPositionsPerJob, n);
+          : std::max<size_t>(2, 4 * std::clamp<size_t>(context.connected_workers, 1, 1024));
   auto estimate = [](const v1::MovegenPosition& p) {
     return p.estimate_nodes() ? double(p.estimate_nodes()) : std::pow(30.0, p.depth());
   };
-  std::vector<size_t> order(n);
-  for (size_t i = 0; i < n; ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return estimate(spec.positions(int(a))) > estimate(spec.positions(int(b)));
-  });
+  // Deep positions become parts, one per root move, so that one of them (Kiwipete is half of
+  // the standard suite's nodes at depth 5) does not decide the run's time: a position is split
+  // when it is over a quarter of a job's share.
+  double total = 0;
+  for (const v1::MovegenPosition& p : spec.positions()) total += estimate(p);
+  const double unit = total / double(4 * njobs);
+  std::vector<v1::MovegenPosition> units;
+  size_t parts_made = 0;
+  for (int i = 0; i < spec.positions_size(); ++i) {
+    const v1::MovegenPosition& p = spec.positions(i);
+    std::vector<v1::MovegenPosition> parts;
+    if (estimate(p) > unit && parts_made < kMaxParts)
+      parts = match::SplitMovegenPosition(p, uint32_t(i));
+    if (parts.size() < 2) {
+      units.push_back(p);
+      continue;
+    }
+    parts_made += parts.size();
+    for (v1::MovegenPosition& part : parts) units.push_back(std::move(part));
+  }
+  njobs = std::clamp<size_t>(njobs, (units.size() + kMaxPositionsPerJob - 1) / kMaxPositionsPerJob,
+                             units.size());
+  std::vector<size_t> order(units.size());
+  for (size_t i = 0; i < units.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return estimate(units[a]) > estimate(units[b]); });
   std::vector<std::pair<double, std::vector<size_t>>> bins(njobs);
   for (size_t i : order) {
     auto least = std::min_element(bins.begin(), bins.end(), [](const auto& a, const auto& b) {
       return a.first < b.first || (a.first == b.first && a.second.size() < b.second.size());
     });
-    least->first += estimate(spec.positions(int(i)));
+    least->first += estimate(units[i]);
     least->second.push_back(i);
   }
   std::stable_sort(bins.begin(), bins.end(),
@@ -236,7 +283,7 @@ absl::StatusOr<RunPlan> PlanMovegenCheckRun(const v1::SubmitMovegenCheckRequest&
     *j.mutable_engine() = spec.engine();
     *j.mutable_dialect() = spec.dialect();
     j.set_timeout_ms(spec.timeout_ms());
-    for (size_t i : bins[b].second) *j.add_positions() = spec.positions(int(i));
+    for (size_t i : bins[b].second) *j.add_positions() = units[i];
   }
   RunPlan plan;
   auto handler = std::make_unique<MovegenCheckRun>(spec);
@@ -247,7 +294,7 @@ absl::StatusOr<RunPlan> PlanMovegenCheckRun(const v1::SubmitMovegenCheckRequest&
   if (spec.engine().source_case() == v1::EngineSpec::kPath)
     plan.engine_paths.push_back(spec.engine().path());
   plan.summary = Cat("movegen-check of '", spec.engine().name(), "' over ", spec.positions_size(),
-                     " positions in ", njobs, " jobs");
+                     " positions (", parts_made, " parts of split ones) in ", njobs, " jobs");
   plan.handler = std::move(handler);
   return plan;
 }

@@ -29,16 +29,6 @@ constexpr size_t kMaxPlanWorkers = 1024;
 // A FEN's longest form is under 100 bytes; this leaves room for odd spacing.
 constexpr size_t kMaxFenBytes = 256;
 
-// 218^depth (the most legal moves of any position, to the power of the plies), saturated.
-uint64_t CountBound(uint32_t depth) {
-  uint64_t bound = 1;
-  for (uint32_t d = 0; d < depth; ++d) {
-    if (bound > UINT64_MAX / 218) return UINT64_MAX;
-    bound *= 218;
-  }
-  return bound;
-}
-
 // Most results a verified job may collect without a majority before the run fails.
 constexpr int kMaxVerifyResults = 5;
 
@@ -80,7 +70,7 @@ class PerftRun final : public RunHandler {
               " positions; the result must carry as many perft counts, got ",
               request.has_perft() ? request.perft().counts_size() : 0));
     // No position has more than 218 legal moves: a count above 218^depth is forged or broken.
-    const uint64_t bound = CountBound(jobs_[job.index].work().depth());
+    const uint64_t bound = PerftCountBound(jobs_[job.index].work().depth());
     for (int i = 0; i < request.perft().counts_size(); ++i)
       if (request.perft().counts(i) > bound)
         return absl::InvalidArgumentError(Cat("job ", job.id, ": count ", request.perft().counts(i),

@@ -419,4 +419,13 @@ absl::StatusOr<std::vector<uint64_t>> PerftBatch(std::span<const Position> posit
   return counts;
 }
 
+uint64_t PerftCountBound(uint32_t depth) {
+  uint64_t bound = 1;
+  for (uint32_t d = 0; d < depth; ++d) {
+    if (bound > UINT64_MAX / 218) return UINT64_MAX;
+    bound *= 218;
+  }
+  return bound;
+}
+
 }  // namespace arbiter

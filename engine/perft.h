@@ -73,6 +73,9 @@ absl::StatusOr<std::vector<uint64_t>> PerftBatch(std::span<const Position> posit
 // to estimate subtree sizes with a shallow depth.
 uint64_t PerftCount(const Position& pos, int depth);
 
+// An upper bound of any position's count at `depth`: 218 (the most legal moves of any position)
+// to the power of the plies, saturated. Checks counts that arrive from outside.
+uint64_t PerftCountBound(uint32_t depth);
 // Plain recursive perft with full move generation and make/unmake at every ply: the slow,
 // obviously-correct reference the fast path is tested against.
 uint64_t PerftReference(Position& pos, int depth);

@@ -2,12 +2,17 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <ctime>
 #include <fstream>
+#include <future>
 #include <sstream>
 
 #include "base/status_macros.h"
 #include "base/strings.h"
 #include "engine/epd.h"
+#include "engine/movegen.h"
+#include "engine/notation.h"
 #include "engine/perft.h"
 #include "engine/position.h"
 
@@ -16,8 +21,12 @@ namespace {
 
 constexpr size_t kMaxFaultsKept = 100;
 
-double SecondsSince(SteadyTime t) {
-  return std::chrono::duration<double>(SteadyClock::now() - t).count();
+// CPU time of the calling thread: arbiter's count shares the cores with the engine, so its wall
+// time would say more about the engine than about the count.
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
 }
 
 std::string Join(const google::protobuf::RepeatedPtrField<std::string>& v) {
@@ -42,56 +51,93 @@ absl::StatusOr<PerftDialect> DialectFromProto(const v1::PerftDialectSpec& d) {
                           d.divide_regex());
 }
 
-absl::StatusOr<v1::MovegenPositionResult> CheckMovegenPosition(UciEngine& engine,
-                                                               const v1::MovegenPosition& p,
-                                                               const PerftDialect& dialect,
-                                                               Millis timeout) {
-  if (p.depth() < 1 || p.depth() > uint32_t(kMaxMovegenDepth))
-    return absl::InvalidArgumentError(
-        Cat("depth ", p.depth(), " is outside 1..", kMaxMovegenDepth, " (", p.source(), ")"));
+MovegenChecker::MovegenChecker(UciEngine& engine, PerftDialect dialect, Millis timeout)
+    : engine_(engine), dialect_(std::move(dialect)), timeout_(timeout) {}
+
+absl::StatusOr<v1::MovegenPositionResult> MovegenChecker::Check(const v1::MovegenPosition& p) {
+  const size_t plies = size_t(p.moves_size());
+  if (p.depth() < 1 || p.depth() + plies > uint32_t(kMaxMovegenDepth))
+    return absl::InvalidArgumentError(Cat("depth ", p.depth() + plies, " is outside 1..",
+                                          kMaxMovegenDepth, " (", p.source(), ")"));
   absl::StatusOr<Position> parsed = Position::FromFen(p.fen());
   if (!parsed.ok())
     return absl::InvalidArgumentError(
         Cat(p.source(), ": ", std::string(parsed.status().message())));
+  const std::string root_fen = parsed->Fen();
+  // The part's position: the moves applied, each checked legal.
   Position pos = *parsed;
-  const std::string fen = pos.Fen();
+  std::vector<std::string> moves;
+  std::string setup = Cat("position fen ", root_fen);
+  for (const std::string& text : p.moves()) {
+    absl::StatusOr<Move> m = ParseUciMove(pos, text);
+    if (!m.ok())
+      return absl::InvalidArgumentError(
+          Cat(p.source(), ": move '", text, "': ", std::string(m.status().message())));
+    moves.push_back(MoveToUci(pos, *m));
+    setup += Cat(moves.size() == 1 ? " moves " : " ", moves.back());
+    UndoInfo undo;
+    pos.DoMove(*m, undo);
+  }
   const int depth = int(p.depth());
   v1::MovegenPositionResult out;
   out.set_fen(p.fen());
   out.set_depth(p.depth());
   out.set_source(p.source());
 
-  const SteadyTime ours_start = SteadyClock::now();
-  // Deep positions are counted with a small hash table (transpositions), shallow ones without.
-  uint64_t expected = 0;
-  if (depth >= 5) {
-    absl::StatusOr<PerftResult> counted = Perft(pos, PerftOptions{.depth = depth, .hash_mb = 16});
-    if (!counted.ok()) return counted.status();
-    expected = counted->nodes;
-  } else {
-    expected = PerftCount(pos, depth);
-  }
-  out.set_arbiter_seconds(SecondsSince(ours_start));
-  out.set_arbiter_nodes(expected);
-
+  // Arbiter's count on a thread of its own while the engine counts; deep positions with the
+  // hash table kept across positions, shallow ones without.
+  if (depth >= 5 && !table_) table_ = MakePerftTable(16);
+  double ours_seconds = 0;
+  std::future<absl::StatusOr<uint64_t>> ours =
+      std::async(std::launch::async,
+                 [&pos, &ours_seconds, depth, table = table_.get()]() -> absl::StatusOr<uint64_t> {
+                   const double start = ThreadCpuSeconds();
+                   absl::StatusOr<uint64_t> n;
+                   if (depth < 5 || !table) {
+                     n = PerftCount(pos, depth);
+                   } else if (absl::StatusOr<PerftResult> r =
+                                  Perft(pos, PerftOptions{.depth = depth, .table = table});
+                              r.ok()) {
+                     n = r->nodes;
+                   } else {
+                     n = r.status();
+                   }
+                   ours_seconds = ThreadCpuSeconds() - start;
+                   return n;
+                 });
+  auto counted = [&]() -> absl::StatusOr<uint64_t> {
+    absl::StatusOr<uint64_t> n = ours.get();
+    out.set_arbiter_seconds(ours_seconds);
+    if (n.ok()) out.set_arbiter_nodes(*n);
+    return n;
+  };
   auto fault = [&](const absl::Status& st) -> absl::StatusOr<v1::MovegenPositionResult> {
+    if (ours.valid()) RETURN_IF_ERROR(counted().status());
     if (st.code() == absl::StatusCode::kFailedPrecondition) return st;
     out.set_fault(std::string(st.message()));
-    engine.Kill();
+    engine_.Kill();
     return out;
   };
-  if (absl::Status st = engine.EnsureRunning(); !st.ok()) return fault(st);
-  if (absl::Status st = engine.NewGame(pos.IsChess960()); !st.ok()) return fault(st);
-  if (absl::Status st = ProbePerftDialect(engine, dialect, fen, timeout); !st.ok())
-    return fault(st);
+  if (absl::Status st = engine_.EnsureRunning(); !st.ok()) return fault(st);
+  // A fresh process (the first, or one started again after a fault) is probed and set up once.
+  if (engine_.starts() != ready_starts_ || chess960_ != int(pos.IsChess960())) {
+    if (absl::Status st = engine_.NewGame(pos.IsChess960()); !st.ok()) return fault(st);
+    chess960_ = int(pos.IsChess960());
+  }
+  if (engine_.starts() != ready_starts_) {
+    if (absl::Status st = ProbePerftDialect(engine_, dialect_, root_fen, timeout_); !st.ok())
+      return fault(st);
+    ready_starts_ = engine_.starts();
+  }
   auto engine_count = [&](int d) -> absl::StatusOr<EngineDivide> {
-    RETURN_IF_ERROR(engine.Send(Cat("position fen ", fen)));
-    return RunEnginePerft(engine, dialect, d, timeout);
+    RETURN_IF_ERROR(engine_.Send(setup));
+    return RunEnginePerft(engine_, dialect_, d, timeout_);
   };
   absl::StatusOr<EngineDivide> theirs = engine_count(depth);
   if (!theirs.ok()) return fault(theirs.status());
   out.set_engine_nodes(theirs->total);
   out.set_engine_seconds(theirs->seconds);
+  ASSIGN_OR_RETURN(const uint64_t expected, counted());
   if (theirs->total == expected) return out;
 
   // The shallowest depth at which the engine is wrong, then the descent from there.
@@ -104,7 +150,8 @@ absl::StatusOr<v1::MovegenPositionResult> CheckMovegenPosition(UciEngine& engine
       break;
     }
   }
-  absl::StatusOr<PerftDiffReport> diff = PerftDiff(engine, fen, wrong_depth, timeout, dialect);
+  absl::StatusOr<PerftDiffReport> diff =
+      PerftDiff(engine_, root_fen, wrong_depth, timeout_, dialect_, moves);
   if (!diff.ok()) return fault(diff.status());
   v1::MovegenFailure* f = out.mutable_failure();
   f->set_fen(diff->fen);
@@ -112,12 +159,81 @@ absl::StatusOr<v1::MovegenPositionResult> CheckMovegenPosition(UciEngine& engine
   for (const auto& m : diff->missing) f->add_missing_moves(m);
   for (const auto& m : diff->extra) f->add_extra_moves(m);
   for (const auto& m : diff->wrong_counts) f->add_wrong_count_moves(m);
-  f->set_root_fen(fen);
-  f->set_root_depth(wrong_depth);
+  f->set_root_fen(root_fen);
+  f->set_root_depth(uint32_t(wrong_depth + int(plies)));
   for (const auto& m : diff->path) f->add_path(m);
   f->set_root_source(p.source());
   f->set_positions(1);
   return out;
+}
+
+absl::StatusOr<v1::MovegenPositionResult> CheckMovegenPosition(UciEngine& engine,
+                                                               const v1::MovegenPosition& p,
+                                                               const PerftDialect& dialect,
+                                                               Millis timeout) {
+  return MovegenChecker(engine, dialect, timeout).Check(p);
+}
+
+std::vector<v1::MovegenPosition> SplitMovegenPosition(const v1::MovegenPosition& p,
+                                                      uint32_t index) {
+  std::vector<v1::MovegenPosition> parts;
+  absl::StatusOr<Position> pos = Position::FromFen(p.fen());
+  if (!pos.ok() || p.depth() < 2 || p.moves_size() > 0) return parts;
+  MoveList list;
+  GenerateLegal(*pos, list);
+  const int probe = std::min<int>(int(p.depth()) - 1, 2);
+  std::vector<double> weight;
+  double total = 0;
+  for (Move m : list) {
+    UndoInfo undo;
+    pos->DoMove(m, undo);
+    weight.push_back(double(std::max<uint64_t>(1, PerftCount(*pos, probe))));
+    pos->UndoMove(m, undo);
+    total += weight.back();
+  }
+  const double estimate =
+      p.estimate_nodes() ? double(p.estimate_nodes()) : std::pow(30.0, p.depth());
+  size_t i = 0;
+  for (Move m : list) {
+    v1::MovegenPosition& part = parts.emplace_back();
+    part.set_fen(p.fen());
+    part.set_source(p.source());
+    part.set_depth(p.depth() - 1);
+    part.add_moves(MoveToUci(*pos, m));
+    part.set_estimate_nodes(uint64_t(std::max(1.0, estimate * weight[i++] / total)));
+    part.set_index(index);
+    part.set_parts(uint32_t(list.size));
+  }
+  return parts;
+}
+
+std::optional<v1::MovegenPositionResult> MovegenParts::Add(const v1::MovegenPosition& part,
+                                                           const v1::MovegenPositionResult& r) {
+  Pending& p = pending_[part.index()];
+  v1::MovegenPositionResult& sum = p.sum;
+  if (p.seen++ == 0) {
+    sum.set_fen(part.fen());
+    sum.set_depth(part.depth() + uint32_t(part.moves_size()));
+    sum.set_source(part.source());
+  }
+  sum.set_arbiter_nodes(sum.arbiter_nodes() + r.arbiter_nodes());
+  sum.set_engine_nodes(sum.engine_nodes() + r.engine_nodes());
+  sum.set_arbiter_seconds(sum.arbiter_seconds() + r.arbiter_seconds());
+  sum.set_engine_seconds(sum.engine_seconds() + r.engine_seconds());
+  if (!r.fault().empty() && sum.fault().empty()) {
+    std::string after;
+    for (const auto& m : part.moves()) after += Cat(after.empty() ? "" : " ", m);
+    sum.set_fault(Cat("after ", after, ": ", r.fault()));
+  }
+  if (r.has_failure() &&
+      (!sum.has_failure() || r.failure().path_size() < sum.failure().path_size() ||
+       (r.failure().path_size() == sum.failure().path_size() &&
+        r.failure().root_depth() < sum.failure().root_depth())))
+    *sum.mutable_failure() = r.failure();
+  if (p.seen < part.parts()) return std::nullopt;
+  v1::MovegenPositionResult done = std::move(sum);
+  pending_.erase(part.index());
+  return done;
 }
 
 void MovegenAggregate::Add(const v1::MovegenPositionResult& r) {
@@ -239,6 +355,10 @@ std::string MovegenReportText(const v1::MovegenCheckResult& r) {
   o << "Positions: " << r.positions() << " asked, " << r.positions_checked() << " checked, "
     << r.positions_clean() << " clean, " << r.positions_checked() - r.positions_clean()
     << " wrong, " << r.positions_faulted() << " engine faults\n";
+  if (r.parts())
+    o << "Split: " << r.positions_split() << " deep position"
+      << (r.positions_split() == 1 ? "" : "s") << " into " << r.parts()
+      << " parts (one per root move), spread over the workers\n";
   char speed[200];
   snprintf(speed, sizeof speed,
            "Nodes compared: %llu; engine %.2f s (%.1f Mnodes/s), arbiter %.2f s (%.1f Mnodes/s); "

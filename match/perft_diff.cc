@@ -155,7 +155,8 @@ absl::Status ProbePerftDialect(UciEngine& engine, const PerftDialect& dialect, s
 }
 
 absl::StatusOr<PerftDiffReport> PerftDiff(UciEngine& engine, std::string_view fen, int depth,
-                                          Millis timeout, const PerftDialect& dialect) {
+                                          Millis timeout, const PerftDialect& dialect,
+                                          const std::vector<std::string>& moves) {
   if (depth < 1 || depth > kMaxPerftDepth)
     return absl::InvalidArgumentError(Cat("--depth ", depth, " is outside 1..", kMaxPerftDepth));
   ASSIGN_OR_RETURN(Position pos, Position::FromFen(fen));
@@ -166,6 +167,13 @@ absl::StatusOr<PerftDiffReport> PerftDiff(UciEngine& engine, std::string_view fe
   report.engine = engine.id_name().empty() ? engine.name() : engine.id_name();
   const std::string root = pos.Fen();
   std::string moves_text;
+  for (const std::string& text : moves) {
+    ASSIGN_OR_RETURN(Move m, ParseUciMove(pos, text));
+    report.path.push_back(MoveToUci(pos, m));
+    moves_text += Cat(moves_text.empty() ? " moves " : " ", report.path.back());
+    UndoInfo undo;
+    pos.DoMove(m, undo);
+  }
   for (;;) {
     ASSIGN_OR_RETURN(PerftResult ours, Perft(pos, PerftOptions{.depth = depth, .divide = true}));
     RETURN_IF_ERROR(engine.Send(Cat("position fen ", root, moves_text)));
@@ -201,7 +209,7 @@ absl::StatusOr<PerftDiffReport> PerftDiff(UciEngine& engine, std::string_view fe
       }
     if (!differing) {
       report.steps.push_back(step);
-      report.identical = report.path.empty();
+      report.identical = report.path.size() == moves.size();
       return report;
     }
     if (depth == 1) {

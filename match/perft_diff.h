@@ -71,7 +71,11 @@ absl::StatusOr<EngineDivide> RunEnginePerft(UciEngine& engine, const PerftDialec
 absl::Status ProbePerftDialect(UciEngine& engine, const PerftDialect& dialect, std::string_view fen,
                                Millis timeout);
 
+// The descent from `fen` at `depth`; with `moves` (UCI, legal), from the position after them,
+// which the engine is given as `position fen FEN moves ...` (its own make of them is checked too);
+// the moves head the report's path.
 absl::StatusOr<PerftDiffReport> PerftDiff(UciEngine& engine, std::string_view fen, int depth,
-                                          Millis timeout, const PerftDialect& dialect = {});
+                                          Millis timeout, const PerftDialect& dialect = {},
+                                          const std::vector<std::string>& moves = {});
 
 }  // namespace arbiter::match

@@ -251,9 +251,26 @@ match::SandboxOptions WithRunLimits(match::SandboxOptions box, const v1::EngineL
   return box;
 }
 
+match::UciEngine& KeptEngine::For(const std::string& key, const match::EngineSpec& spec,
+                                  const match::SandboxOptions& box) {
+  if (engine_ && key == key_) return *engine_;
+  Release();
+  key_ = key;
+  engine_ = std::make_unique<match::UciEngine>(spec, match::EngineTimeouts{},
+                                               match::ProcessLimits{}, std::vector<int>{}, box);
+  return *engine_;
+}
+
+void KeptEngine::Release() {
+  if (engine_) engine_->Quit();
+  engine_.reset();
+  key_.clear();
+}
+
 absl::StatusOr<v1::MovegenJobResult> RunMovegenJob(const v1::MovegenJob& job, EngineCache& cache,
                                                    const std::atomic<bool>* stop,
-                                                   const EngineHost& host) {
+                                                   const EngineHost& host, KeptEngine* kept,
+                                                   uint64_t run_id) {
   v1::MovegenJobResult out;
   absl::StatusOr<match::PerftDialect> dialect = match::DialectFromProto(job.dialect());
   if (!dialect.ok()) {
@@ -262,14 +279,17 @@ absl::StatusOr<v1::MovegenJobResult> RunMovegenJob(const v1::MovegenJob& job, En
   }
   ASSIGN_OR_RETURN(match::EngineSpec spec, ToEngineSpec(job.engine(), cache, host.engine_dirs));
   const match::Millis timeout(job.timeout_ms() ? job.timeout_ms() : 60000);
-  match::UciEngine engine(spec, {}, {}, {}, host.sandbox);
+  KeptEngine own;
+  if (!kept) kept = &own;
+  match::UciEngine& engine =
+      kept->For(Cat(run_id, " ", job.engine().SerializeAsString()), spec, host.sandbox);
+  match::MovegenChecker checker(engine, *dialect, timeout);
   for (const v1::MovegenPosition& p : job.positions()) {
     if (stop && *stop) {
-      engine.Kill();
+      kept->Release();
       return absl::CancelledError("stopped");
     }
-    absl::StatusOr<v1::MovegenPositionResult> r =
-        match::CheckMovegenPosition(engine, p, *dialect, timeout);
+    absl::StatusOr<v1::MovegenPositionResult> r = checker.Check(p);
     if (!r.ok()) {
       out.clear_positions();
       out.set_error(std::string(r.status().message()).substr(0, 4000));
@@ -278,7 +298,7 @@ absl::StatusOr<v1::MovegenJobResult> RunMovegenJob(const v1::MovegenJob& job, En
     *out.add_positions() = std::move(*r);
   }
   out.set_engine((engine.id_name().empty() ? spec.name : engine.id_name()).substr(0, 256));
-  engine.Quit();
+  if (!out.error().empty()) kept->Release();  // `engine` is gone from here on
   return out;
 }
 

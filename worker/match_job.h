@@ -3,11 +3,13 @@
 #pragma once
 
 #include <atomic>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "match/sandbox.h"
+#include "match/uci_engine.h"
 #include "proto/arbiter/v1/cluster.pb.h"
 #include "worker/engine_cache.h"
 #include "worker/engine_check.h"
@@ -51,11 +53,30 @@ absl::StatusOr<v1::MatchJobResult> RunMatchJob(const v1::MatchJob& job, EngineCa
                                                const EngineHost& host = {},
                                                v1::EngineRefusal* refusal = nullptr);
 
+// One engine process kept from one movegen-check job to the next of the same run and engine, so
+// that a worker starts the engine once per run, not once per job (Stockfish takes 0.1-0.3 s to
+// start). Never shared across runs; quit when a job of another kind or run comes, when a long
+// poll ends without work, on a fault and when the worker stops.
+class KeptEngine {
+ public:
+  ~KeptEngine() { Release(); }
+  // The kept engine when `key` matches, else a new one (the old one quit).
+  match::UciEngine& For(const std::string& key, const match::EngineSpec& spec,
+                        const match::SandboxOptions& box);
+  void Release();
+
+ private:
+  std::string key_;
+  std::unique_ptr<match::UciEngine> engine_;
+};
+
 // A movegen-check job: the engine's perft against arbiter's on each position (descending on a
 // difference). An engine that does not speak the dialect (or may not run here) gives a result
-// with `error` set; CANCELLED when `stop` was set.
+// with `error` set; CANCELLED when `stop` was set. With `kept`, the engine comes from it and stays
+// running for the run's next job.
 absl::StatusOr<v1::MovegenJobResult> RunMovegenJob(const v1::MovegenJob& job, EngineCache& cache,
                                                    const std::atomic<bool>* stop,
-                                                   const EngineHost& host = {});
+                                                   const EngineHost& host = {},
+                                                   KeptEngine* kept = nullptr, uint64_t run_id = 0);
 
 }  // namespace arbiter::worker

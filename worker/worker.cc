@@ -120,7 +120,8 @@ struct Worker::Impl {
   }
   std::unique_ptr<EngineCache> cache;
   std::unique_ptr<EngineChecker> checker;
-  int cores = 1;  // physical cores: game slots never exceed them
+  KeptEngine kept_engine;  // movegen-check: the run's engine between its jobs
+  int cores = 1;           // physical cores: game slots never exceed them
 
   absl::Mutex mu;
   bool draining ABSL_GUARDED_BY(mu) = false;
@@ -244,6 +245,7 @@ struct Worker::Impl {
       Release(job, "job without work");
       return;
     }
+    if (!job.has_movegen_check()) kept_engine.Release();
     std::atomic<bool> stop{false};
     bool release = false, lost = false;
     std::string why;
@@ -291,7 +293,8 @@ struct Worker::Impl {
     } else if (job.has_movegen_check()) {
       absl::StatusOr<v1::MovegenJobResult> r =
           RunMovegenJob(job.movegen_check(), *cache, &stop,
-                        {.sandbox = options.sandbox, .engine_dirs = options.engine_dirs});
+                        {.sandbox = options.sandbox, .engine_dirs = options.engine_dirs},
+                        &kept_engine, job.run_id());
       worked = r.status();
       if (r.ok()) *req.mutable_movegen_check() = std::move(*r);
     } else {
@@ -471,7 +474,10 @@ absl::Status Worker::Run() {
     w.Record("AcquireJob", s);
     if (s.ok()) {
       backoff = 0.1;
-      if (resp.has_job()) w.Execute(resp.job(), *this);
+      if (resp.has_job())
+        w.Execute(resp.job(), *this);
+      else
+        w.kept_engine.Release();  // idle for a whole long poll: no engine held
       continue;
     }
     if (w.Draining()) break;
@@ -486,6 +492,7 @@ absl::Status Worker::Run() {
     backoff = std::min(2.0, backoff * 2);
     if (w.metrics) w.metrics->registered_.Set(1);
   }
+  w.kept_engine.Release();
   spdlog::info("worker {}: drained after {} jobs", w.worker_id, jobs_completed());
   return absl::OkStatus();
 }

@@ -4,11 +4,13 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 
 #include "base/strings.h"
 #include "gtest/gtest.h"
+#include "proto/arbiter/v1/cluster.pb.h"
 #include "proto/arbiter/v1/movegen.pb.h"
 #include "tests/integration/process.h"
 
@@ -125,6 +127,93 @@ TEST_F(ClusterMovegenTest, CorrectEngineIsClean) {
     EXPECT_EQ(r.positions_clean(), r.positions());
     EXPECT_GT(r.nodes_compared(), 0u);
   }
+}
+
+// One deep position: the coordinator splits it by root move over the workers and adds the parts
+// up into the one position, exact.
+TEST_F(ClusterMovegenTest, ADeepPositionIsSplitAndCountedWhole) {
+  Output out = RunCommand(Cat(
+      ARBITER_BINARY, " movegen-check --json --coordinator 127.0.0.1:", port_, " --engine '",
+      TEST_ENGINE,
+      "' --fen 'r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1' --depth 4"));
+  ASSERT_EQ(out.status, 0) << out.text;
+  v1::MovegenCheckResult r;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out.text, &r).ok()) << out.text;
+  EXPECT_EQ(r.positions(), 1u);
+  EXPECT_EQ(r.positions_checked(), 1u);
+  EXPECT_EQ(r.positions_clean(), 1u);
+  EXPECT_EQ(r.nodes_compared(), 4085603u);  // Kiwipete perft(4)
+  EXPECT_EQ(r.positions_split(), 1u);
+  EXPECT_EQ(r.parts(), 48u);
+}
+
+// A bug under a split position is reported from the position itself (its FEN, and the path
+// from it through the part's move), as the unsplit local check reports it.
+TEST_F(ClusterMovegenTest, ABugInASplitPositionIsReportedFromThePosition) {
+  const std::string fen = "r3k2r/8/1N6/8/8/8/8/4K3 w kq - 0 1";
+  v1::MovegenCheckResult results[2];
+  for (int cluster = 0; cluster < 2; ++cluster) {
+    Output out = RunCommand(
+        Cat(ARBITER_BINARY, " movegen-check --json ",
+            cluster ? Cat("--coordinator 127.0.0.1:", port_) : std::string(), " --engine '",
+            TEST_ENGINE, " --movegen-bug keep-castling-rights' --fen '", fen, "' --depth 3"));
+    ASSERT_EQ(out.status, 1) << out.text;
+    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out.text, &results[cluster]).ok())
+        << out.text;
+  }
+  const v1::MovegenCheckResult& local = results[0];
+  const v1::MovegenCheckResult& split = results[1];
+  EXPECT_EQ(local.parts(), 0u);
+  EXPECT_EQ(split.positions_split(), 1u);
+  EXPECT_EQ(split.positions(), 1u);
+  EXPECT_EQ(split.positions_checked(), 1u);
+  EXPECT_EQ(split.positions_clean(), 0u);
+  EXPECT_EQ(split.nodes_compared(), local.nodes_compared());
+  ASSERT_EQ(split.failures_size(), 1);
+  ASSERT_EQ(local.failures_size(), 1);
+  const v1::MovegenFailure& f = split.failures(0);
+  EXPECT_EQ(f.root_fen(), fen);
+  EXPECT_EQ(f.positions(), 1u);
+  ASSERT_GE(f.path_size(), 1);
+  // Smallest example: no longer a path than the unsplit descent's, and the same kind of bug.
+  EXPECT_LE(f.path_size(), local.failures(0).path_size());
+  EXPECT_EQ(Join(f.extra_moves()), Join(local.failures(0).extra_moves()));
+  EXPECT_EQ(Join(f.missing_moves()), Join(local.failures(0).missing_moves()));
+}
+
+// The worker keeps the engine running from one job of a run to the next: a run of eight jobs on
+// two workers starts it at most twice (a wrapper script notes each start).
+TEST_F(ClusterMovegenTest, TheEngineStartsOncePerWorkerNotOncePerJob) {
+  const std::filesystem::path starts = *dir_ / "starts";
+  const std::filesystem::path wrapper = *dir_ / "counted-engine.sh";
+  {
+    FILE* f = fopen(wrapper.c_str(), "w");
+    ASSERT_TRUE(f);
+    fprintf(f, "#!/bin/sh\necho started >> '%s'\nexec '%s' \"$@\"\n", starts.c_str(), TEST_ENGINE);
+    fclose(f);
+    std::filesystem::permissions(wrapper, std::filesystem::perms::owner_all);
+  }
+  v1::MovegenCheckResult r;
+  Output out = RunCommand(
+      Cat(ARBITER_BINARY, " movegen-check --json --coordinator 127.0.0.1:", port_, " --engine '",
+          wrapper.string(), "' --suite ", ARBITER_PERFT_DATA, "/standard.epd --max-nodes 20000"));
+  ASSERT_EQ(out.status, 0) << out.text;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out.text, &r).ok()) << out.text;
+  EXPECT_EQ(r.positions_clean(), r.positions());
+  Output lines = RunCommand(Cat("wc -l < '", starts.string(), "'"));
+  const int started = std::atoi(lines.text.c_str());
+  EXPECT_GE(started, 1);
+  EXPECT_LE(started, 2) << "the engine was started for each job";
+  // The run had more jobs than that (four per connected worker): the newest run's counts.
+  Output list =
+      RunCommand(Cat(ARBITER_BINARY, " runs list --json --coordinator 127.0.0.1:", port_));
+  v1::ListRunsResponse runs;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(list.text, &runs).ok()) << list.text;
+  const v1::Run* newest = nullptr;
+  for (const v1::Run& run : runs.runs())
+    if (!newest || run.id() > newest->id()) newest = &run;
+  ASSERT_TRUE(newest);
+  EXPECT_EQ(newest->jobs().total(), 8u);
 }
 
 TEST_F(ClusterMovegenTest, AnEngineThatDoesNotSpeakTheDialectFailsTheRunAtOnce) {

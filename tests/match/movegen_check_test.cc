@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,13 +27,15 @@ v1::MovegenCheckResult CheckSuites(UciEngine& engine,
                                    const std::vector<std::pair<std::string, uint64_t>>& suites,
                                    const PerftDialect& dialect = {}) {
   MovegenAggregate sum;
+  // One checker for all: the engine probed and set up once, again when Chess960 changes.
+  MovegenChecker checker(engine, dialect, Millis(60000));
   uint32_t n = 0;
   for (const auto& [path, budget] : suites) {
     auto positions = MovegenSuitePositions(path, 0, budget);
     EXPECT_TRUE(positions.ok()) << positions.status();
     if (!positions.ok()) continue;
     for (const v1::MovegenPosition& p : *positions) {
-      auto r = CheckMovegenPosition(engine, p, dialect, Millis(60000));
+      auto r = checker.Check(p);
       EXPECT_TRUE(r.ok()) << r.status();
       if (r.ok()) sum.Add(*r), ++n;
     }
@@ -244,6 +247,97 @@ TEST(MovegenCheck, FailuresAreDeduplicatedByFinalPositionAndMoves) {
   EXPECT_EQ(r.failures(0).path_size(), 1);  // the smallest example is kept
   EXPECT_EQ(r.failures(1).positions(), 1u);
   EXPECT_EQ(r.nodes_compared(), 30u);
+}
+
+const char kKiwipete[] = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1";
+
+v1::MovegenPosition At(const std::string& fen, uint32_t depth, uint64_t estimate = 0) {
+  v1::MovegenPosition p;
+  p.set_fen(fen);
+  p.set_depth(depth);
+  p.set_source("test");
+  p.set_estimate_nodes(estimate);
+  return p;
+}
+
+TEST(MovegenSplit, PartsAddUpToTheWholePositionInAnyOrder) {
+  const v1::MovegenPosition whole = At(kKiwipete, 3, 97862);
+  std::vector<v1::MovegenPosition> parts = SplitMovegenPosition(whole, 7);
+  ASSERT_EQ(parts.size(), 48u);
+  double estimates = 0;
+  for (const v1::MovegenPosition& part : parts) {
+    EXPECT_EQ(part.fen(), whole.fen());
+    EXPECT_EQ(part.depth(), 2u);
+    ASSERT_EQ(part.moves_size(), 1);
+    EXPECT_EQ(part.index(), 7u);
+    EXPECT_EQ(part.parts(), 48u);
+    estimates += double(part.estimate_nodes());
+  }
+  EXPECT_NEAR(estimates, 97862, 48);
+  // Not split: too shallow, or already a part.
+  EXPECT_TRUE(SplitMovegenPosition(At(kKiwipete, 1), 0).empty());
+  EXPECT_TRUE(SplitMovegenPosition(parts[0], 0).empty());
+
+  UciEngine engine(TestEngine({}));
+  MovegenChecker checker(engine, PerftDialect{}, Millis(60000));
+  MovegenParts sum;
+  std::optional<v1::MovegenPositionResult> done;
+  for (size_t i = parts.size(); i-- > 0;) {
+    absl::StatusOr<v1::MovegenPositionResult> r = checker.Check(parts[i]);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_FALSE(r->has_failure()) << parts[i].moves(0);
+    EXPECT_FALSE(done) << "the whole came before its last part";
+    done = sum.Add(parts[i], *r);
+  }
+  engine.Quit();
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->fen(), whole.fen());
+  EXPECT_EQ(done->depth(), 3u);
+  EXPECT_EQ(done->arbiter_nodes(), 97862u);
+  EXPECT_EQ(done->engine_nodes(), 97862u);
+  EXPECT_FALSE(done->has_failure());
+  EXPECT_TRUE(done->fault().empty());
+}
+
+// A part is given to the engine as `position fen F moves M`: a bug in the engine's own make of M
+// shows, though the position after M, set up from its FEN, would be counted right.
+TEST(MovegenSplit, TheEnginesOwnMakeOfTheSplitMoveIsChecked) {
+  const std::string fen = "r3k2r/8/1N6/8/8/8/8/4K3 w kq - 0 1";
+  v1::MovegenPosition part = At(fen, 2);
+  part.add_moves("b6a8");  // takes the rook: black's queen-side right is gone
+  part.set_index(0);
+  part.set_parts(11);
+  UciEngine bugged(TestEngine({"--movegen-bug", "keep-castling-rights"}));
+  MovegenChecker checker(bugged, PerftDialect{}, Millis(60000));
+  absl::StatusOr<v1::MovegenPositionResult> r = checker.Check(part);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(r->has_failure());
+  const v1::MovegenFailure& f = r->failure();
+  EXPECT_EQ(f.root_fen(), fen);
+  ASSERT_EQ(f.path_size(), 1);
+  EXPECT_EQ(f.path(0), "b6a8");
+  EXPECT_EQ(f.fen().substr(0, f.fen().find(' ')), "N3k2r/8/8/8/8/8/8/4K3");
+  EXPECT_EQ(Sorted(f.extra_moves()), std::vector<std::string>{"e8c8"});
+  EXPECT_EQ(f.depth(), 1u);
+  // The same subtree from its FEN is right: the bug is in the make, which only the moves show.
+  v1::MovegenPosition child = At("N3k2r/8/8/8/8/8/8/4K3 b k - 0 1", 1);
+  absl::StatusOr<v1::MovegenPositionResult> from_fen = checker.Check(child);
+  ASSERT_TRUE(from_fen.ok()) << from_fen.status();
+  EXPECT_FALSE(from_fen->has_failure());
+  bugged.Quit();
+
+  // Parts with failures: the whole keeps the smallest example (the shortest path).
+  MovegenParts sum;
+  v1::MovegenPosition other = part;
+  other.set_moves(0, "b6d7");
+  v1::MovegenPositionResult deeper = *r;
+  deeper.mutable_failure()->add_path("e8d8");
+  EXPECT_FALSE(sum.Add(other, deeper));
+  for (uint32_t i = 2; i < 11; ++i) EXPECT_FALSE(sum.Add(part, v1::MovegenPositionResult{}));
+  std::optional<v1::MovegenPositionResult> whole = sum.Add(part, *r);
+  ASSERT_TRUE(whole);
+  EXPECT_EQ(whole->failure().path_size(), r->failure().path_size());
+  EXPECT_EQ(whole->depth(), 3u);
 }
 
 TEST(RandomPositions, DeterministicLegalAndBiased) {
