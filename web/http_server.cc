@@ -111,8 +111,9 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions&
   mg_error_data error{&code, text, sizeof text};
   s->ctx_ = mg_start2(&init, &error);
   if (!s->ctx_) {
-    return absl::UnavailableError(
-        Cat("cannot serve HTTP on '", options.listen, "': ", text[0] ? text : "civetweb failed"));
+    return absl::UnavailableError(Cat("cannot serve HTTP on '", options.listen,
+                                      "': ", text[0] ? text : "civetweb failed",
+                                      " (the port in use, or not an address of this host?)"));
   }
   mg_server_port ports[4];
   const int n = mg_get_server_ports(s->ctx_, 4, ports);

@@ -2,11 +2,13 @@
 its abuse (no token, wrong role, no CSRF value, oversized or malformed bodies, bad paths).
 Usage: dashboard_api_test.py ARBITER_BINARY"""
 import json
+import subprocess
 import sys
+import tempfile
 import time
 import unittest
 
-from local_cluster import STARTPOS, LocalCluster
+from local_cluster import STARTPOS, LocalCluster, match_request
 
 ARBITER = None
 
@@ -155,6 +157,21 @@ class DashboardApiTest(unittest.TestCase):
             self.assertEqual(r.status, status, f"{method} {path}: {r.body}")
             self.assertIn(text, r.json()["message"], f"{method} {path}")
 
+    def test_a_dashboard_that_cannot_listen_stops_the_start_with_its_cause(self):
+        taken = self.c.base.split("//")[1]  # this cluster's dashboard address
+        for address, cause in [(taken, "in use"), ("300.1.1.1:80", "cannot serve HTTP"),
+                               ("no-port-here", "cannot serve HTTP")]:
+            with tempfile.TemporaryDirectory() as data:
+                out = subprocess.run([ARBITER, "local", "--workers", "1", "--listen",
+                                      "127.0.0.1:0", "--data", data, "--http", address],
+                                     capture_output=True, text=True, timeout=60)
+            self.assertEqual(out.returncode, 2, f"--http {address}: {out.stderr}")
+            self.assertIn(f"cannot serve HTTP on '{address}'", out.stderr)
+            self.assertIn(cause, out.stderr)
+            self.assertNotIn("one-time sign-in link", out.stdout)
+        # The first cluster's dashboard still answers.
+        self.assertEqual(self.c.request("GET", "/api/v1/session", token=self.c.admin).status, 200)
+
     def test_an_oversized_body_is_refused_before_it_is_read(self):
         r = self.c.request("POST", "/api/v1/runs/match", raw=b"x" * (17 << 20), token=self.c.admin)
         self.assertEqual(r.status, 413)
@@ -199,6 +216,32 @@ class DashboardApiTest(unittest.TestCase):
                     states.append(json.loads(line[6:])["state"])
         self.assertEqual(states[-1], "RUN_STATE_SUCCEEDED")
         self.assertEqual(self.c.run(run_id)["perft"]["result"]["nodes"], "4865609")
+
+    def test_live_pages_end_when_the_coordinator_stops(self):
+        """Open event streams do not hold the process up: SIGTERM ends them and it exits 0."""
+        import signal
+        import urllib.request
+        c2 = LocalCluster(ARBITER, workers=1)
+        try:
+            r = c2.request("POST", "/api/v1/runs/match", match_request(games=2000, sprt=False),
+                           token=c2.admin)
+            self.assertEqual(r.status, 200, r.body)
+            run_id = r.json()["id"]
+            streams = []
+            for _ in range(3):
+                req = urllib.request.Request(f"{c2.base}/api/v1/runs/{run_id}/events",
+                                             headers={"Authorization": "Bearer " + c2.admin})
+                stream = urllib.request.urlopen(req, timeout=60)
+                while not stream.readline().startswith(b"data: "):  # the first event: live
+                    pass
+                streams.append(stream)
+            c2.proc.send_signal(signal.SIGTERM)
+            self.assertEqual(c2.proc.wait(timeout=60), 0, c2.stderr())
+            for stream in streams:
+                stream.read()  # to the end: the server closed it (a hang would time out)
+                stream.close()
+        finally:
+            c2.close()
 
     def test_workers_and_engines_are_listed(self):
         run_id = self.perft(self.c.tokens["submitter"], depth=5).json()["id"]
