@@ -23,6 +23,7 @@ _LIBRARIES = {
     "spdlog": ["spdlog"],
     "crypto": ["libcrypto"],
     "seccomp": ["libseccomp"],
+    "re2": ["re2"],
 }
 
 def _flags(ctx, modules):

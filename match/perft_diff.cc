@@ -3,12 +3,13 @@
 #include <algorithm>
 #include <charconv>
 #include <map>
-#include <regex>
+#include <memory>
 
 #include "base/status_macros.h"
 #include "base/strings.h"
 #include "engine/notation.h"
 #include "engine/perft.h"
+#include "re2/re2.h"
 
 namespace arbiter::match {
 
@@ -26,19 +27,24 @@ std::string DialectHelp(const PerftDialect& tried) {
              " (custom: --perft-command 'divide {depth}' --total-regex R --divide-regex R)");
 }
 
-absl::StatusOr<std::regex> CompileRegex(std::string_view what, std::string_view re, int groups) {
+// RE2, not std::regex: a user's pattern against an engine's output is two strangers' input, and
+// std::regex backtracks (exponential time on `^(\d+)+x$`) and recurses per character (a stack
+// overflow on long lines); RE2 matches in time linear in the line, in bounded memory.
+using Regex = std::shared_ptr<const re2::RE2>;
+
+absl::StatusOr<Regex> CompileRegex(std::string_view what, std::string_view re, int groups) {
   if (re.empty() || re.size() > kMaxRegex)
     return absl::InvalidArgumentError(
         Cat(what, ": ", re.size(), " characters, want 1..", kMaxRegex));
-  try {
-    std::regex r{std::string(re), std::regex::ECMAScript | std::regex::optimize};
-    if (int(r.mark_count()) != groups)
-      return absl::InvalidArgumentError(
-          Cat(what, " '", re, "' has ", r.mark_count(), " groups, want ", groups));
-    return r;
-  } catch (const std::regex_error& e) {
-    return absl::InvalidArgumentError(Cat(what, " '", re, "': ", e.what()));
-  }
+  re2::RE2::Options options;
+  options.set_log_errors(false);
+  options.set_max_mem(1 << 20);
+  auto r = std::make_shared<const re2::RE2>(re2::StringPiece(re.data(), re.size()), options);
+  if (!r->ok()) return absl::InvalidArgumentError(Cat(what, " '", re, "': ", r->error()));
+  if (r->NumberOfCapturingGroups() != groups)
+    return absl::InvalidArgumentError(
+        Cat(what, " '", re, "' has ", r->NumberOfCapturingGroups(), " groups, want ", groups));
+  return r;
 }
 
 bool ParseCount(const std::string& s, uint64_t& n) {
@@ -80,8 +86,8 @@ absl::StatusOr<PerftDialect> MakePerftDialect(std::string_view name, std::string
 
 absl::StatusOr<EngineDivide> RunEnginePerft(UciEngine& engine, const PerftDialect& dialect,
                                             int depth, Millis timeout, bool probe) {
-  ASSIGN_OR_RETURN(std::regex total_re, CompileRegex("total regex", dialect.total_regex, 1));
-  ASSIGN_OR_RETURN(std::regex divide_re, CompileRegex("divide regex", dialect.divide_regex, 2));
+  ASSIGN_OR_RETURN(Regex total_re, CompileRegex("total regex", dialect.total_regex, 1));
+  ASSIGN_OR_RETURN(Regex divide_re, CompileRegex("divide regex", dialect.divide_regex, 2));
   std::string command = dialect.command;
   command.replace(command.find("{depth}"), 7, std::to_string(depth));
   const SteadyTime start = SteadyClock::now();
@@ -123,9 +129,10 @@ absl::StatusOr<EngineDivide> RunEnginePerft(UciEngine& engine, const PerftDialec
     if (s.find("nknown command") != s.npos || s.starts_with("Unknown") || s.starts_with("unknown"))
       return not_spoken(Cat("it said `", s.substr(0, 80), "`"));
     if (s.empty() || s.size() > kMaxMatchedLine || s.starts_with("info")) continue;
-    std::match_results<std::string_view::const_iterator> m;
-    if (std::regex_match(s.begin(), s.end(), m, total_re)) {
-      if (!ParseCount(m[1].str(), out.total))
+    const re2::StringPiece text(s.data(), s.size());
+    std::string first, second;
+    if (re2::RE2::FullMatch(text, *total_re, &first)) {
+      if (!ParseCount(first, out.total))
         return absl::DataLossError(Cat(engine.name(), ": total line `", s, "` has no count"));
       out.seconds = std::chrono::duration<double>(line.time - start).count();
       if (!out.moves.empty() && sum != out.total)
@@ -135,15 +142,15 @@ absl::StatusOr<EngineDivide> RunEnginePerft(UciEngine& engine, const PerftDialec
       if (!probe || ready) return out;
       continue;
     }
-    if (std::regex_match(s.begin(), s.end(), m, divide_re)) {
+    if (re2::RE2::FullMatch(text, *divide_re, &first, &second)) {
       uint64_t n = 0;
-      if (!ParseCount(m[2].str(), n) || sum + n < sum)
+      if (!ParseCount(second, n) || sum + n < sum)
         return absl::DataLossError(Cat(engine.name(), ": divide line `", s, "` has a bad count"));
       if (out.moves.size() >= kMaxDivideLines)
         return absl::DataLossError(Cat(engine.name(), ": more than ", kMaxDivideLines,
                                        " divide lines (a position has at most 218 moves)"));
       sum += n;
-      out.moves.emplace_back(m[1].str(), n);
+      out.moves.emplace_back(std::move(first), n);
     }
   }
 }

@@ -1,7 +1,9 @@
 #include "match/movegen_check.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <optional>
@@ -172,6 +174,48 @@ TEST(MovegenCheck, DialectsAreBoundedAndValidated) {
   EXPECT_FALSE(MakePerftDialect("go-perft", "", "^Nodes (\\d+) (\\d+)$", "").ok());  // 2 groups
   EXPECT_FALSE(MakePerftDialect("go-perft", "", std::string(300, 'a'), "").ok());
   EXPECT_FALSE(MakePerftDialect("go-perft", "go perft {depth}\nquit", "", "").ok());
+}
+
+// A user's pattern that a backtracking matcher (std::regex) takes 2^40 steps over, against an
+// engine line made for it: matched in linear time (RE2), the position checked as usual. The
+// engine is a small shell script that answers `divide N` with that line and a total.
+TEST(MovegenCheck, APatternThatWouldBacktrackForeverCannotHangTheCheck) {
+  const std::string script = Cat(testing::TempDir(), "/backtrack-engine-", getpid(), ".sh");
+  {
+    FILE* f = fopen(script.c_str(), "w");
+    ASSERT_TRUE(f);
+    fputs(
+        "#!/bin/sh\n"
+        "while read -r cmd rest; do\n"
+        "  case \"$cmd\" in\n"
+        "    uci) echo 'id name backtrack'; echo uciok ;;\n"
+        "    isready) echo readyok ;;\n"
+        "    divide) echo 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!'; echo 'total 20' ;;\n"
+        "    quit) exit 0 ;;\n"
+        "  esac\n"
+        "done\n",
+        f);
+    fclose(f);
+    chmod(script.c_str(), 0700);
+  }
+  absl::StatusOr<PerftDialect> d = MakePerftDialect("custom", "divide {depth}", "^total (\\d+)$",
+                                                    "^(?:(?:a|a)*)*([a-h][1-8][a-h][1-8]) (\\d+)$");
+  ASSERT_TRUE(d.ok()) << d.status();
+  UciEngine engine(EngineSpec{.name = "backtrack", .cmd = script});
+  v1::MovegenPosition p;
+  p.set_fen("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1");
+  p.set_depth(1);
+  absl::StatusOr<v1::MovegenPositionResult> r = CheckMovegenPosition(engine, p, *d, Millis(60000));
+  engine.Quit();
+  std::remove(script.c_str());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->fault().empty()) << r->fault();
+  EXPECT_EQ(r->engine_nodes(), 20u);
+  EXPECT_FALSE(r->has_failure());
+  // Patterns RE2 does not take are refused with the reason (backreferences, lookarounds).
+  EXPECT_FALSE(MakePerftDialect("custom", "divide {depth}", "^total (\\d+)\\1$", "^(.)(.)$").ok());
+  EXPECT_FALSE(
+      MakePerftDialect("custom", "divide {depth}", "^(?=t)total (\\d+)$", "^(.)(.)$").ok());
 }
 
 // An engine that does not speak the dialect is recognised on the first position, with a message
