@@ -322,6 +322,59 @@ TEST_F(ClusterTest, CoordinatorRestartResumesExactly) {
   EXPECT_EQ(divide, 193690690u);
 }
 
+// A movegen-check run whose deep position is split into parts spread over jobs, the coordinator
+// killed with SIGKILL once some jobs are in and restarted on the same data: the parts that came
+// before and after the restart add up to the one position, exact, counted once.
+TEST_F(ClusterTest, MovegenCheckWithSplitPositionsSurvivesACoordinatorRestart) {
+  if (access("/usr/games/stockfish", X_OK) != 0) GTEST_SKIP() << "stockfish is not installed";
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator({"--lease-seconds", "3"}));
+  const int port = port_;
+  StartWorker();
+  StartWorker();
+  for (int i = 0; i < 500; ++i) {  // both connected: eight jobs
+    if (MetricValue(Metrics(metrics_port_), "arbiter_workers_connected").value_or(0) >= 2) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  v1::SubmitMovegenCheckRequest req;
+  req.mutable_engine()->set_name("stockfish");
+  req.mutable_engine()->set_path("/usr/games/stockfish");
+  for (const char* fen : {kKiwipete, "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"}) {
+    v1::MovegenPosition* p = req.add_positions();
+    p->set_fen(fen);
+    p->set_depth(5);
+  }
+  req.mutable_positions(0)->set_estimate_nodes(193690690);
+  req.mutable_positions(1)->set_estimate_nodes(4865609);
+  v1::SubmitRunResponse resp;
+  {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(In(60));
+    grpc::Status s = runs_->SubmitMovegenCheck(&ctx, req, &resp);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+  }
+  v1::Run run = resp.run();
+  ASSERT_EQ(run.jobs().total(), 8u);
+  for (int i = 0; i < 3000 && run.jobs().done() < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ASSERT_TRUE(GetRun(run.id(), run).ok());
+  }
+  ASSERT_GE(run.jobs().done(), 2u);
+  ASSERT_LT(run.jobs().done(), run.jobs().total()) << "the run finished before the kill";
+  coordinator_->Signal(SIGKILL);
+  coordinator_->Wait();
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator({"--lease-seconds", "3"}, port));
+  run = WaitFinished(run.id());
+  ASSERT_EQ(run.state(), v1::RUN_STATE_SUCCEEDED) << run.message();
+  const v1::MovegenCheckResult& r = run.movegen_check().result();
+  EXPECT_EQ(r.positions(), 2u);
+  EXPECT_EQ(r.positions_checked(), 2u);
+  EXPECT_EQ(r.positions_clean(), 2u);
+  EXPECT_EQ(r.positions_faulted(), 0u);
+  EXPECT_EQ(r.nodes_compared(), 193690690u + 4865609u);
+  EXPECT_EQ(r.positions_split(), 1u);
+  EXPECT_EQ(r.parts(), 48u);
+}
+
 // A match between two settings of Stockfish: a forged game from a test client is refused, the
 // SPRT stops the run, and every counted game is in the run's PGN.
 TEST_F(ClusterTest, MatchRunStoppedBySprtWithForgedGameRefused) {
