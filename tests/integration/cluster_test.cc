@@ -132,6 +132,21 @@ class ClusterTest : public ::testing::Test {
     return run;
   }
 
+  // Once `done` jobs of the run are in (and not all), the coordinator killed with SIGKILL and
+  // started again on the same data and `port`; `run` is then the run as it finished.
+  void KillAndRestartAfter(uint64_t done, int port, v1::Run& run) {
+    for (int i = 0; i < 3000 && run.jobs().done() < done; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      ASSERT_TRUE(GetRun(run.id(), run).ok());
+    }
+    ASSERT_GE(run.jobs().done(), done);
+    ASSERT_LT(run.jobs().done(), run.jobs().total()) << "the run finished before the kill";
+    coordinator_->Signal(SIGKILL);
+    coordinator_->Wait();
+    ASSERT_NO_FATAL_FAILURE(StartCoordinator({"--lease-seconds", "3"}, port));
+    run = WaitFinished(run.id());
+  }
+
   std::string Metrics(int port) { return HttpGet(port, "/metrics"); }
 
   std::filesystem::path dir_;
@@ -305,16 +320,7 @@ TEST_F(ClusterTest, CoordinatorRestartResumesExactly) {
   StartWorker();
   v1::Run run;
   ASSERT_TRUE(Submit(kKiwipete, 5, false, run, /*target_jobs=*/24).ok());
-  for (int i = 0; i < 1000 && run.jobs().done() < 3; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    ASSERT_TRUE(GetRun(run.id(), run).ok());
-  }
-  ASSERT_GE(run.jobs().done(), 3u);
-  ASSERT_LT(run.jobs().done(), run.jobs().total()) << "the run finished before the kill";
-  coordinator_->Signal(SIGKILL);
-  coordinator_->Wait();
-  ASSERT_NO_FATAL_FAILURE(StartCoordinator({"--lease-seconds", "3"}, port));
-  run = WaitFinished(run.id());
+  ASSERT_NO_FATAL_FAILURE(KillAndRestartAfter(3, port, run));
   ASSERT_EQ(run.state(), v1::RUN_STATE_SUCCEEDED) << run.message();
   EXPECT_EQ(run.perft().result().nodes(), 193690690u);
   uint64_t divide = 0;
@@ -354,16 +360,7 @@ TEST_F(ClusterTest, MovegenCheckWithSplitPositionsSurvivesACoordinatorRestart) {
   }
   v1::Run run = resp.run();
   ASSERT_EQ(run.jobs().total(), 8u);
-  for (int i = 0; i < 3000 && run.jobs().done() < 2; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    ASSERT_TRUE(GetRun(run.id(), run).ok());
-  }
-  ASSERT_GE(run.jobs().done(), 2u);
-  ASSERT_LT(run.jobs().done(), run.jobs().total()) << "the run finished before the kill";
-  coordinator_->Signal(SIGKILL);
-  coordinator_->Wait();
-  ASSERT_NO_FATAL_FAILURE(StartCoordinator({"--lease-seconds", "3"}, port));
-  run = WaitFinished(run.id());
+  ASSERT_NO_FATAL_FAILURE(KillAndRestartAfter(2, port, run));
   ASSERT_EQ(run.state(), v1::RUN_STATE_SUCCEEDED) << run.message();
   const v1::MovegenCheckResult& r = run.movegen_check().result();
   EXPECT_EQ(r.positions(), 2u);
