@@ -7,10 +7,10 @@ WORKDIR /src
 COPY scripts/install-deps.sh scripts/
 RUN scripts/install-deps.sh
 COPY . .
-# x86-64-v2 by default: any x86-64 node since 2009 (magic bitboards, hardware popcount);
-# ARBITER_MARCH=x86-64 for older ones. For nodes known to be Haswell or later:
-# --build-arg ARBITER_MARCH=x86-64-v3 (PEXT); Ice Lake / Sapphire Rapids servers:
-# ARBITER_MARCH=icelake-server (also the AVX-512 perft counter).
+# x86-64-v2 by default: any x86-64 node since 2009. The perft counter inside is compiled for
+# x86-64-v2, -v3 (PEXT) and -v4 (the AVX-512 counter), and each node runs the best its CPU has
+# (engine/perft_path.h), so one image is at full perft speed on every node. ARBITER_MARCH=x86-64
+# for CPUs older than 2009; ARBITER_MARCH=LEVEL builds everything for one level.
 ARG ARBITER_MARCH=
 # The default tests run in the build; the deployment tests (netns, prometheus) need privileges
 # and programs of the host and run there (scripts/test.sh, scripts/image-test.sh), as does the

@@ -1,9 +1,11 @@
 // The single `arbiter` binary: subcommands are registered from their own files.
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include "CLI/CLI.hpp"
 #include "cli/commands.h"
+#include "engine/perft_path.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 
@@ -46,6 +48,11 @@ __attribute__((constructor(101))) void CheckCpuLevel() {
 int main(int argc, char** argv) {
   // Logs go to stderr: stdout carries results (and the listening ports of the servers).
   spdlog::set_default_logger(spdlog::stderr_color_mt("arbiter"));
+  // ARBITER_PERFT_PATH=v2|v3|v4 forces a copy of the perft core (tests, measurements).
+  if (absl::Status path = arbiter::UsePerftPathFromEnvironment(); !path.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(path.message()).c_str());
+    return 2;
+  }
   CLI::App app{"arbiter: distributed engine testing and perft"};
   app.require_subcommand(1);
   int exit_code = 0;

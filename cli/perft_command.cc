@@ -13,6 +13,7 @@
 #include "engine/notation.h"
 #include "engine/perft.h"
 #include "engine/perft_hash.h"
+#include "engine/perft_path.h"
 #include "proto/arbiter/v1/perft.pb.h"
 
 namespace arbiter::cli {
@@ -50,6 +51,7 @@ v1::PerftResult ToProto(const Position& pos, const PerftOptions& opts, const Per
   out.set_nodes_per_second(r.seconds > 0 ? r.nodes / r.seconds : 0);
   out.set_threads(r.threads);
   out.set_hash_mb(opts.hash_mb);
+  out.set_perft_path(r.path);
   return out;
 }
 
@@ -92,7 +94,8 @@ int RunSingle(const PerftFlags& f) {
   std::cout << "Nodes searched: " << proto.nodes() << "\n";
   std::cout << absl::StrFormat("Time: %.3f s\nSpeed: %.1f Mnodes/s (%d thread%s, hash %d MB, %s)\n",
                                proto.seconds(), proto.nodes_per_second() / 1e6, proto.threads(),
-                               proto.threads() == 1 ? "" : "s", f.hash_mb, SliderIndexing());
+                               proto.threads() == 1 ? "" : "s", f.hash_mb,
+                               PerftPathDescription(ActivePerftPath()));
   return 0;
 }
 

@@ -41,6 +41,9 @@ absl::StatusOr<v1::RegisterResponse> Coordinator::Register(const v1::RegisterReq
                                             "' must be an absolute path of at most 4096 bytes"));
   RETURN_IF_ERROR(ValidateEngineLimits(request.engine_limits(), "engine_limits"));
   RETURN_IF_ERROR(ValidateLabels(request.labels(), "worker labels"));
+  if (request.perft_path().size() > 16)
+    return absl::InvalidArgumentError(
+        Cat("perft_path must have at most 16 bytes, got ", request.perft_path().size()));
   if (request.cpu_level() > 4 || request.hostname().size() > 256)
     return absl::InvalidArgumentError(Cat("cpu_level must be 0..4 (got ", request.cpu_level(),
                                           ") and hostname at most 256 bytes (got ",
@@ -66,14 +69,15 @@ absl::StatusOr<v1::RegisterResponse> Coordinator::Register(const v1::RegisterReq
   info.memory_bytes = request.memory_bytes();
   info.labels.insert(request.labels().begin(), request.labels().end());
   info.hostname = request.hostname();
+  info.perft_path = request.perft_path();
   info.cpu_flags.assign(request.cpu_flags().begin(), request.cpu_flags().end());
   const std::string id = workers_.Register(std::move(info));
   spdlog::info(
-      "worker {} registered: name '{}', {} threads, {} cores, cpu {}, version '{}', engine "
-      "isolation '{}'",
+      "worker {} registered: name '{}', {} threads, {} cores, cpu {}, perft path {}, version "
+      "'{}', engine isolation '{}'",
       id, workers_.Find(id)->name, request.threads(), request.cores(),
-      CpuLevelName(std::max<int>(1, int(request.cpu_level()))), request.version(),
-      request.isolation());
+      CpuLevelName(std::max<int>(1, int(request.cpu_level()))), request.perft_path(),
+      request.version(), request.isolation());
   v1::RegisterResponse out;
   out.set_worker_id(id);
   out.set_heartbeat_seconds(options_.heartbeat_seconds);

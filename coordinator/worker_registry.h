@@ -41,6 +41,7 @@ struct WorkerInfo {
   uint64_t memory_bytes = 0;
   std::map<std::string, std::string> labels;
   std::string hostname;
+  std::string perft_path;  // RegisterRequest.perft_path
   std::vector<std::string> cpu_flags;
   // Why it is suspect (an engine's bench differed on it), newest last, at most kMaxWorkerFlags.
   std::vector<std::string> flags;

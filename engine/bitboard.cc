@@ -75,18 +75,20 @@ struct Prng {
   uint64_t Sparse() { return Next() & Next() & Next(); }
 };
 
-// Fills one slider table; finds magics when PEXT is not in use.
-void InitSlider(bool rook, SliderEntry* entries, Bitboard* storage) {
+// Fills one slider's magic-indexed and PEXT-indexed tables.
+void InitSlider(bool rook, SliderEntry* magic_entries, Bitboard* magic_storage,
+                SliderEntry* pext_entries, Bitboard* pext_storage) {
   Prng prng{rook ? 0x9E3779B97F4A7C15ULL : 0xD1B54A32D192ED03ULL};
   static Bitboard occupancy[4096], reference[4096];
-  [[maybe_unused]] static int epoch[4096];
+  static int epoch[4096];
   int current_epoch = 0;
-  Bitboard* next = storage;
+  Bitboard* next = magic_storage;
+  Bitboard* next_pext = pext_storage;
   for (int sq = 0; sq < 64; ++sq) {
     Square s = Square(sq);
     Bitboard edges =
         ((kRank1 | kRank8) & ~RankBb(RankOf(s))) | ((kFileA | kFileH) & ~FileBb(FileOf(s)));
-    SliderEntry& e = entries[sq];
+    SliderEntry& e = magic_entries[sq];
     e.mask = SlidingAttacks(rook, s, 0) & ~edges;
     int bits = PopCount(e.mask);
     e.shift = 64 - bits;
@@ -99,10 +101,10 @@ void InitSlider(bool rook, SliderEntry* entries, Bitboard* storage) {
       ++size;
       b = (b - e.mask) & e.mask;
     } while (b);
-#if ARBITER_USE_PEXT
-    e.magic = 0;
-    for (int i = 0; i < size; ++i) next[_pext_u64(occupancy[i], e.mask)] = reference[i];
-#else
+    // The enumeration counts up in the mask's bits: the i-th subset is the one whose PEXT is i.
+    pext_entries[sq] = {.mask = e.mask, .magic = 0, .attacks = next_pext, .shift = e.shift};
+    for (int i = 0; i < size; ++i) next_pext[i] = reference[i];
+    next_pext += size;
     for (bool first = true;; first = false) {
       if (first) {
         e.magic = rook ? kRookMagics[sq] : kBishopMagics[sq];
@@ -113,7 +115,7 @@ void InitSlider(bool rook, SliderEntry* entries, Bitboard* storage) {
       ++current_epoch;
       bool ok = true;
       for (int i = 0; i < size && ok; ++i) {
-        unsigned idx = e.Index(occupancy[i]);
+        unsigned idx = e.MagicIndex(occupancy[i]);
         if (epoch[idx] < current_epoch) {
           epoch[idx] = current_epoch;
           next[idx] = reference[i];
@@ -123,9 +125,6 @@ void InitSlider(bool rook, SliderEntry* entries, Bitboard* storage) {
       }
       if (ok) break;
     }
-#endif
-    (void)prng;
-    (void)current_epoch;
     next += size;
   }
 }
@@ -150,10 +149,10 @@ void BuildTables(AttackTables* t) {
     t->pseudo_rook[sq] = SlidingAttacks(true, s, 0);
     t->king[sq] = king;
   }
-  static Bitboard rook_storage[102400];
-  static Bitboard bishop_storage[5248];
-  InitSlider(true, t->rook, rook_storage);
-  InitSlider(false, t->bishop, bishop_storage);
+  static Bitboard rook_storage[102400], pext_rook_storage[102400];
+  static Bitboard bishop_storage[5248], pext_bishop_storage[5248];
+  InitSlider(true, t->magic_rook, rook_storage, t->pext_rook, pext_rook_storage);
+  InitSlider(false, t->magic_bishop, bishop_storage, t->pext_bishop, pext_bishop_storage);
   for (int a = 0; a < 64; ++a)
     for (int b = 0; b < 64; ++b) {
       t->between[a][b] = t->line[a][b] = 0;

@@ -1,4 +1,6 @@
-// Bitboard helpers and attack tables: PEXT-indexed sliders on BMI2 builds, magics otherwise.
+// Bitboard helpers and attack tables. Slider attacks come from one of two tables built at
+// start-up: PEXT-indexed, read by code compiled for BMI2 (x86-64-v3 and up: the v3 and v4 perft
+// cores, or a whole --native build), and magic-indexed, read by everything else.
 // See https://www.chessprogramming.org/Magic_Bitboards and .../BMI2#PEXTBitboards.
 #pragma once
 
@@ -64,17 +66,16 @@ constexpr Bitboard PawnAttacksBb(Bitboard pawns) {
 // One sliding piece's table entry for a square.
 struct SliderEntry {
   Bitboard mask;
-  Bitboard magic;
+  Bitboard magic;  // 0 in the PEXT tables
   const Bitboard* attacks;
   unsigned shift;
 
-  unsigned Index(Bitboard occupied) const {
-#if ARBITER_USE_PEXT
-    return unsigned(_pext_u64(occupied, mask));
-#else
+  unsigned MagicIndex(Bitboard occupied) const {
     return unsigned(((occupied & mask) * magic) >> shift);
-#endif
   }
+#if ARBITER_USE_PEXT
+  unsigned PextIndex(Bitboard occupied) const { return unsigned(_pext_u64(occupied, mask)); }
+#endif
 };
 
 // All precomputed tables; filled once, before main, by bitboard.cc (read-only afterwards).
@@ -86,22 +87,35 @@ struct AttackTables {
   Bitboard line[64][64];       // the whole line through two aligned squares, else 0
   Bitboard pseudo_bishop[64];  // attacks on an empty board
   Bitboard pseudo_rook[64];
-  SliderEntry bishop[64];
-  SliderEntry rook[64];
+  SliderEntry magic_bishop[64];
+  SliderEntry magic_rook[64];
+  SliderEntry pext_bishop[64];  // built without BMI2 (the subsets are enumerated in PEXT order)
+  SliderEntry pext_rook[64];
 };
 extern AttackTables kAttacks;
 
 inline Bitboard PawnAttacks(Color c, Square s) { return kAttacks.pawn[c][s]; }
 inline Bitboard KnightAttacks(Square s) { return kAttacks.knight[s]; }
 inline Bitboard KingAttacks(Square s) { return kAttacks.king[s]; }
+#if ARBITER_USE_PEXT
 inline Bitboard BishopAttacks(Square s, Bitboard occupied) {
-  const SliderEntry& e = kAttacks.bishop[s];
-  return e.attacks[e.Index(occupied)];
+  const SliderEntry& e = kAttacks.pext_bishop[s];
+  return e.attacks[e.PextIndex(occupied)];
 }
 inline Bitboard RookAttacks(Square s, Bitboard occupied) {
-  const SliderEntry& e = kAttacks.rook[s];
-  return e.attacks[e.Index(occupied)];
+  const SliderEntry& e = kAttacks.pext_rook[s];
+  return e.attacks[e.PextIndex(occupied)];
 }
+#else
+inline Bitboard BishopAttacks(Square s, Bitboard occupied) {
+  const SliderEntry& e = kAttacks.magic_bishop[s];
+  return e.attacks[e.MagicIndex(occupied)];
+}
+inline Bitboard RookAttacks(Square s, Bitboard occupied) {
+  const SliderEntry& e = kAttacks.magic_rook[s];
+  return e.attacks[e.MagicIndex(occupied)];
+}
+#endif
 inline Bitboard QueenAttacks(Square s, Bitboard occupied) {
   return BishopAttacks(s, occupied) | RookAttacks(s, occupied);
 }
@@ -195,7 +209,8 @@ inline Bitboard PieceAttacks(Bitboard knights, Bitboard diagonal, Bitboard strai
 #define ARBITER_SIMD_SLIDERS 0
 #endif
 
-// "pext" or "magic": which slider indexing this build uses.
+// "pext" or "magic": which slider indexing the code outside the perft cores uses (the perft
+// counter's own is engine/perft_path.h's).
 const char* SliderIndexing();
 
 }  // namespace arbiter

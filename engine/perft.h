@@ -35,6 +35,7 @@ struct PerftResult {
   std::vector<PerftDivide> divide;  // root moves in generation order, when asked
   double seconds = 0;
   int threads = 1;
+  const char* path = "";  // the copy of the counting core that ran (engine/perft_path.h)
 };
 
 // Largest depth Perft accepts; deeper counts do not fit in 64 bits for ordinary positions.

@@ -4,11 +4,11 @@
 #   --asan          AddressSanitizer + UndefinedBehaviorSanitizer (default dir build-asan)
 #   --tsan          ThreadSanitizer (default dir build-tsan)
 #   (sanitizer builds do not turn warnings into errors: GCC 12 warns falsely under them)
-#   --native        tune for this CPU (-march=native; PEXT sliders on BMI2, the AVX-512 perft
-#                   counter where the CPU has it). Default: x86-64-v2 (hardware popcount, magic
-#                   bitboards; --march=x86-64 for CPUs older than 2009).
-#   --march=LEVEL   a named level for a cluster image, e.g. x86-64-v3 (PEXT) or icelake-server
-#                   (PEXT + AVX-512 counter); the binary then runs only on such CPUs.
+#   --native        tune everything for this CPU (-march=native). Not needed for perft speed:
+#                   the default build (x86-64-v2: hardware popcount) carries the perft counter
+#                   for x86-64-v2, -v3 (PEXT) and -v4 (AVX-512) and runs the best the CPU has.
+#   --march=LEVEL   everything for one named level, e.g. x86-64 (CPUs older than 2009) or
+#                   x86-64-v3; the binary then runs only on such CPUs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 native=OFF

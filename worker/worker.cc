@@ -11,6 +11,7 @@
 #include "engine/packed_position.h"
 #include "engine/perft.h"
 #include "engine/perft_hash.h"
+#include "engine/perft_path.h"
 #include "engine/position.h"
 #include "grpcpp/grpcpp.h"
 #include "net/client.h"
@@ -89,7 +90,13 @@ class WorkerMetrics {
         busy_(net::RegisterGauges(r, "arbiter_worker_busy", "1 while a job runs.").Add({})),
         registered_(net::RegisterGauges(r, "arbiter_worker_registered",
                                         "1 while registered with a reachable coordinator.")
-                        .Add({})) {}
+                        .Add({})) {
+    net::RegisterGauges(r, "arbiter_worker_perft_path_info",
+                        "The copy of the perft counting core this worker's jobs run (label "
+                        "path: v2 magic sliders, v3 PEXT, v4 PEXT and the AVX-512 counter).")
+        .Add({{"path", ActivePerftPath().name}})
+        .Set(1);
+  }
   void Job(const char* outcome) { jobs_.Add({{"outcome", outcome}}).Increment(); }
   void Rpc(const char* method, const grpc::Status& s) {
     rpcs_.Add({{"method", method}, {"code", net::StatusCodeName(s.error_code())}}).Increment();
@@ -154,6 +161,7 @@ struct Worker::Impl {
       req.set_cpu_level(uint32_t(options.cpu_level > 0 ? options.cpu_level : DetectedCpuLevel()));
       req.mutable_labels()->insert(options.labels.begin(), options.labels.end());
       req.set_hostname(HostName());
+      req.set_perft_path(ActivePerftPath().name);
       req.set_version("arbiter 0.1.0");
       req.set_threads(options.threads);
       if (options.shared_hash) req.set_hash_group(options.hash_group);

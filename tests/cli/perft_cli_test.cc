@@ -5,6 +5,7 @@
 #include <fstream>
 #include <string>
 
+#include "base/strings.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "proto/arbiter/v1/perft.pb.h"
@@ -17,8 +18,9 @@ struct Output {
   std::string text;  // stdout and stderr together
 };
 
-Output RunArbiter(const std::string& args) {
-  std::string cmd = std::string(ARBITER_BINARY) + " " + args + " 2>&1";
+// `env`: assignments put before the command ("NAME=value ...").
+Output RunArbiter(const std::string& args, const std::string& env = "") {
+  std::string cmd = Cat(env, env.empty() ? "" : " ", ARBITER_BINARY, " ", args, " 2>&1");
   FILE* pipe = popen(cmd.c_str(), "r");
   Output out{-1, ""};
   if (!pipe) return out;
@@ -59,6 +61,39 @@ TEST(PerftCli, JsonIsAPerftResult) {
   uint64_t sum = 0;
   for (const auto& d : r.divide()) sum += d.nodes();
   EXPECT_EQ(sum, r.nodes());
+}
+
+// ARBITER_PERFT_PATH picks the copy of the counting core; --json names the one that ran.
+TEST(PerftCli, PerftPathIsReportedAndCanBeForced) {
+  Output best = RunArbiter("perft --startpos --depth 4 --json");
+  ASSERT_EQ(best.exit_code, 0) << best.text;
+  v1::PerftResult r;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(best.text, &r).ok()) << best.text;
+  EXPECT_EQ(r.nodes(), 197281u);
+  EXPECT_TRUE(r.perft_path() == "v2" || r.perft_path() == "v3" || r.perft_path() == "v4")
+      << best.text;
+  // Every x86-64-v2 CPU runs v2 in the portable build; a build for one level carries only its own.
+  Output forced = RunArbiter("perft --startpos --depth 4 --json", "ARBITER_PERFT_PATH=v2");
+  if (forced.exit_code == 0) {
+    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(forced.text, &r).ok()) << forced.text;
+    EXPECT_EQ(r.perft_path(), "v2");
+    EXPECT_EQ(r.nodes(), 197281u);
+  } else {
+    EXPECT_EQ(forced.exit_code, 2) << forced.text;
+    EXPECT_NE(forced.text.find("is not in this binary"), std::string::npos) << forced.text;
+  }
+  Output text = RunArbiter("perft --startpos --depth 3");
+  EXPECT_NE(text.text.find(" sliders"), std::string::npos) << text.text;
+}
+
+TEST(PerftCli, BadPerftPathIsAStartUpError) {
+  for (const char* bad : {"v9", "native", "'v2;v3'"}) {
+    Output o = RunArbiter("perft --startpos --depth 1", Cat("ARBITER_PERFT_PATH=", bad));
+    EXPECT_EQ(o.exit_code, 2) << bad << ": " << o.text;
+    EXPECT_NE(o.text.find("error: ARBITER_PERFT_PATH: unknown perft path"), std::string::npos)
+        << o.text;
+    EXPECT_EQ(o.text.find("Nodes searched"), std::string::npos) << o.text;
+  }
 }
 
 TEST(PerftCli, BadFenNamesTheField) {

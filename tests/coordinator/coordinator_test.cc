@@ -744,11 +744,13 @@ TEST_F(CoordinatorTest, WorkersListTheirIsolationDirectoriesAndLimits) {
   r.set_isolation("namespaces");
   r.add_engine_dirs("/usr/games");
   r.mutable_engine_limits()->set_memory_mb(2048);
+  r.set_perft_path("v3");
   ASSERT_TRUE(c_->Register(r, Caller{"w", v1::ROLE_WORKER}).ok());
   v1::ListWorkersResponse list = c_->ListWorkers({});
   ASSERT_EQ(list.workers_size(), 1);
   const v1::WorkerStatus& w = list.workers(0);
   EXPECT_EQ(w.name(), "box");
+  EXPECT_EQ(w.perft_path(), "v3");
   EXPECT_EQ(w.token(), "w");
   EXPECT_EQ(w.isolation(), "namespaces");
   ASSERT_EQ(w.engine_dirs_size(), 1);
@@ -766,6 +768,10 @@ TEST_F(CoordinatorTest, WorkersListTheirIsolationDirectoriesAndLimits) {
             absl::StatusCode::kInvalidArgument);
   bad = r;
   bad.mutable_engine_limits()->set_memory_mb(uint64_t(1) << 40);
+  EXPECT_EQ(c_->Register(bad, Caller{"w", v1::ROLE_WORKER}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  bad = r;
+  bad.set_perft_path(std::string(17, 'v'));
   EXPECT_EQ(c_->Register(bad, Caller{"w", v1::ROLE_WORKER}).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(c_->ListWorkers({}).workers_size(), 1) << "nothing refused was registered";

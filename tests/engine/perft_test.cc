@@ -1,7 +1,13 @@
 #include "engine/perft.h"
 
+#include <algorithm>
+#include <cstdlib>
+#include <functional>
+
+#include "base/strings.h"
 #include "engine/movegen.h"
 #include "engine/notation.h"
+#include "engine/perft_path.h"
 #include "gtest/gtest.h"
 #include "tests/engine/suite_util.h"
 
@@ -9,6 +15,20 @@ namespace arbiter {
 namespace {
 
 using testing::LoadSuite;
+
+// Runs `body` once on each copy of the counting core this CPU runs (every one the default build
+// carries, on an AVX-512 machine), then goes back to the best.
+void OnEveryPath(const std::function<void()>& body) {
+  const std::vector<const PerftPath*> paths = RunnablePerftPaths();
+  ASSERT_FALSE(paths.empty());
+  for (const PerftPath* path : paths) {
+    SCOPED_TRACE(Cat("perft path ", path->name));
+    ASSERT_TRUE(UsePerftPath(path->name).ok());
+    ASSERT_EQ(&ActivePerftPath(), path);
+    body();
+  }
+  ASSERT_TRUE(UsePerftPath("").ok());
+}
 
 // Every suite position, to the deepest listed depth whose count stays under the node budget.
 void CheckSuite(const std::string& name, uint64_t max_nodes, PerftOptions base) {
@@ -25,19 +45,70 @@ void CheckSuite(const std::string& name, uint64_t max_nodes, PerftOptions base) 
       auto r = Perft(*pos, opts);
       ASSERT_TRUE(r.ok());
       ASSERT_EQ(r->nodes, expected) << line.fen << " depth " << depth;
+      ASSERT_STREQ(r->path, ActivePerftPath().name);
       ++checked;
     }
     EXPECT_GT(checked, 0) << line.fen;
   }
 }
 
-TEST(PerftSuite, StandardShallow) { CheckSuite("standard.epd", 2'000'000, {}); }
-TEST(PerftSuite, Chess960Shallow) { CheckSuite("fischer960.epd", 300'000, {}); }
+TEST(PerftSuite, StandardShallow) {
+  OnEveryPath([] { CheckSuite("standard.epd", 2'000'000, {}); });
+}
+TEST(PerftSuite, Chess960Shallow) {
+  OnEveryPath([] { CheckSuite("fischer960.epd", 300'000, {}); });
+}
 TEST(PerftSuite, StandardWithHashAndThreads) {
-  CheckSuite("standard.epd", 1'000'000, {.threads = 2, .hash_mb = 16});
+  OnEveryPath([] { CheckSuite("standard.epd", 1'000'000, {.threads = 2, .hash_mb = 16}); });
 }
 
-TEST(Perft, FastPathAgreesWithReference) {
+TEST(PerftPaths, TheBestPathTheCpuRunsIsTheDefault) {
+  const std::vector<const PerftPath*> built = BuiltPerftPaths();
+  const std::vector<const PerftPath*> runnable = RunnablePerftPaths();
+  ASSERT_FALSE(runnable.empty());
+  EXPECT_EQ(&ActivePerftPath(), runnable.front());
+  if (built.size() > 1) {  // the portable build carries the three levels, best first
+    ASSERT_EQ(built.size(), 3u);
+    EXPECT_STREQ(built[0]->name, "v4");
+    EXPECT_TRUE(built[0]->pext && built[0]->avx512);
+    EXPECT_STREQ(built[1]->name, "v3");
+    EXPECT_TRUE(built[1]->pext && !built[1]->avx512);
+    EXPECT_STREQ(built[2]->name, "v2");
+    EXPECT_TRUE(!built[2]->pext && !built[2]->avx512);
+    EXPECT_EQ(runnable.back(), built[2]) << "every x86-64-v2 CPU runs v2";
+  }
+  if (__builtin_cpu_supports("avx512vpopcntdq") && built.size() > 1) {
+    EXPECT_STREQ(ActivePerftPath().name, "v4");
+  }
+}
+
+TEST(PerftPaths, RefusesUnknownAndUnrunnablePaths) {
+  absl::Status unknown = UsePerftPath("v5");
+  EXPECT_EQ(unknown.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(unknown.message().find("v2, v3 or v4"), std::string::npos) << unknown;
+  EXPECT_EQ(UsePerftPath(std::string(1 << 16, 'x')).code(), absl::StatusCode::kInvalidArgument);
+  const std::vector<const PerftPath*> runnable = RunnablePerftPaths();
+  for (const char* name : {"v2", "v3", "v4"}) {
+    const bool runs = std::any_of(runnable.begin(), runnable.end(),
+                                  [&](const PerftPath* p) { return p->name == std::string(name); });
+    absl::Status s = UsePerftPath(name);
+    EXPECT_EQ(s.ok(), runs) << name << ": " << s;
+    if (!runs) {  // not in this binary, or this CPU lacks what it needs
+      EXPECT_TRUE(s.code() == absl::StatusCode::kNotFound ||
+                  s.code() == absl::StatusCode::kFailedPrecondition)
+          << s;
+    }
+  }
+  ASSERT_TRUE(UsePerftPath("").ok());
+  setenv("ARBITER_PERFT_PATH", "fast", 1);
+  absl::Status env = UsePerftPathFromEnvironment();
+  unsetenv("ARBITER_PERFT_PATH");
+  EXPECT_EQ(env.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(env.message().find("ARBITER_PERFT_PATH"), std::string::npos) << env;
+  EXPECT_EQ(&ActivePerftPath(), runnable.front()) << "a refused name changed the path";
+}
+
+void FastPathAgreesWithReference() {
   // Depth 3 exercises the leaf board on every second move (castling with a rook that starts on
   // its own target square included); the reference makes and unmakes every move.
   std::vector<PerftSuiteLine> lines = LoadSuite("standard.epd");
@@ -61,6 +132,8 @@ TEST(Perft, FastPathAgreesWithReference) {
     EXPECT_EQ(copy.Fen(), pos->Fen()) << "make/unmake did not restore the position";
   }
 }
+
+TEST(Perft, FastPathAgreesWithReferenceOnEveryPath) { OnEveryPath(FastPathAgreesWithReference); }
 
 TEST(Perft, DivideSumsToTotalAndMatchesChildPerft) {
   Position pos = Position::StartPosition();

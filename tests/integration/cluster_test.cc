@@ -5,8 +5,10 @@
 #include <thread>
 
 #include "base/cpu.h"
+#include "base/strings.h"
 #include "engine/notation.h"
 #include "engine/perft.h"
+#include "engine/perft_path.h"
 #include "engine/position.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
@@ -214,6 +216,10 @@ TEST_F(ClusterTest, StartposDepth6OnThreeWorkersMatchesLocalDivide) {
     completed += MetricValue(wt, "arbiter_worker_jobs_total{outcome=\"completed\"}").value_or(0);
     worker_nodes += MetricValue(wt, "arbiter_worker_perft_nodes_total").value_or(0);
     EXPECT_EQ(MetricValue(wt, "arbiter_worker_registered"), 1.0);
+    // The worker runs the copy of the perft core this test process would (same build, same CPU).
+    EXPECT_EQ(MetricValue(
+                  wt, Cat("arbiter_worker_perft_path_info{path=\"", ActivePerftPath().name, "\"}")),
+              1.0);
     EXPECT_GT(MetricValue(wt, "process_cpu_seconds_total").value_or(-1), 0);
   }
   EXPECT_EQ(completed, jobs);

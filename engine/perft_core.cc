@@ -1,0 +1,201 @@
+// The perft counting core: everything a count does below the root, compiled once per x86-64 level
+// (CMake builds this file three times, for x86-64-v2, -v3 and -v4, and renames every symbol of
+// each copy but its PerftPath: see engine/CMakeLists.txt and scripts/perft-core-object.sh), so that
+// one binary carries magic sliders, PEXT sliders and the AVX-512 counter and engine/perft_path.cc
+// picks the best the CPU runs. Builds for one CPU level (--native, --march, sanitizers) compile it
+// once. Keep it free of anything not needed in the inner loop.
+#include "engine/perft_core.h"
+
+#include "engine/movegen.h"
+#include "engine/perft_table.h"
+
+namespace arbiter {
+namespace {
+
+// The bitboards of a position one ply below a full Position: enough to count its legal moves.
+// Built by copying a snapshot of the parent's bitboards (one per colour and piece type, so that
+// the counter reads each set with one load) and applying one move: no mailbox, no undo, which
+// is cheaper than DoMove/UndoMove for the last interior ply.
+class LeafBoard {
+ public:
+  // The parent's own bitboards, taken once and copied for each of its moves.
+  explicit LeafBoard(const Position& parent) : parent_(parent) {
+    for (Color c : {kWhite, kBlack}) {
+      for (int pt = 0; pt < 6; ++pt) bb_[c][pt] = parent.Pieces(c, PieceType(pt));
+      occ_[c] = parent.Pieces(c);
+    }
+    castling_ = parent.CastlingRights();
+  }
+  template <Color Us>
+  LeafBoard After(Move m) const {
+    LeafBoard b(*this);
+    b.Apply<Us>(m);
+    return b;
+  }
+
+ private:
+  template <Color Us>
+  void Apply(Move m) {
+    constexpr Color Them = ~Us;
+    const Position& parent = parent_;
+    const Square from = m.From(), to = m.To();
+    const PieceType pt = TypeOf(parent.PieceOn(from));
+    const Bitboard from_to = SquareBb(from) | SquareBb(to);
+    switch (m.KindOf()) {
+      case Move::kNormal: {
+        const Piece captured = parent.PieceOn(to);
+        if (captured != kNoPiece) {
+          bb_[Them][TypeOf(captured)] ^= SquareBb(to);
+          occ_[Them] ^= SquareBb(to);
+        }
+        bb_[Us][pt] ^= from_to;
+        occ_[Us] ^= from_to;
+        if (pt == kPawn && (from ^ to) == 16) {
+          const Square ep = Square((from + to) / 2);
+          if (PawnAttacks(Us, ep) & bb_[Them][kPawn]) ep_ = ep;
+        }
+        break;
+      }
+      case Move::kPromotion: {
+        const Piece captured = parent.PieceOn(to);
+        if (captured != kNoPiece) {
+          bb_[Them][TypeOf(captured)] ^= SquareBb(to);
+          occ_[Them] ^= SquareBb(to);
+        }
+        bb_[Us][kPawn] ^= SquareBb(from);
+        bb_[Us][m.Promotion()] ^= SquareBb(to);
+        occ_[Us] ^= from_to;
+        break;
+      }
+      case Move::kEnPassant: {
+        const Bitboard cap = SquareBb(Square(to - kPawnPush[Us]));
+        bb_[Us][kPawn] ^= from_to;
+        bb_[Them][kPawn] ^= cap;
+        occ_[Us] ^= from_to;
+        occ_[Them] ^= cap;
+        break;
+      }
+      case Move::kCastling: {
+        // Remove both, then place both: in Chess960 a piece may start on its own target square.
+        const bool king_side = to > from;
+        const Bitboard king_to = SquareBb(Position::CastlingKingTo(Us, king_side));
+        const Bitboard rook_to = SquareBb(Position::CastlingRookTo(Us, king_side));
+        bb_[Us][kKing] = king_to;
+        bb_[Us][kRook] = (bb_[Us][kRook] & ~SquareBb(to)) | rook_to;
+        occ_[Us] = (occ_[Us] & ~from_to) | king_to | rook_to;
+        break;
+      }
+    }
+    castling_ &= ~parent.CastlingLossMask(from, to);
+  }
+
+ public:
+  Bitboard Pieces() const { return occ_[0] | occ_[1]; }
+  Bitboard Pieces(Color c) const { return occ_[c]; }
+  Bitboard Pieces(Color c, PieceType pt) const { return bb_[c][pt]; }
+  Bitboard Pieces(Color c, PieceType a, PieceType b) const { return bb_[c][a] | bb_[c][b]; }
+  Square KingSquare(Color c) const { return Lsb(bb_[c][kKing]); }
+  Square EpSquare() const { return ep_; }
+  bool CanCastle(int index) const { return castling_ & (1 << index); }
+  Square CastlingRook(int index) const { return parent_.CastlingRook(index); }
+  Bitboard CastlingPath(int index) const { return parent_.CastlingPath(index); }
+  Bitboard CastlingKingPath(int index) const { return parent_.CastlingKingPath(index); }
+  Bitboard AttackersTo(Square s, Color by, Bitboard occupied) const {
+    return AttackersOf(*this, s, by, occupied);
+  }
+
+ private:
+  Bitboard bb_[2][6];
+  Bitboard occ_[2];
+  const Position& parent_;
+  Square ep_ = kNoSquare;
+  uint8_t castling_;
+};
+
+using movegen_detail::Generate;
+using movegen_detail::kAll;
+
+template <Color Us, bool kHash>
+uint64_t PerftRecurse(Position& pos, int depth, PerftTable* table) {
+  constexpr Color Them = ~Us;
+  Move moves[256];
+  const int n = Generate<Us, kAll>(pos, moves);
+  UndoInfo undo;
+  uint64_t nodes = 0;
+  if (depth == 2) {
+    const LeafBoard parent(pos);
+    for (int i = 0; i < n; ++i) {
+      const LeafBoard child = parent.After<Us>(moves[i]);
+      nodes += movegen_detail::Generate<Them, movegen_detail::kCount>(child, nullptr);
+    }
+    return nodes;
+  }
+  if constexpr (kHash) {
+    // First pass: the children's keys, with their table lines prefetched, so that the probes
+    // of the second pass overlap their memory latency instead of paying it one by one.
+    Key128 keys[256];
+    for (int i = 0; i < n; ++i) {
+      pos.DoMove<true>(moves[i], undo);
+      keys[i] = pos.Key();
+      table->Prefetch(keys[i]);
+      pos.UndoMove<true>(moves[i], undo);
+    }
+    for (int i = 0; i < n; ++i) {
+      uint64_t cached;
+      if (table->Probe(keys[i], depth - 1, cached)) {
+        nodes += cached;
+        continue;
+      }
+      pos.DoMove<true>(moves[i], undo);
+      uint64_t c = PerftRecurse<Them, kHash>(pos, depth - 1, table);
+      pos.UndoMove<true>(moves[i], undo);
+      table->Store(keys[i], depth - 1, c);
+      nodes += c;
+    }
+  } else {
+    for (int i = 0; i < n; ++i) {
+      pos.DoMove<false>(moves[i], undo);
+      nodes += PerftRecurse<Them, kHash>(pos, depth - 1, table);
+      pos.UndoMove<false>(moves[i], undo);
+    }
+  }
+  return nodes;
+}
+
+// Counts the subtree below `pos` (depth >= 1), using the table when there is one.
+// `own_entry` false: pos's own count is neither looked up nor stored (only its subtree's are).
+uint64_t CountSubtree(Position& pos, int depth, PerftTable* table, bool own_entry) {
+  if (depth == 0) return 1;
+  if (depth == 1) return CountLegal(pos);
+  uint64_t cached;
+  if (table && own_entry && table->Probe(pos.Key(), depth, cached)) return cached;
+  uint64_t c;
+  if (pos.SideToMove() == kWhite)
+    c = table ? PerftRecurse<kWhite, true>(pos, depth, table)
+              : PerftRecurse<kWhite, false>(pos, depth, table);
+  else
+    c = table ? PerftRecurse<kBlack, true>(pos, depth, table)
+              : PerftRecurse<kBlack, false>(pos, depth, table);
+  if (table && own_entry) table->Store(pos.Key(), depth, c);
+  return c;
+}
+
+}  // namespace
+
+#define ARBITER_CORE_CAT2(a, b) a##b
+#define ARBITER_CORE_CAT(a, b) ARBITER_CORE_CAT2(a, b)
+#ifndef ARBITER_PERFT_CORE
+#define ARBITER_PERFT_CORE Single
+#endif
+
+extern const PerftPath ARBITER_CORE_CAT(kPerftPath, ARBITER_PERFT_CORE);
+const PerftPath ARBITER_CORE_CAT(kPerftPath, ARBITER_PERFT_CORE) = {
+    .name = ARBITER_SIMD_SLIDERS ? "v4"
+            : ARBITER_USE_PEXT   ? "v3"
+                                 : "v2",
+    .pext = ARBITER_USE_PEXT != 0,
+    .avx512 = ARBITER_SIMD_SLIDERS != 0,
+    .count = &CountSubtree,
+};
+
+}  // namespace arbiter
