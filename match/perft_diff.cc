@@ -161,6 +161,22 @@ absl::Status ProbePerftDialect(UciEngine& engine, const PerftDialect& dialect, s
   return RunEnginePerft(engine, dialect, 1, timeout, /*probe=*/true).status();
 }
 
+absl::Status ApplyUciMoves(Position& pos, std::span<const std::string> moves,
+                           std::vector<std::string>& played, std::string& setup) {
+  for (const std::string& text : moves) {
+    absl::StatusOr<Move> m = ParseUciMove(pos, text);
+    if (!m.ok())
+      return absl::InvalidArgumentError(
+          Cat("move '", text, "': ", std::string(m.status().message())));
+    std::string uci = MoveToUci(pos, *m);
+    setup += Cat(played.empty() ? " moves " : " ", uci);
+    played.push_back(std::move(uci));
+    UndoInfo undo;
+    pos.DoMove(*m, undo);
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<PerftDiffReport> PerftDiff(UciEngine& engine, std::string_view fen, int depth,
                                           Millis timeout, const PerftDialect& dialect,
                                           const std::vector<std::string>& moves) {
@@ -172,18 +188,11 @@ absl::StatusOr<PerftDiffReport> PerftDiff(UciEngine& engine, std::string_view fe
   RETURN_IF_ERROR(ProbePerftDialect(engine, dialect, pos.Fen(), timeout));
   PerftDiffReport report;
   report.engine = engine.id_name().empty() ? engine.name() : engine.id_name();
-  const std::string root = pos.Fen();
-  std::string moves_text;
-  for (const std::string& text : moves) {
-    ASSIGN_OR_RETURN(Move m, ParseUciMove(pos, text));
-    report.path.push_back(MoveToUci(pos, m));
-    moves_text += Cat(moves_text.empty() ? " moves " : " ", report.path.back());
-    UndoInfo undo;
-    pos.DoMove(m, undo);
-  }
+  std::string setup = Cat("position fen ", pos.Fen());
+  RETURN_IF_ERROR(ApplyUciMoves(pos, moves, report.path, setup));
   for (;;) {
     ASSIGN_OR_RETURN(PerftResult ours, Perft(pos, PerftOptions{.depth = depth, .divide = true}));
-    RETURN_IF_ERROR(engine.Send(Cat("position fen ", root, moves_text)));
+    RETURN_IF_ERROR(engine.Send(setup));
     ASSIGN_OR_RETURN(EngineDivide answer, RunEnginePerft(engine, dialect, depth, timeout));
     auto& theirs_list = answer.moves;
     // The engine's moves, normalised through our parser (both castling spellings accepted).
@@ -228,10 +237,7 @@ absl::StatusOr<PerftDiffReport> PerftDiff(UciEngine& engine, std::string_view fe
     }
     step.move = MoveToUci(pos, differing->move);
     report.steps.push_back(step);
-    report.path.push_back(step.move);
-    moves_text += Cat(moves_text.empty() ? " moves " : " ", step.move);
-    UndoInfo undo;
-    pos.DoMove(differing->move, undo);
+    RETURN_IF_ERROR(ApplyUciMoves(pos, std::span(&step.move, 1), report.path, setup));
     --depth;
   }
 }

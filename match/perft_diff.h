@@ -4,11 +4,14 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "engine/position.h"
 #include "match/uci_engine.h"
 
 namespace arbiter::match {
@@ -70,6 +73,13 @@ absl::StatusOr<EngineDivide> RunEnginePerft(UciEngine& engine, const PerftDialec
 // dialect at all (a quick, clear failure instead of waiting the whole timeout).
 absl::Status ProbePerftDialect(UciEngine& engine, const PerftDialect& dialect, std::string_view fen,
                                Millis timeout);
+
+// Plays `moves` (UCI, either castling spelling) on `pos`, each checked legal, appending each in
+// arbiter's spelling to `played` and to `setup`, the engine's `position fen F [moves ...]` command
+// for the same line (" moves" is written before the first of `played`). A move that is not legal
+// is INVALID_ARGUMENT "move 'M': why".
+absl::Status ApplyUciMoves(Position& pos, std::span<const std::string> moves,
+                           std::vector<std::string>& played, std::string& setup);
 
 // The descent from `fen` at `depth`; with `moves` (UCI, legal), from the position after them,
 // which the engine is given as `position fen FEN moves ...` (its own make of them is checked too);

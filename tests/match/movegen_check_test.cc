@@ -384,6 +384,25 @@ TEST(MovegenSplit, TheEnginesOwnMakeOfTheSplitMoveIsChecked) {
   EXPECT_EQ(whole->depth(), 3u);
 }
 
+// A part's moves are played one after the other: a move that is not legal after the ones before it
+// is refused, naming the part's source, the move and the position it was tried in.
+TEST(MovegenSplit, APartWithAMoveThatIsNotLegalIsRefused) {
+  UciEngine engine(TestEngine({}));
+  MovegenChecker checker(engine, PerftDialect{}, Millis(60000));
+  v1::MovegenPosition part = At("r3k2r/8/1N6/8/8/8/8/4K3 w kq - 0 1", 1);
+  part.add_moves("b6a8");
+  part.add_moves("e8c8");  // the rook it would castle with was just taken
+  absl::StatusOr<v1::MovegenPositionResult> r = checker.Check(part);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(std::string(r.status().message()),
+            "test: move 'e8c8': illegal move 'e8c8' in position N3k2r/8/8/8/8/8/8/4K3 b k - 0 1");
+  part.set_moves(1, "zz");
+  r = checker.Check(part);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(std::string(r.status().message()), "test: move 'zz': 'zz' is not a UCI move");
+}
+
 TEST(RandomPositions, DeterministicLegalAndBiased) {
   std::vector<Position> a = RandomPositions(1000, 7), b = RandomPositions(1000, 7);
   ASSERT_EQ(a.size(), 1000u);
