@@ -79,15 +79,20 @@ absl::StatusOr<PerftDialect> MakePerftDialect(std::string_view name, std::string
       d.command.find_first_of("\r\n") != std::string::npos)
     return absl::InvalidArgumentError(Cat("perft command '", d.command, "': one line of at most ",
                                           kMaxCommand, " characters with {depth} in it"));
-  RETURN_IF_ERROR(CompileRegex("--total-regex", d.total_regex, 1).status());
-  RETURN_IF_ERROR(CompileRegex("--divide-regex", d.divide_regex, 2).status());
+  ASSIGN_OR_RETURN(d.total_re, CompileRegex("--total-regex", d.total_regex, 1));
+  ASSIGN_OR_RETURN(d.divide_re, CompileRegex("--divide-regex", d.divide_regex, 2));
   return d;
 }
 
 absl::StatusOr<EngineDivide> RunEnginePerft(UciEngine& engine, const PerftDialect& dialect,
                                             int depth, Millis timeout, bool probe) {
-  ASSIGN_OR_RETURN(Regex total_re, CompileRegex("total regex", dialect.total_regex, 1));
-  ASSIGN_OR_RETURN(Regex divide_re, CompileRegex("divide regex", dialect.divide_regex, 2));
+  Regex total_re = dialect.total_re, divide_re = dialect.divide_re;
+  if (!total_re) {
+    ASSIGN_OR_RETURN(total_re, CompileRegex("total regex", dialect.total_regex, 1));
+  }
+  if (!divide_re) {
+    ASSIGN_OR_RETURN(divide_re, CompileRegex("divide regex", dialect.divide_regex, 2));
+  }
   std::string command = dialect.command;
   command.replace(command.find("{depth}"), 7, std::to_string(depth));
   const SteadyTime start = SteadyClock::now();

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -13,6 +14,10 @@
 #include "absl/status/statusor.h"
 #include "engine/position.h"
 #include "match/uci_engine.h"
+
+namespace re2 {
+class RE2;
+}  // namespace re2
 
 namespace arbiter::match {
 
@@ -46,10 +51,13 @@ struct PerftDialect {
   std::string command = "go perft {depth}";
   std::string total_regex = R"(^\s*Nodes searched\s*:\s*(\d+)\s*$)";
   std::string divide_regex = R"(^\s*([a-h][1-8][a-h][1-8][qrbnQRBN]?)\s*:\s*(\d+)\s*$)";
+  // The two patterns compiled once by MakePerftDialect and shared by the dialect's copies; unset
+  // in a dialect built by hand, whose patterns RunEnginePerft then compiles at each call.
+  std::shared_ptr<const re2::RE2> total_re, divide_re;
 };
 
 // A dialect by name ("go-perft", "perft", "custom"); `custom` needs the command and both
-// regular expressions, the others take them as overrides. Bounded and compiled here.
+// regular expressions, the others take them as overrides. Bounded and compiled here, once.
 absl::StatusOr<PerftDialect> MakePerftDialect(std::string_view name, std::string_view command,
                                               std::string_view total_regex,
                                               std::string_view divide_regex);
