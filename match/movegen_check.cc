@@ -68,16 +68,9 @@ absl::StatusOr<v1::MovegenPositionResult> MovegenChecker::Check(const v1::Movege
   Position pos = *parsed;
   std::vector<std::string> moves;
   std::string setup = Cat("position fen ", root_fen);
-  for (const std::string& text : p.moves()) {
-    absl::StatusOr<Move> m = ParseUciMove(pos, text);
-    if (!m.ok())
-      return absl::InvalidArgumentError(
-          Cat(p.source(), ": move '", text, "': ", std::string(m.status().message())));
-    moves.push_back(MoveToUci(pos, *m));
-    setup += Cat(moves.size() == 1 ? " moves " : " ", moves.back());
-    UndoInfo undo;
-    pos.DoMove(*m, undo);
-  }
+  const std::vector<std::string> given(p.moves().begin(), p.moves().end());
+  if (absl::Status st = ApplyUciMoves(pos, given, moves, setup); !st.ok())
+    return absl::InvalidArgumentError(Cat(p.source(), ": ", std::string(st.message())));
   const int depth = int(p.depth());
   v1::MovegenPositionResult out;
   out.set_fen(p.fen());

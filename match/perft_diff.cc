@@ -79,15 +79,20 @@ absl::StatusOr<PerftDialect> MakePerftDialect(std::string_view name, std::string
       d.command.find_first_of("\r\n") != std::string::npos)
     return absl::InvalidArgumentError(Cat("perft command '", d.command, "': one line of at most ",
                                           kMaxCommand, " characters with {depth} in it"));
-  RETURN_IF_ERROR(CompileRegex("--total-regex", d.total_regex, 1).status());
-  RETURN_IF_ERROR(CompileRegex("--divide-regex", d.divide_regex, 2).status());
+  ASSIGN_OR_RETURN(d.total_re, CompileRegex("--total-regex", d.total_regex, 1));
+  ASSIGN_OR_RETURN(d.divide_re, CompileRegex("--divide-regex", d.divide_regex, 2));
   return d;
 }
 
 absl::StatusOr<EngineDivide> RunEnginePerft(UciEngine& engine, const PerftDialect& dialect,
                                             int depth, Millis timeout, bool probe) {
-  ASSIGN_OR_RETURN(Regex total_re, CompileRegex("total regex", dialect.total_regex, 1));
-  ASSIGN_OR_RETURN(Regex divide_re, CompileRegex("divide regex", dialect.divide_regex, 2));
+  Regex total_re = dialect.total_re, divide_re = dialect.divide_re;
+  if (!total_re) {
+    ASSIGN_OR_RETURN(total_re, CompileRegex("total regex", dialect.total_regex, 1));
+  }
+  if (!divide_re) {
+    ASSIGN_OR_RETURN(divide_re, CompileRegex("divide regex", dialect.divide_regex, 2));
+  }
   std::string command = dialect.command;
   command.replace(command.find("{depth}"), 7, std::to_string(depth));
   const SteadyTime start = SteadyClock::now();
@@ -161,6 +166,22 @@ absl::Status ProbePerftDialect(UciEngine& engine, const PerftDialect& dialect, s
   return RunEnginePerft(engine, dialect, 1, timeout, /*probe=*/true).status();
 }
 
+absl::Status ApplyUciMoves(Position& pos, std::span<const std::string> moves,
+                           std::vector<std::string>& played, std::string& setup) {
+  for (const std::string& text : moves) {
+    absl::StatusOr<Move> m = ParseUciMove(pos, text);
+    if (!m.ok())
+      return absl::InvalidArgumentError(
+          Cat("move '", text, "': ", std::string(m.status().message())));
+    std::string uci = MoveToUci(pos, *m);
+    setup += Cat(played.empty() ? " moves " : " ", uci);
+    played.push_back(std::move(uci));
+    UndoInfo undo;
+    pos.DoMove(*m, undo);
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<PerftDiffReport> PerftDiff(UciEngine& engine, std::string_view fen, int depth,
                                           Millis timeout, const PerftDialect& dialect,
                                           const std::vector<std::string>& moves) {
@@ -172,18 +193,11 @@ absl::StatusOr<PerftDiffReport> PerftDiff(UciEngine& engine, std::string_view fe
   RETURN_IF_ERROR(ProbePerftDialect(engine, dialect, pos.Fen(), timeout));
   PerftDiffReport report;
   report.engine = engine.id_name().empty() ? engine.name() : engine.id_name();
-  const std::string root = pos.Fen();
-  std::string moves_text;
-  for (const std::string& text : moves) {
-    ASSIGN_OR_RETURN(Move m, ParseUciMove(pos, text));
-    report.path.push_back(MoveToUci(pos, m));
-    moves_text += Cat(moves_text.empty() ? " moves " : " ", report.path.back());
-    UndoInfo undo;
-    pos.DoMove(m, undo);
-  }
+  std::string setup = Cat("position fen ", pos.Fen());
+  RETURN_IF_ERROR(ApplyUciMoves(pos, moves, report.path, setup));
   for (;;) {
     ASSIGN_OR_RETURN(PerftResult ours, Perft(pos, PerftOptions{.depth = depth, .divide = true}));
-    RETURN_IF_ERROR(engine.Send(Cat("position fen ", root, moves_text)));
+    RETURN_IF_ERROR(engine.Send(setup));
     ASSIGN_OR_RETURN(EngineDivide answer, RunEnginePerft(engine, dialect, depth, timeout));
     auto& theirs_list = answer.moves;
     // The engine's moves, normalised through our parser (both castling spellings accepted).
@@ -228,10 +242,7 @@ absl::StatusOr<PerftDiffReport> PerftDiff(UciEngine& engine, std::string_view fe
     }
     step.move = MoveToUci(pos, differing->move);
     report.steps.push_back(step);
-    report.path.push_back(step.move);
-    moves_text += Cat(moves_text.empty() ? " moves " : " ", step.move);
-    UndoInfo undo;
-    pos.DoMove(differing->move, undo);
+    RETURN_IF_ERROR(ApplyUciMoves(pos, std::span(&step.move, 1), report.path, setup));
     --depth;
   }
 }

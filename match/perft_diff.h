@@ -4,12 +4,20 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "engine/position.h"
 #include "match/uci_engine.h"
+
+namespace re2 {
+class RE2;
+}  // namespace re2
 
 namespace arbiter::match {
 
@@ -43,10 +51,13 @@ struct PerftDialect {
   std::string command = "go perft {depth}";
   std::string total_regex = R"(^\s*Nodes searched\s*:\s*(\d+)\s*$)";
   std::string divide_regex = R"(^\s*([a-h][1-8][a-h][1-8][qrbnQRBN]?)\s*:\s*(\d+)\s*$)";
+  // The two patterns compiled once by MakePerftDialect and shared by the dialect's copies; unset
+  // in a dialect built by hand, whose patterns RunEnginePerft then compiles at each call.
+  std::shared_ptr<const re2::RE2> total_re, divide_re;
 };
 
 // A dialect by name ("go-perft", "perft", "custom"); `custom` needs the command and both
-// regular expressions, the others take them as overrides. Bounded and compiled here.
+// regular expressions, the others take them as overrides. Bounded and compiled here, once.
 absl::StatusOr<PerftDialect> MakePerftDialect(std::string_view name, std::string_view command,
                                               std::string_view total_regex,
                                               std::string_view divide_regex);
@@ -70,6 +81,13 @@ absl::StatusOr<EngineDivide> RunEnginePerft(UciEngine& engine, const PerftDialec
 // dialect at all (a quick, clear failure instead of waiting the whole timeout).
 absl::Status ProbePerftDialect(UciEngine& engine, const PerftDialect& dialect, std::string_view fen,
                                Millis timeout);
+
+// Plays `moves` (UCI, either castling spelling) on `pos`, each checked legal, appending each in
+// arbiter's spelling to `played` and to `setup`, the engine's `position fen F [moves ...]` command
+// for the same line (" moves" is written before the first of `played`). A move that is not legal
+// is INVALID_ARGUMENT "move 'M': why".
+absl::Status ApplyUciMoves(Position& pos, std::span<const std::string> moves,
+                           std::vector<std::string>& played, std::string& setup);
 
 // The descent from `fen` at `depth`; with `moves` (UCI, legal), from the position after them,
 // which the engine is given as `position fen FEN moves ...` (its own make of them is checked too);

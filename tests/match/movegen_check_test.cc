@@ -176,6 +176,36 @@ TEST(MovegenCheck, DialectsAreBoundedAndValidated) {
   EXPECT_FALSE(MakePerftDialect("go-perft", "go perft {depth}\nquit", "", "").ok());
 }
 
+// A dialect's patterns are compiled once, when it is made, and shared by its copies (each checker,
+// each job); a bad pattern is refused there with the reason. A dialect built by hand has its
+// patterns compiled when it is used, and refused there the same way.
+TEST(MovegenCheck, DialectPatternsAreCompiledOnceAndBadOnesRefusedWithTheReason) {
+  absl::StatusOr<PerftDialect> d = MakePerftDialect("perft", "", "", "");
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_TRUE(d->total_re && d->divide_re);
+  const PerftDialect copy = *d;
+  EXPECT_EQ(copy.total_re.get(), d->total_re.get());
+  EXPECT_EQ(copy.divide_re.get(), d->divide_re.get());
+
+  auto message = [](const absl::Status& st) { return std::string(st.message()); };
+  absl::StatusOr<PerftDialect> bad = MakePerftDialect("go-perft", "", "(unclosed", "");
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(message(bad.status()), "--total-regex '(unclosed': missing ): (unclosed");
+  bad = MakePerftDialect("go-perft", "", "", "^(\\S+)$");
+  EXPECT_EQ(message(bad.status()), "--divide-regex '^(\\S+)$' has 1 groups, want 2");
+
+  UciEngine engine(TestEngine({}));
+  PerftDialect by_hand;
+  by_hand.total_regex = "(unclosed";
+  absl::StatusOr<EngineDivide> r = RunEnginePerft(engine, by_hand, 1, Millis(60000));
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(message(r.status()), "total regex '(unclosed': missing ): (unclosed");
+  by_hand = PerftDialect{};
+  by_hand.divide_regex = "^(\\S+)$";
+  r = RunEnginePerft(engine, by_hand, 1, Millis(60000));
+  EXPECT_EQ(message(r.status()), "divide regex '^(\\S+)$' has 1 groups, want 2");
+}
+
 // A user's pattern that a backtracking matcher (std::regex) takes 2^40 steps over, against an
 // engine line made for it: matched in linear time (RE2), the position checked as usual. The
 // engine is a small shell script that answers `divide N` with that line and a total.
@@ -382,6 +412,25 @@ TEST(MovegenSplit, TheEnginesOwnMakeOfTheSplitMoveIsChecked) {
   ASSERT_TRUE(whole);
   EXPECT_EQ(whole->failure().path_size(), r->failure().path_size());
   EXPECT_EQ(whole->depth(), 3u);
+}
+
+// A part's moves are played one after the other: a move that is not legal after the ones before it
+// is refused, naming the part's source, the move and the position it was tried in.
+TEST(MovegenSplit, APartWithAMoveThatIsNotLegalIsRefused) {
+  UciEngine engine(TestEngine({}));
+  MovegenChecker checker(engine, PerftDialect{}, Millis(60000));
+  v1::MovegenPosition part = At("r3k2r/8/1N6/8/8/8/8/4K3 w kq - 0 1", 1);
+  part.add_moves("b6a8");
+  part.add_moves("e8c8");  // the rook it would castle with was just taken
+  absl::StatusOr<v1::MovegenPositionResult> r = checker.Check(part);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(std::string(r.status().message()),
+            "test: move 'e8c8': illegal move 'e8c8' in position N3k2r/8/8/8/8/8/8/4K3 b k - 0 1");
+  part.set_moves(1, "zz");
+  r = checker.Check(part);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(std::string(r.status().message()), "test: move 'zz': 'zz' is not a UCI move");
 }
 
 TEST(RandomPositions, DeterministicLegalAndBiased) {
