@@ -41,7 +41,7 @@ wait_lines() { for _ in $(seq 300); do [[ $(grep -c "$2" "$1" 2>/dev/null || tru
 # Starts a cluster (local: `arbiter local`; separate: coordinator + 2 worker processes), runs the
 # perft on it, stops it; prints "WALL CPU NODES".
 run_cluster() {
-  local addr
+  local addr token=()
   rm -rf "$tmp"/*
   if [[ $1 == local ]]; then
     "$ARBITER" local --workers 2 --threads 1 --hash "$WORKER_HASH" --listen 127.0.0.1:0 \
@@ -54,8 +54,13 @@ run_cluster() {
     pids+=($!)
     wait_lines "$tmp/err" "listening on port" 1
     addr="127.0.0.1:$(sed -n 's/.*listening on port \([0-9]*\).*/\1/p' "$tmp/err" | head -1)"
+    # The coordinator admits only tokens: the first admin's submits, a worker token registers.
+    token=(--token-file "$tmp/data/admin.token")
+    "$ARBITER" "${token[@]}" tokens create --name bench-worker --role worker --coordinator "$addr" \
+      2>/dev/null | head -1 >"$tmp/worker.token"
     for i in 1 2; do
-      "$ARBITER" worker --coordinator "$addr" --threads 1 --hash "$WORKER_HASH" --name "w$i" \
+      "$ARBITER" --token-file "$tmp/worker.token" worker --coordinator "$addr" --threads 1 \
+        --hash "$WORKER_HASH" --name "w$i" \
         >/dev/null 2>"$tmp/w$i.err" &
       pids+=($!)
     done
@@ -63,7 +68,8 @@ run_cluster() {
   fi
   local c0 c1 t0 t1 out
   c0=$(cpu_sum); t0=$(now)
-  out=$("$ARBITER" perft --startpos --depth "$DEPTH" --hash "$WORKER_HASH" --coordinator "$addr" 2>/dev/null)
+  out=$("$ARBITER" "${token[@]}" perft --startpos --depth "$DEPTH" --hash "$WORKER_HASH" \
+    --coordinator "$addr" 2>/dev/null)
   t1=$(now); c1=$(cpu_sum)
   stop_all
   awk -v a="$t0" -v b="$t1" -v ca="$c0" -v cb="$c1" -v n="$(echo "$out" | nodes_of)" \

@@ -7,9 +7,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 HASH="${1:-1024}"
-ARBITER="${ARBITER:-build-native/cli/arbiter}"
+ARBITER="${ARBITER:-build/cli/arbiter}"
 STOCKFISH="${STOCKFISH:-/usr/games/stockfish}"
-[[ -x "$ARBITER" ]] || scripts/build.sh --native >/dev/null
+[[ -x "$ARBITER" ]] || scripts/build.sh >/dev/null
 exec python3 - "$ARBITER" "$STOCKFISH" "$HASH" "${FULL:-0}" "${DEPTH9:-0}" <<'PY'
 import os, re, resource, subprocess, sys, time
 arbiter, stockfish, hash_mb, full, depth9 = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1", sys.argv[5] == "1"

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# The main job on one machine: installs dependencies, builds (tuned for this CPU), starts an
+# The main job on one machine: installs dependencies, builds (the default build, the one the tests
+# use: its perft counter runs the best copy this CPU has, see engine/perft_path.h), starts an
 # embedded cluster (`arbiter local`: coordinator + 2 workers on loopback), runs a distributed
 # perft of the start position with divide on it, then a short SPRT match between two settings
 # of the builtin engine, played by the same cluster's workers (`arbiter match --coordinator`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-scripts/build.sh --native
-ARBITER=build-native/cli/arbiter
+scripts/build.sh
+ARBITER=build/cli/arbiter
 DEPTH="${DEPTH:-7}"
 ADDR="127.0.0.1:${PORT:-50051}"
 PGN="${PGN:-/tmp/arbiter-quickstart.pgn}"
