@@ -491,6 +491,8 @@ TEST_F(ClusterTest, WorkersShowTheirEngineDirsAndPathEnginesOutsideThemAreRefuse
   EXPECT_NE(json.find("\"w1\""), std::string::npos) << json;
   EXPECT_NE(json.find("\"/usr/games\""), std::string::npos) << json;
   EXPECT_NE(json.find("\"isolation\""), std::string::npos) << json;
+  EXPECT_NE(json.find(Cat("\"perft_path\":\"", ActivePerftPath().name, "\"")), std::string::npos)
+      << json;
   auto match = Process::Start(
       {ARBITER_BINARY, "match", "--engine", "name=x,cmd=/opt/nowhere/engine", "--engine",
        "name=b,cmd=builtin", "--tc", "1+0.01", "--games", "2", "--coordinator", Address()},

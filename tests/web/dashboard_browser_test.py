@@ -4,6 +4,7 @@ page's numbers against `arbiter runs show --json` and `arbiter perft`. Screensho
 pages go to SCREENSHOT_DIR for a person to look at.
 Usage: dashboard_browser_test.py ARBITER_BINARY SCREENSHOT_DIR"""
 import json
+import math
 import os
 import re
 import shutil
@@ -149,7 +150,11 @@ class DashboardBrowserTest(unittest.TestCase):
         self.assertEqual(self.text("#wdl"), "{wins} / {draws} / {losses}".format(
             **{k: st["wdl"].get(k, "0") for k in ("wins", "draws", "losses")}))
         self.assertEqual(self.text("#games"), str(run["match"]["result"]["games"]))
-        self.assertEqual(self.text("#elo"), f"{st['elo']:.1f} ± {st['elo_error95']:.1f}")
+        # As the page formats them: protobuf's JSON gives an infinite Elo (every game won, which
+        # a short SPRT at 0.5+0.01 can see) or its NaN error bar as the strings "Infinity", "NaN".
+        def fmt(x):
+            return f"{x:.1f}" if isinstance(x, (int, float)) and math.isfinite(x) else str(x)
+        self.assertEqual(self.text("#elo"), f"{fmt(st['elo'])} ± {fmt(st['elo_error95'])}")
         self.assertEqual(self.text("#llr").split(" ")[0], f"{st['sprt']['llr']:.2f}")
         # The PGN link gives every counted game.
         href = self.d.execute_script("return document.getElementById('pgn').href;")
@@ -236,6 +241,8 @@ class DashboardBrowserTest(unittest.TestCase):
         self.d.get(self.c.base + "/#/workers")
         self.wait(lambda d: self.count("#workers tbody tr") == 2, 30,
                   "two workers")
+        # Each worker names the copy of the perft core it runs (v2, v3 or v4).
+        self.assertRegex(self.text("#workers tbody"), r"\(perft v[234]\)")
         self.shot("workers")
         self.d.get(self.c.base + "/#/engines")
         self.wait(lambda d: d.find_elements(By.ID, "engines"), 30, "engines table")
