@@ -181,7 +181,10 @@ class PerftRun final : public RunHandler {
   explicit PerftRun(store::v1::StoredPerftRun spec) : spec_(std::move(spec)) {
     divide_.assign(spec_.root_moves_size(), 0);
   }
-  void AddSpec(store::v1::StoredPerftJob job) { jobs_.push_back(std::move(job)); }
+  void AddSpec(store::v1::StoredPerftJob job) {
+    positions_.push_back(uint32_t(PositionsOf(job.work())));
+    jobs_.push_back(std::move(job));
+  }
 
   v1::RunKind kind() const override { return v1::RUN_KIND_PERFT; }
   std::string SerializeSpec() const override { return spec_.SerializeAsString(); }
@@ -191,7 +194,7 @@ class PerftRun final : public RunHandler {
   absl::Status AddJob(const std::string& stored) override {
     store::v1::StoredPerftJob job;
     if (!job.ParseFromString(stored)) return absl::DataLossError("unreadable perft job spec");
-    jobs_.push_back(std::move(job));
+    AddSpec(std::move(job));
     return absl::OkStatus();
   }
   int ResultsWanted() const override { return spec_.request().verify() ? 2 : 1; }
@@ -202,7 +205,7 @@ class PerftRun final : public RunHandler {
   absl::StatusOr<Result> CheckResult(const Job& job, const v1::CompleteJobRequest& request,
                                      const std::optional<absl::Status>&, bool& requeue) override {
     requeue = false;
-    const size_t positions = PositionsOf(jobs_[job.index].work());
+    const size_t positions = positions_[job.index];
     if (!request.has_perft() || size_t(request.perft().counts_size()) != positions)
       return absl::InvalidArgumentError(
           Cat("job ", job.id, " has ", positions,
@@ -239,6 +242,8 @@ class PerftRun final : public RunHandler {
   void ReleaseJobs() override {
     jobs_.clear();
     jobs_.shrink_to_fit();
+    positions_.clear();
+    positions_.shrink_to_fit();
   }
   bool Expanding() const override {
     return spec_.streamed() && spec_.chunk_cursor() < spec_.chunk_positions();
@@ -262,7 +267,19 @@ class PerftRun final : public RunHandler {
 
  private:
   store::v1::StoredPerftRun spec_;
+  // A counted job's positions and weights are freed (the store has them): the specs in memory
+  // are those of the jobs not done yet (for a streamed split, a bounded number).
+  void ReleaseJob(uint32_t index) {
+    store::v1::StoredPerftJob& spec = jobs_[index];
+    std::string().swap(*spec.mutable_work()->mutable_packed_positions());
+    std::string().swap(*spec.mutable_work()->mutable_root_fen());
+    google::protobuf::RepeatedField<uint32_t>().Swap(spec.mutable_weight_counts());
+    google::protobuf::RepeatedField<uint32_t>().Swap(spec.mutable_weight_roots());
+    google::protobuf::RepeatedField<uint64_t>().Swap(spec.mutable_weight_multiplicities());
+  }
+
   std::vector<store::v1::StoredPerftJob> jobs_;  // by job index
+  std::vector<uint32_t> positions_;              // positions of each job
   unsigned __int128 total_ = 0;
   std::vector<unsigned __int128> divide_;
   std::vector<v1::Disagreement> disagreements_;
@@ -330,6 +347,8 @@ IngestOutcome PerftRun::Ingest(Job& job, CoordinatorMetrics* metrics) {
     metrics->duration.Observe(job.results[best].seconds);
   }
   outcome.job = IngestOutcome::JobEffect::kDone;
+  ReleaseJob(job.index);
+  for (Result& r : job.results) std::vector<uint64_t>().swap(r.counts);
   return outcome;
 }
 
