@@ -45,6 +45,14 @@ constexpr uint64_t kMaxSplitMemoryPositions = 4'000'000;
 // expected to fit the memory bound.
 constexpr double kBranching = 35;
 
+// A chunk's paths per unique position (transpositions merged) predict the next one's, with this
+// margin, up to this many.
+constexpr double kChunkMargin = 0.8;
+// A streamed split's jobs have at most max_chunk_positions / this many positions.
+constexpr uint64_t kStreamedJobsPerBound = 16;
+constexpr size_t kMinStreamedJobPositions = 1024;
+constexpr double kMaxPathsPerPosition = 16;
+
 double Seconds(SteadyClock::time_point a, SteadyClock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
@@ -125,16 +133,17 @@ absl::StatusOr<JobBatch> StreamedPerftSplit::Next() {
   if (begin >= n) return absl::FailedPreconditionError("the streamed split is complete");
   const int below = int(spec_.split_depth() - spec_.chunk_ply());
   const uint64_t bound = spec_.max_chunk_positions();
+  const uint64_t budget = spec_.chunk_paths() > 0 ? spec_.chunk_paths() : bound;
   size_t end = begin;
   uint64_t paths = 0;
   while (end < n) {
     const uint64_t p = below == 0 ? 1 : PerftCount(level_->PositionAt(end), below);
-    if (end > begin && paths + p > bound) break;
+    if (end > begin && paths + p > budget) break;
     paths += p;
     ++end;
   }
-  // A ply above the split depth may have more positions than the paths below it (mates); such a
-  // chunk is halved. A lone position is expanded whatever its size.
+  // A chunk with more than `bound` unique positions at a ply (the paths per position were
+  // fewer than the chunk before's) is halved. A lone position is expanded whatever its size.
   absl::StatusOr<PerftSplit> split;
   for (;;) {
     split = SplitPerftFrom(
@@ -145,18 +154,31 @@ absl::StatusOr<JobBatch> StreamedPerftSplit::Next() {
          .max_positions = end - begin == 1 ? std::numeric_limits<size_t>::max() : bound,
          .estimate_positions = 0});
     if (split.ok() || !absl::IsResourceExhausted(split.status())) break;
+    spdlog::info("streamed split: positions {}..{} at ply {} have {}; halved", begin, end,
+                 spec_.chunk_ply(), std::string(split.status().message()));
     end = begin + (end - begin) / 2;
   }
   if (!split.ok()) return split.status();
   const auto split_end = SteadyClock::now();
-  // The chunk's share of the run's jobs, by its share of the chunk-ply positions.
-  const size_t jobs = std::max<size_t>(1, (spec_.target_jobs() * (end - begin) + n - 1) / n);
+  // The chunk's share of the run's jobs, by its share of the chunk-ply positions, and jobs of at
+  // most bound / kStreamedJobsPerBound positions (the coordinator keeps about that many jobs
+  // queued ahead, so their specs in memory stay near the bound), or kMinStreamedJobPositions.
+  const size_t per_job = std::max<size_t>(kMinStreamedJobPositions, bound / kStreamedJobsPerBound);
+  const size_t jobs =
+      std::max({size_t(1), size_t((spec_.target_jobs() * (end - begin) + n - 1) / n),
+                (split->unique.size() + per_job - 1) / per_job});
   const std::vector<std::vector<uint32_t>> groups = PackJobs(*split, jobs);
   const std::string root_fen = root->Fen();
   JobBatch batch;
   for (const std::vector<uint32_t>& group : groups)
     batch.job_specs.push_back(
         BuildJobSpec(*split, group, spec_.request(), root_fen).SerializeAsString());
+  // The next chunk's paths: the bound times this chunk's paths per unique position, less a
+  // margin (chunks differ), at most kMaxPathsPerPosition times the bound.
+  const double per_unique =
+      double(split->split_positions) / double(std::max<size_t>(1, split->unique.size()));
+  spec_.set_chunk_paths(
+      uint64_t(double(bound) * std::clamp(per_unique * kChunkMargin, 1.0, kMaxPathsPerPosition)));
   spec_.set_chunk_cursor(end);
   spec_.set_chunks(spec_.chunks() + 1);
   spec_.set_split_positions(spec_.split_positions() + split->split_positions);
