@@ -509,6 +509,34 @@ TEST_F(CoordinatorTest, StreamedSplitResumesFromItsStoredCursor) {
   EXPECT_EQ(after.perft().split_positions(), 8902u);
 }
 
+// Cancelling a run whose streamed split is expanding stops the split: no job of the run is
+// handed out afterwards, and a restarted coordinator does not resume it.
+TEST_F(CoordinatorTest, CancelStopsAStreamedSplit) {
+  const std::string w = Register("w");
+  v1::SubmitPerftRequest req;
+  req.mutable_perft()->set_fen(std::string(Position::kStartFen));
+  req.mutable_perft()->set_depth(6);
+  req.set_split_depth(3);
+  req.set_split_memory_positions(100);
+  absl::StatusOr<v1::Run> run = c_->SubmitPerft(req);
+  ASSERT_TRUE(run.ok()) << run.status();
+  std::optional<v1::Job> job;
+  for (int i = 0; i < 50 && !job; ++i) job = Acquire(w);
+  ASSERT_TRUE(job);
+  ASSERT_TRUE(Complete(w, *job).ok());
+  absl::StatusOr<v1::Run> cancelled = c_->CancelRun(run->id(), "enough");
+  ASSERT_TRUE(cancelled.ok()) << cancelled.status();
+  EXPECT_LT(cancelled->perft().chunk_positions_expanded(), cancelled->perft().chunk_positions());
+  EXPECT_FALSE(Acquire(w));
+  Open();
+  const std::string w2 = Register("w2");
+  EXPECT_FALSE(Acquire(w2));
+  absl::StatusOr<v1::Run> after = c_->GetRun(run->id());
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->state(), v1::RUN_STATE_CANCELLED);
+  EXPECT_EQ(after->jobs().done(), 1u);
+}
+
 // split_memory_positions out of its bounds is refused with the bounds in the message.
 TEST_F(CoordinatorTest, StreamedSplitBoundIsChecked) {
   v1::SubmitPerftRequest req;
