@@ -361,7 +361,8 @@ absl::StatusOr<PerftSplit> SplitPerft(const Position& root, const SplitOptions& 
         return absl::InvalidArgumentError(
             Cat("split_depth ", opts.split_depth, " expands more than ", opts.max_positions,
                 " unique positions at ply ", plies + 1,
-                " (the coordinator's bound); choose a smaller split depth or 0 for automatic"));
+                " (the coordinator's bound); choose a smaller split depth, 0 for automatic, or a "
+                "streamed split (split_memory_positions)"));
       break;
     }
     level.swap(next);
