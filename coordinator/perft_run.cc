@@ -134,12 +134,16 @@ absl::StatusOr<JobBatch> StreamedPerftSplit::Next() {
   const int below = int(spec_.split_depth() - spec_.chunk_ply());
   const uint64_t bound = spec_.max_chunk_positions();
   const uint64_t budget = spec_.chunk_paths() > 0 ? spec_.chunk_paths() : bound;
+  // Paths below each position of the chunk (not weighted by its multiplicity: the subtree is
+  // expanded once).
+  std::vector<uint64_t> below_paths;
   size_t end = begin;
   uint64_t paths = 0;
   while (end < n) {
     const uint64_t p = below == 0 ? 1 : PerftCount(level_->PositionAt(end), below);
     if (end > begin && paths + p > budget) break;
     paths += p;
+    below_paths.push_back(p);
     ++end;
   }
   // A chunk with more than `bound` unique positions at a ply (the paths per position were
@@ -175,8 +179,9 @@ absl::StatusOr<JobBatch> StreamedPerftSplit::Next() {
         BuildJobSpec(*split, group, spec_.request(), root_fen).SerializeAsString());
   // The next chunk's paths: the bound times this chunk's paths per unique position, less a
   // margin (chunks differ), at most kMaxPathsPerPosition times the bound.
-  const double per_unique =
-      double(split->split_positions) / double(std::max<size_t>(1, split->unique.size()));
+  paths = 0;
+  for (size_t i = 0; i < end - begin; ++i) paths += below_paths[i];
+  const double per_unique = double(paths) / double(std::max<size_t>(1, split->unique.size()));
   spec_.set_chunk_paths(
       uint64_t(double(bound) * std::clamp(per_unique * kChunkMargin, 1.0, kMaxPathsPerPosition)));
   spec_.set_chunk_cursor(end);
@@ -184,12 +189,12 @@ absl::StatusOr<JobBatch> StreamedPerftSplit::Next() {
   spec_.set_split_positions(spec_.split_positions() + split->split_positions);
   spec_.set_unique_positions(spec_.unique_positions() + split->unique.size());
   batch.run_spec = spec_.SerializeAsString();
-  batch.summary =
-      Cat("streamed split chunk ", spec_.chunks(), ": positions ", begin, "..", end, " of ", n,
-          " at ply ", spec_.chunk_ply(), " -> ", split->unique.size(), " unique positions at ply ",
-          spec_.split_depth(), " (", split->split_positions, " with transpositions), ",
-          groups.size(), " jobs; split ", Seconds(start, split_end), " s, job specs ",
-          Seconds(split_end, SteadyClock::now()), " s");
+  batch.summary = Cat(
+      "streamed split chunk ", spec_.chunks(), ": positions ", begin, "..", end, " of ", n,
+      " at ply ", spec_.chunk_ply(), " -> ", split->unique.size(), " unique positions at ply ",
+      spec_.split_depth(), " (", paths, " paths below its positions, ", split->split_positions,
+      " with their multiplicities), ", groups.size(), " jobs; split ", Seconds(start, split_end),
+      " s, job specs ", Seconds(split_end, SteadyClock::now()), " s");
   return batch;
 }
 
