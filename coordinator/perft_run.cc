@@ -86,12 +86,11 @@ store::v1::StoredPerftJob BuildJobSpec(const PerftSplit& split, const std::vecto
   return spec;
 }
 
-// The positions at a streamed split's chunk ply, merged, in the split's order: one thread, so
-// that the order is the same at every restart (the stored cursor indexes it).
+// The positions at a streamed split's chunk ply, merged, in the split's order (a total order,
+// the same at every restart: the stored cursor indexes it).
 absl::StatusOr<PerftSplit> ChunkLevel(const Position& root, const store::v1::StoredPerftRun& run) {
   absl::StatusOr<PerftSplit> level = SplitPerft(root, {.depth = int(run.request().perft().depth()),
                                                        .split_depth = int(run.chunk_ply()),
-                                                       .threads = 1,
                                                        .estimate_positions = 0});
   if (!level.ok())
     return absl::InvalidArgumentError(
@@ -108,7 +107,9 @@ absl::StatusOr<PerftSplit> ChunkLevel(const Position& root, const store::v1::Sto
 // the chunk-ply positions and one chunk's split are in memory.
 class StreamedPerftSplit final : public JobSource {
  public:
-  explicit StreamedPerftSplit(store::v1::StoredPerftRun spec) : spec_(std::move(spec)) {}
+  // `level`: the chunk-ply positions when the planner has them (else computed at the first Next).
+  StreamedPerftSplit(store::v1::StoredPerftRun spec, std::optional<PerftSplit> level)
+      : spec_(std::move(spec)), level_(std::move(level)) {}
   absl::StatusOr<JobBatch> Next() override;
 
  private:
@@ -205,6 +206,8 @@ size_t PositionsOf(const v1::PerftJob& work) {
 
 class PerftRun final : public RunHandler {
  public:
+  // The chunk-ply positions of a streamed split, computed by the planner, for its job source.
+  void SetPlannedLevel(PerftSplit level) { planned_level_ = std::move(level); }
   explicit PerftRun(store::v1::StoredPerftRun spec) : spec_(std::move(spec)) {
     divide_.assign(spec_.root_moves_size(), 0);
   }
@@ -280,7 +283,9 @@ class PerftRun final : public RunHandler {
   }
   std::unique_ptr<JobSource> MakeJobSource() const override {
     if (!Expanding()) return nullptr;
-    return std::make_unique<StreamedPerftSplit>(spec_);
+    std::optional<PerftSplit> level = std::move(planned_level_);
+    planned_level_.reset();
+    return std::make_unique<StreamedPerftSplit>(spec_, std::move(level));
   }
   absl::Status ApplyBatch(const std::string& run_spec) override {
     store::v1::StoredPerftRun next;
@@ -305,8 +310,9 @@ class PerftRun final : public RunHandler {
     google::protobuf::RepeatedField<uint64_t>().Swap(spec.mutable_weight_multiplicities());
   }
 
-  std::vector<store::v1::StoredPerftJob> jobs_;  // by job index
-  std::vector<uint32_t> positions_;              // positions of each job
+  mutable std::optional<PerftSplit> planned_level_;  // handed to the first job source
+  std::vector<store::v1::StoredPerftJob> jobs_;      // by job index
+  std::vector<uint32_t> positions_;                  // positions of each job
   unsigned __int128 total_ = 0;
   std::vector<unsigned __int128> divide_;
   std::vector<v1::Disagreement> disagreements_;
@@ -444,9 +450,12 @@ namespace {
 // A streamed split's plan: the run's spec with its chunk ply and an empty cursor; its jobs come
 // from the run's JobSource as the coordinator asks for them.
 // `max_chunk_ply`: the chunks are cut at most this deep (a ply known to fit the memory bound).
+// `reached`: the in-memory split that stopped at max_chunk_ply, if any (its positions are the
+// chunk ply's when the chunks are cut there).
 absl::StatusOr<RunPlan> PlanStreamedPerftRun(const v1::SubmitPerftRequest& request,
                                              const Position& root, const SplitOptions& so,
-                                             int max_chunk_ply) {
+                                             int max_chunk_ply,
+                                             std::optional<PerftSplit> reached = std::nullopt) {
   const v1::PerftRequest& p = request.perft();
   const uint64_t bound = request.split_memory_positions() > 0 ? request.split_memory_positions()
                                                               : uint64_t(kMaxSplitPositions);
@@ -468,16 +477,24 @@ absl::StatusOr<RunPlan> PlanStreamedPerftRun(const v1::SubmitPerftRequest& reque
   run.set_max_chunk_positions(bound);
   run.set_target_jobs(TargetJobs(so));
   const auto start = SteadyClock::now();
-  ASSIGN_OR_RETURN(PerftSplit level, ChunkLevel(root, run));
-  run.set_chunk_positions(level.unique.size());
-  for (const std::string& m : level.root_moves) run.add_root_moves(m);
+  std::optional<PerftSplit> level;
+  if (reached && reached->split_depth == int(run.chunk_ply())) {
+    level = std::move(reached);
+  } else {
+    reached.reset();
+    ASSIGN_OR_RETURN(level, ChunkLevel(root, run));
+  }
+  run.set_chunk_positions(level->unique.size());
+  for (const std::string& m : level->root_moves) run.add_root_moves(m);
   RunPlan plan;
   plan.summary =
       Cat("perft depth ", p.depth(), " of '", run.fen(), "' streamed: split at depth ", split_depth,
-          " in chunks of at most ", bound, " positions cut from the ", level.unique.size(),
+          " in chunks of at most ", bound, " positions cut from the ", level->unique.size(),
           " positions at ply ", run.chunk_ply(), " (", Seconds(start, SteadyClock::now()),
           " s), about ", run.target_jobs(), " jobs", request.verify() ? ", verified" : "");
-  plan.handler = std::make_unique<PerftRun>(std::move(run));
+  auto handler = std::make_unique<PerftRun>(std::move(run));
+  handler->SetPlannedLevel(std::move(*level));
+  plan.handler = std::move(handler);
   return plan;
 }
 
@@ -511,8 +528,7 @@ absl::StatusOr<RunPlan> PlanPerftRun(const v1::SubmitPerftRequest& submitted,
   // coordinator's merging, so the split is streamed instead.
   if (so.split_depth == 0 && so.merge && split.split_depth + 2 < so.depth - kWorkerPlies) {
     const int fits = split.split_depth;
-    split = {};
-    return PlanStreamedPerftRun(request, *root, so, fits);
+    return PlanStreamedPerftRun(request, *root, so, fits, std::move(split));
   }
   std::vector<std::vector<uint32_t>> groups = PackJobs(split, TargetJobs(so));
   const auto split_end = SteadyClock::now();

@@ -283,6 +283,19 @@ OrderKey KeyOf(const PackedPosition& p) {
   return KeyOf(pieces, Color(p[32] & 1), p[32] >> 1, p[33]);
 }
 
+// A position's place in the split's order: its key, then (for equal keys, which different
+// positions have only by a hash collision) its packed bytes, so that the order is total and the
+// same for any number of threads (a streamed split's cursor indexes it across restarts).
+struct Keyed {
+  OrderKey key;
+  const PackedPosition* packed;
+  uint32_t index;
+  bool operator<(const Keyed& o) const {
+    if (key != o.key) return key < o.key;
+    return std::memcmp(packed->data(), o.packed->data(), kPackedPositionSize) < 0;
+  }
+};
+
 // Fills split.unique with `level` in the split's order, with estimates (split.depth and
 // split.split_depth set).
 void OrderLevel(PerftSplit& split, std::vector<SplitPosition>& level, const SplitOptions& opts) {
@@ -291,18 +304,18 @@ void OrderLevel(PerftSplit& split, std::vector<SplitPosition>& level, const Spli
   // Order keys and estimates on every core, then the positions in key order.
   const int parts = SplitThreads(level.size(), opts.threads);
   const size_t n = level.size();
-  std::vector<std::pair<OrderKey, uint32_t>> keyed(n);
+  std::vector<Keyed> keyed(n);
   const bool uniform = n > opts.estimate_positions || remaining < 2;
   ParallelFor(n, parts, [&](size_t begin, size_t end, int) {
     for (size_t i = begin; i < end; ++i) {
       if (uniform) {
-        keyed[i] = {KeyOf(level[i].packed), uint32_t(i)};
+        keyed[i] = {KeyOf(level[i].packed), &level[i].packed, uint32_t(i)};
         level[i].estimate = 1;
         continue;
       }
       // Leaves two plies down: a fair proxy for the subtree's size.
       const Position pos = Unpack(level[i].packed, root);
-      keyed[i] = {KeyOf(pos), uint32_t(i)};
+      keyed[i] = {KeyOf(pos), &level[i].packed, uint32_t(i)};
       double estimate = double(PerftCount(pos, 2));
       if (remaining > 2) estimate *= std::pow(std::max(1.0, std::sqrt(estimate)), remaining - 2);
       level[i].estimate = std::max(1.0, estimate);
@@ -311,7 +324,7 @@ void OrderLevel(PerftSplit& split, std::vector<SplitPosition>& level, const Spli
   ParallelSort(keyed, parts);
   split.unique.resize(n);
   ParallelFor(n, parts, [&](size_t begin, size_t end, int) {
-    for (size_t i = begin; i < end; ++i) split.unique[i] = std::move(level[keyed[i].second]);
+    for (size_t i = begin; i < end; ++i) split.unique[i] = std::move(level[keyed[i].index]);
   });
 }
 

@@ -193,6 +193,16 @@ TEST(SplitPerftFrom, ChunksRecombineToTheExactDivide) {
   absl::StatusOr<PerftSplit> level =
       SplitPerft(*pos, {.depth = 5, .split_depth = 2, .threads = 1, .estimate_positions = 0});
   ASSERT_TRUE(level.ok());
+  // The order is total: the same on any number of threads (a streamed split's cursor indexes
+  // it across restarts, perhaps on another machine).
+  absl::StatusOr<PerftSplit> threaded =
+      SplitPerft(*pos, {.depth = 5, .split_depth = 3, .threads = 3, .estimate_positions = 0});
+  absl::StatusOr<PerftSplit> single =
+      SplitPerft(*pos, {.depth = 5, .split_depth = 3, .threads = 1, .estimate_positions = 0});
+  ASSERT_TRUE(threaded.ok() && single.ok());
+  ASSERT_EQ(threaded->unique.size(), single->unique.size());
+  for (size_t i = 0; i < single->unique.size(); ++i)
+    ASSERT_EQ(threaded->unique[i].packed, single->unique[i].packed) << i;
   std::vector<uint64_t> divide(level->root_moves.size(), 0);
   uint64_t paths = 0, unique = 0;
   const size_t n = level->unique.size();
