@@ -34,6 +34,7 @@ struct PerftFlags {
   bool verify = false;
   int split_depth = 0;
   int jobs = 0;
+  uint64_t split_memory_positions = 0;
   v1::Scheduling scheduling;
 };
 
@@ -74,6 +75,7 @@ int RunSingle(const PerftFlags& f) {
     request.set_verify(f.verify);
     request.set_split_depth(f.split_depth);
     request.set_target_jobs(f.jobs);
+    request.set_split_memory_positions(f.split_memory_positions);
     *request.mutable_scheduling() = f.scheduling;
     return RunRemotePerft(f.coordinator, request, f.json);  // Ctrl-C cancels the run
   }
@@ -224,6 +226,10 @@ void AddPerftCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--jobs", flags->jobs,
                   "With --coordinator: number of jobs (0 = 16 per connected worker)")
       ->check(CLI::Range(0, 1'000'000))
+      ->needs(coordinator);
+  cmd->add_option("--split-memory-positions", flags->split_memory_positions,
+                  "With --coordinator: stream the split, at most this many split positions in "
+                  "the coordinator's memory at once (100..4000000; 0 = only when too deep)")
       ->needs(coordinator);
   suite->excludes(coordinator);
   suite->excludes(fen)->excludes(startpos)->excludes(depth);

@@ -39,6 +39,7 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Open(const Coordinator
   ASSIGN_OR_RETURN(c->tokens_, TokenRegistry::Open(c->store_.get()));
   RETURN_IF_ERROR(c->Load());
   c->reaper_ = std::thread([p = c.get()] { p->ReaperLoop(); });
+  c->producer_ = std::thread([p = c.get()] { p->ProducerLoop(); });
   Coordinator* p = c.get();
   c->commits_ = std::make_unique<CommitLog>(
       c->mu_, *c->store_,
@@ -62,6 +63,7 @@ Coordinator::~Coordinator() {
     stop_threads_ = true;
   }
   if (reaper_.joinable()) reaper_.join();
+  if (producer_.joinable()) producer_.join();
   if (tokens_) (void)tokens_->Flush();
 }
 
@@ -147,8 +149,13 @@ absl::Status Coordinator::LoadRun(StoredRun& stored, std::vector<RunUpdate>& upd
   }
   if (!results.empty() && loaded.state == v1::RUN_STATE_QUEUED)
     loaded.state = v1::RUN_STATE_RUNNING;
-  spdlog::info("run {}: resumed with {}/{} jobs done", run_id, loaded.jobs_done,
-               loaded.jobs.size());
+  // A streamed split goes on from its stored cursor: the chunks already stored are not redone.
+  if (!IsTerminal(loaded.state))
+    if (std::unique_ptr<JobSource> source = loaded.handler->MakeJobSource())
+      sources_[run_id] = std::move(source);
+  spdlog::info("run {}: resumed with {}/{} jobs done{}", run_id, loaded.jobs_done,
+               loaded.jobs.size(),
+               loaded.handler->Expanding() ? ", its split still expanding" : "");
   return absl::OkStatus();
 }
 
@@ -164,7 +171,7 @@ void Coordinator::AddRunLocked(std::unique_ptr<Run> run, std::vector<std::unique
   runs_[id] = std::move(run);
   Run& r = *runs_[id];
   // A run with no jobs (no legal moves at the root) is finished at once.
-  if (r.jobs.empty()) {
+  if (r.jobs.empty() && !r.handler->Expanding()) {
     std::vector<RunUpdate> updates;
     FinishRunLocked(r, v1::RUN_STATE_SUCCEEDED, "", updates);
     (void)store_->Commit({}, updates);
@@ -295,8 +302,12 @@ absl::StatusOr<v1::Run> Coordinator::Submit(absl::StatusOr<RunPlan> planned, con
     absl::MutexLock lock(&mu_);
     const uint64_t id = run->id;
     AddRunLocked(std::move(run), std::move(jobs));
+    Run& added = *runs_[id];
+    if (!IsTerminal(added.state))
+      if (std::unique_ptr<JobSource> source = added.handler->MakeJobSource())
+        sources_[id] = std::move(source);
     DispatchLocked(deferred);
-    out = BuildRunLocked(*runs_[id]);
+    out = BuildRunLocked(added);
   }
   for (auto& f : deferred) f();
   spdlog::info("run {}: {}; stored {:.3f} s", out.id(), plan.summary,
@@ -498,10 +509,13 @@ v1::Run Coordinator::BuildRunLocked(const Run& run) {
   jc->set_cancelled(run.jobs_cancelled);
   jc->set_leased(run.jobs_leased);
   jc->set_queued(run.QueuedJobs());
+  // A run whose jobs are still being produced: the share of the stored jobs done, scaled by the
+  // share of the production done.
   const double progress =
       run.state == v1::RUN_STATE_SUCCEEDED
           ? 1.0
-          : (run.estimate_total > 0 ? run.estimate_done / run.estimate_total : 0.0);
+          : (run.estimate_total > 0 ? run.estimate_done / run.estimate_total : 0.0) *
+                run.handler->ExpandedFraction();
   out.set_progress(progress);
   const double end = run.finished_unix > 0 ? run.finished_unix : UnixNow();
   const double elapsed = run.started_unix > 0 ? std::max(0.0, end - run.started_unix) : 0.0;

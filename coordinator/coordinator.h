@@ -222,6 +222,17 @@ class Coordinator {
   void UpdateGaugesLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   v1::ListWorkersResponse ListWorkersLocked(bool all) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ReaperLoop();
+  // Produces the next jobs of runs whose jobs come over time (a streamed perft split), one batch
+  // at a time, while a run has fewer queued jobs than StreamAheadLocked: the batch is computed
+  // outside mu_, stored with the run's advanced cursor in one transaction, then queued.
+  void ProducerLoop();
+  // The run whose source should produce next (lowest id), or 0.
+  uint64_t NextSourceLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Applies a stored batch of run `run_id` (or the error that fails the run).
+  void ApplyBatchLocked(uint64_t run_id, std::unique_ptr<JobSource> source,
+                        const absl::Status& status, const JobBatch& batch,
+                        const std::vector<StoredJob>& stored, std::vector<RunUpdate>& updates,
+                        Deferred& deferred) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::vector<RunUpdate> BeforeCommitLocked(const std::vector<CommitLog::Entry>& batch)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void AfterCommitLocked(std::vector<CommitLog::Entry>& batch, const absl::Status& status,
@@ -255,6 +266,9 @@ class Coordinator {
 
   bool stop_threads_ ABSL_GUARDED_BY(mu_) = false;
   std::thread reaper_;
+  // The job sources of expanding runs, by run id (one is out while it produces).
+  std::map<uint64_t, std::unique_ptr<JobSource>> sources_ ABSL_GUARDED_BY(mu_);
+  std::thread producer_;
   std::unique_ptr<CommitLog> commits_;  // started once the runs are loaded
 };
 

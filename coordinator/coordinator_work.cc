@@ -396,7 +396,7 @@ void Coordinator::IngestResultLocked(Job& job, Result result, std::vector<RunUpd
   }
   if (outcome.finish)
     FinishRunLocked(run, *outcome.finish, outcome.message, updates);
-  else if (run.jobs_done == run.jobs.size())
+  else if (run.jobs_done == run.jobs.size() && !run.handler->Expanding())
     FinishRunLocked(run, v1::RUN_STATE_SUCCEEDED, "", updates);
 }
 
@@ -514,7 +514,10 @@ void Coordinator::UpdateGaugesLocked() {
     cancelled += double(run->jobs_cancelled);
     queued += double(run->QueuedJobs());
     run->handler->SetGauges(
-        id, run->estimate_total > 0 ? run->estimate_done / run->estimate_total : 0, *metrics_);
+        id,
+        (run->estimate_total > 0 ? run->estimate_done / run->estimate_total : 0) *
+            run->handler->ExpandedFraction(),
+        *metrics_);
   }
   metrics_->SetRuns(by_state);
   metrics_->SetJobs(queued, leased, done, cancelled);
@@ -534,6 +537,96 @@ void Coordinator::ReaperLoop() {
     }
     for (auto& f : deferred) f();
   }
+}
+
+// Jobs a run whose jobs come over time keeps queued ahead of the workers (per connected worker,
+// and at least).
+constexpr size_t kStreamAheadPerWorker = 4;
+constexpr size_t kMinStreamAhead = 16;
+
+uint64_t Coordinator::NextSourceLocked() {
+  const size_t ahead =
+      std::max(kMinStreamAhead, kStreamAheadPerWorker * workers_.ConnectedWorkers());
+  for (auto it = sources_.begin(); it != sources_.end();) {
+    auto run = runs_.find(it->first);
+    if (run == runs_.end() || IsTerminal(run->second->state)) {
+      it = sources_.erase(it);
+      continue;
+    }
+    if (run->second->QueuedJobs() < ahead) return it->first;
+    ++it;
+  }
+  return 0;
+}
+
+void Coordinator::ProducerLoop() {
+  for (;;) {
+    uint64_t run_id = 0;
+    std::unique_ptr<JobSource> source;
+    {
+      absl::MutexLock lock(&mu_);
+      while (!stop_threads_ && (run_id = NextSourceLocked()) == 0)
+        mu_.AwaitWithTimeout(absl::Condition(&stop_threads_), absl::Milliseconds(20));
+      if (stop_threads_) return;
+      source = std::move(sources_[run_id]);
+      sources_.erase(run_id);
+    }
+    absl::StatusOr<JobBatch> batch = source->Next();
+    absl::Status status = batch.status();
+    std::vector<StoredJob> stored;
+    if (status.ok()) {
+      stored.resize(batch->job_specs.size());
+      for (size_t i = 0; i < stored.size(); ++i) stored[i].spec = std::move(batch->job_specs[i]);
+      // Durable before anything is queued: a restart goes on from the stored cursor.
+      status = store_->AppendJobs(run_id, stored, batch->run_spec);
+    }
+    std::vector<RunUpdate> updates;
+    Deferred deferred;
+    {
+      absl::MutexLock lock(&mu_);
+      ApplyBatchLocked(run_id, std::move(source), status, status.ok() ? *batch : JobBatch(), stored,
+                       updates, deferred);
+    }
+    for (auto& f : deferred) f();
+    if (!updates.empty())
+      if (absl::Status st = store_->Commit({}, updates); !st.ok())
+        spdlog::error("run {}: storing its state failed: {}", run_id, st.ToString());
+    if (status.ok()) spdlog::info("run {}: {}", run_id, batch->summary);
+  }
+}
+
+void Coordinator::ApplyBatchLocked(uint64_t run_id, std::unique_ptr<JobSource> source,
+                                   const absl::Status& status, const JobBatch& batch,
+                                   const std::vector<StoredJob>& stored,
+                                   std::vector<RunUpdate>& updates, Deferred& deferred) {
+  auto it = runs_.find(run_id);
+  if (it == runs_.end() || IsTerminal(it->second->state)) return;  // cancelled meanwhile
+  Run& run = *it->second;
+  absl::Status st = status;
+  if (st.ok()) st = run.handler->ApplyBatch(batch.run_spec);
+  for (size_t i = 0; st.ok() && i < stored.size(); ++i) {
+    st = run.handler->AddJob(stored[i].spec);
+    if (!st.ok()) break;
+    auto job = std::make_unique<Job>();
+    job->id = stored[i].id;
+    job->run_id = run_id;
+    job->index = uint32_t(run.jobs.size());
+    job->want = run.handler->ResultsWanted();
+    run.jobs.push_back(job->id);
+    run.estimate_total += run.handler->Estimate(*job);
+    queue_.Add(std::move(job));
+  }
+  if (!st.ok()) {
+    FinishRunLocked(run, v1::RUN_STATE_FAILED,
+                    Cat("producing the run's jobs failed: ", std::string(st.message())), updates);
+    return;
+  }
+  ++run.version;
+  if (run.handler->Expanding())
+    sources_[run_id] = std::move(source);
+  else if (run.jobs_done == run.jobs.size())
+    FinishRunLocked(run, v1::RUN_STATE_SUCCEEDED, "", updates);
+  DispatchLocked(deferred);
 }
 
 }  // namespace arbiter::coordinator

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <limits>
+#include <optional>
 #include <thread>
 
 #include "base/status_macros.h"
@@ -32,6 +35,170 @@ constexpr size_t kMaxFenBytes = 256;
 // Most results a verified job may collect without a majority before the run fails.
 constexpr int kMaxVerifyResults = 5;
 
+// Bounds of split_memory_positions: below, chunks of a few dozen positions cost a transaction
+// each; above, one chunk's split takes gigabytes (~400 bytes a position at its peak).
+constexpr uint64_t kMinSplitMemoryPositions = 100;
+constexpr uint64_t kMaxSplitMemoryPositions = 4'000'000;
+
+// A ply multiplies the positions by about this much (the mean number of legal moves): a streamed
+// split cuts its chunks this many plies above the split depth that one position's subtree is
+// expected to fit the memory bound.
+constexpr double kBranching = 35;
+
+// A chunk's paths per unique position (transpositions merged) predict the next one's, with this
+// margin, up to this many.
+constexpr double kChunkMargin = 0.8;
+// A streamed split's jobs have at most max_chunk_positions / this many positions.
+constexpr uint64_t kStreamedJobsPerBound = 16;
+constexpr size_t kMinStreamedJobPositions = 1024;
+constexpr double kMaxPathsPerPosition = 16;
+
+double Seconds(SteadyClock::time_point a, SteadyClock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+// The stored spec of one job: the split's positions `group`, packed, with their weights.
+store::v1::StoredPerftJob BuildJobSpec(const PerftSplit& split, const std::vector<uint32_t>& group,
+                                       const v1::SubmitPerftRequest& request,
+                                       const std::string& root_fen) {
+  const v1::PerftRequest& p = request.perft();
+  store::v1::StoredPerftJob spec;
+  v1::PerftJob* work = spec.mutable_work();
+  work->set_chess960(split.root.IsChess960());
+  work->set_depth(p.depth() - uint32_t(split.split_depth));
+  work->set_hash_mb(p.hash_mb());
+  work->set_root_fen(root_fen);
+  work->set_independent(request.verify());
+  std::string* packed = work->mutable_packed_positions();
+  packed->reserve(group.size() * kPackedPositionSize);
+  double estimate = 0;
+  for (uint32_t i : group) {
+    const SplitPosition& sp = split.unique[i];
+    packed->append(AsBytes(sp.packed));
+    spec.add_weight_counts(uint32_t(sp.weights.size()));
+    for (auto [root_index, mult] : sp.weights) {
+      spec.add_weight_roots(root_index);
+      spec.add_weight_multiplicities(mult);
+    }
+    estimate += sp.estimate;
+  }
+  spec.set_estimate(estimate);
+  return spec;
+}
+
+// The positions at a streamed split's chunk ply, merged, in the split's order (a total order,
+// the same at every restart: the stored cursor indexes it).
+absl::StatusOr<PerftSplit> ChunkLevel(const Position& root, const store::v1::StoredPerftRun& run) {
+  absl::StatusOr<PerftSplit> level = SplitPerft(root, {.depth = int(run.request().perft().depth()),
+                                                       .split_depth = int(run.chunk_ply()),
+                                                       .estimate_positions = 0});
+  if (!level.ok())
+    return absl::InvalidArgumentError(
+        Cat("streamed split to ply ", run.split_depth(), ": its chunks are cut at ply ",
+            run.chunk_ply(), ", which has more than ", kMaxSplitPositions,
+            " unique positions; raise split_memory_positions or lower split_depth"));
+  return level;
+}
+
+// The jobs of a streamed split, chunk by chunk from the stored cursor. A chunk is the longest
+// run of chunk-ply positions from the cursor whose subtrees have at most max_chunk_positions
+// paths to the split depth (so at most that many unique positions; at least one position); its
+// subtrees are expanded and merged together, then packed into its share of the run's jobs. Only
+// the chunk-ply positions and one chunk's split are in memory.
+class StreamedPerftSplit final : public JobSource {
+ public:
+  // `level`: the chunk-ply positions when the planner has them (else computed at the first Next).
+  StreamedPerftSplit(store::v1::StoredPerftRun spec, std::optional<PerftSplit> level)
+      : spec_(std::move(spec)), level_(std::move(level)) {}
+  absl::StatusOr<JobBatch> Next() override;
+
+ private:
+  store::v1::StoredPerftRun spec_;
+  std::optional<PerftSplit> level_;  // the chunk-ply positions, once computed
+};
+
+absl::StatusOr<JobBatch> StreamedPerftSplit::Next() {
+  const auto start = SteadyClock::now();
+  absl::StatusOr<Position> root = Position::FromFen(spec_.fen());
+  if (!root.ok()) return absl::DataLossError(Cat("stored root FEN '", spec_.fen(), "' is invalid"));
+  if (!level_) {
+    ASSIGN_OR_RETURN(PerftSplit level, ChunkLevel(*root, spec_));
+    if (level.unique.size() != spec_.chunk_positions())
+      return absl::DataLossError(Cat("ply ", spec_.chunk_ply(), " has ", level.unique.size(),
+                                     " positions; the run was planned with ",
+                                     spec_.chunk_positions()));
+    level_ = std::move(level);
+  }
+  const std::vector<SplitPosition>& positions = level_->unique;
+  const size_t n = positions.size(), begin = spec_.chunk_cursor();
+  if (begin >= n) return absl::FailedPreconditionError("the streamed split is complete");
+  const int below = int(spec_.split_depth() - spec_.chunk_ply());
+  const uint64_t bound = spec_.max_chunk_positions();
+  const uint64_t budget = spec_.chunk_paths() > 0 ? spec_.chunk_paths() : bound;
+  // Paths below each position of the chunk (not weighted by its multiplicity: the subtree is
+  // expanded once).
+  std::vector<uint64_t> below_paths;
+  size_t end = begin;
+  uint64_t paths = 0;
+  while (end < n) {
+    const uint64_t p = below == 0 ? 1 : PerftCount(level_->PositionAt(end), below);
+    if (end > begin && paths + p > budget) break;
+    paths += p;
+    below_paths.push_back(p);
+    ++end;
+  }
+  // A chunk with more than `bound` unique positions at a ply (the paths per position were
+  // fewer than the chunk before's) is halved. A lone position is expanded whatever its size.
+  absl::StatusOr<PerftSplit> split;
+  for (;;) {
+    split = SplitPerftFrom(
+        *root, std::vector<SplitPosition>(positions.begin() + begin, positions.begin() + end),
+        int(spec_.chunk_ply()),
+        {.depth = int(spec_.request().perft().depth()),
+         .split_depth = int(spec_.split_depth()),
+         .max_positions = end - begin == 1 ? std::numeric_limits<size_t>::max() : bound,
+         .estimate_positions = 0});
+    if (split.ok() || !absl::IsResourceExhausted(split.status())) break;
+    spdlog::info("streamed split: positions {}..{} at ply {} have {}; halved", begin, end,
+                 spec_.chunk_ply(), std::string(split.status().message()));
+    end = begin + (end - begin) / 2;
+  }
+  if (!split.ok()) return split.status();
+  const auto split_end = SteadyClock::now();
+  // The chunk's share of the run's jobs, by its share of the chunk-ply positions, and jobs of at
+  // most bound / kStreamedJobsPerBound positions (the coordinator keeps about that many jobs
+  // queued ahead, so their specs in memory stay near the bound), or kMinStreamedJobPositions.
+  const size_t per_job = std::max<size_t>(kMinStreamedJobPositions, bound / kStreamedJobsPerBound);
+  const size_t jobs =
+      std::max({size_t(1), size_t((spec_.target_jobs() * (end - begin) + n - 1) / n),
+                (split->unique.size() + per_job - 1) / per_job});
+  const std::vector<std::vector<uint32_t>> groups = PackJobs(*split, jobs);
+  const std::string root_fen = root->Fen();
+  JobBatch batch;
+  for (const std::vector<uint32_t>& group : groups)
+    batch.job_specs.push_back(
+        BuildJobSpec(*split, group, spec_.request(), root_fen).SerializeAsString());
+  // The next chunk's paths: the bound times this chunk's paths per unique position, less a
+  // margin (chunks differ), at most kMaxPathsPerPosition times the bound.
+  paths = 0;
+  for (size_t i = 0; i < end - begin; ++i) paths += below_paths[i];
+  const double per_unique = double(paths) / double(std::max<size_t>(1, split->unique.size()));
+  spec_.set_chunk_paths(
+      uint64_t(double(bound) * std::clamp(per_unique * kChunkMargin, 1.0, kMaxPathsPerPosition)));
+  spec_.set_chunk_cursor(end);
+  spec_.set_chunks(spec_.chunks() + 1);
+  spec_.set_split_positions(spec_.split_positions() + split->split_positions);
+  spec_.set_unique_positions(spec_.unique_positions() + split->unique.size());
+  batch.run_spec = spec_.SerializeAsString();
+  batch.summary = Cat(
+      "streamed split chunk ", spec_.chunks(), ": positions ", begin, "..", end, " of ", n,
+      " at ply ", spec_.chunk_ply(), " -> ", split->unique.size(), " unique positions at ply ",
+      spec_.split_depth(), " (", paths, " paths below its positions, ", split->split_positions,
+      " with their multiplicities), ", groups.size(), " jobs; split ", Seconds(start, split_end),
+      " s, job specs ", Seconds(split_end, SteadyClock::now()), " s");
+  return batch;
+}
+
 // Positions a perft job counts.
 size_t PositionsOf(const v1::PerftJob& work) {
   return work.packed_positions().size() / kPackedPositionSize;
@@ -39,10 +206,15 @@ size_t PositionsOf(const v1::PerftJob& work) {
 
 class PerftRun final : public RunHandler {
  public:
+  // The chunk-ply positions of a streamed split, computed by the planner, for its job source.
+  void SetPlannedLevel(PerftSplit level) { planned_level_ = std::move(level); }
   explicit PerftRun(store::v1::StoredPerftRun spec) : spec_(std::move(spec)) {
     divide_.assign(spec_.root_moves_size(), 0);
   }
-  void AddSpec(store::v1::StoredPerftJob job) { jobs_.push_back(std::move(job)); }
+  void AddSpec(store::v1::StoredPerftJob job) {
+    positions_.push_back(uint32_t(PositionsOf(job.work())));
+    jobs_.push_back(std::move(job));
+  }
 
   v1::RunKind kind() const override { return v1::RUN_KIND_PERFT; }
   std::string SerializeSpec() const override { return spec_.SerializeAsString(); }
@@ -52,7 +224,7 @@ class PerftRun final : public RunHandler {
   absl::Status AddJob(const std::string& stored) override {
     store::v1::StoredPerftJob job;
     if (!job.ParseFromString(stored)) return absl::DataLossError("unreadable perft job spec");
-    jobs_.push_back(std::move(job));
+    AddSpec(std::move(job));
     return absl::OkStatus();
   }
   int ResultsWanted() const override { return spec_.request().verify() ? 2 : 1; }
@@ -63,7 +235,7 @@ class PerftRun final : public RunHandler {
   absl::StatusOr<Result> CheckResult(const Job& job, const v1::CompleteJobRequest& request,
                                      const std::optional<absl::Status>&, bool& requeue) override {
     requeue = false;
-    const size_t positions = PositionsOf(jobs_[job.index].work());
+    const size_t positions = positions_[job.index];
     if (!request.has_perft() || size_t(request.perft().counts_size()) != positions)
       return absl::InvalidArgumentError(
           Cat("job ", job.id, " has ", positions,
@@ -100,11 +272,47 @@ class PerftRun final : public RunHandler {
   void ReleaseJobs() override {
     jobs_.clear();
     jobs_.shrink_to_fit();
+    positions_.clear();
+    positions_.shrink_to_fit();
+  }
+  bool Expanding() const override {
+    return spec_.streamed() && spec_.chunk_cursor() < spec_.chunk_positions();
+  }
+  double ExpandedFraction() const override {
+    return Expanding() ? double(spec_.chunk_cursor()) / double(spec_.chunk_positions()) : 1.0;
+  }
+  std::unique_ptr<JobSource> MakeJobSource() const override {
+    if (!Expanding()) return nullptr;
+    std::optional<PerftSplit> level = std::move(planned_level_);
+    planned_level_.reset();
+    return std::make_unique<StreamedPerftSplit>(spec_, std::move(level));
+  }
+  absl::Status ApplyBatch(const std::string& run_spec) override {
+    store::v1::StoredPerftRun next;
+    if (!next.ParseFromString(run_spec)) return absl::DataLossError("unreadable perft run spec");
+    if (!next.streamed() || next.chunk_cursor() <= spec_.chunk_cursor())
+      return absl::InternalError(Cat("a streamed split's cursor must advance, from ",
+                                     spec_.chunk_cursor(), ", got ", next.chunk_cursor()));
+    spec_ = std::move(next);
+    return absl::OkStatus();
   }
 
  private:
   store::v1::StoredPerftRun spec_;
-  std::vector<store::v1::StoredPerftJob> jobs_;  // by job index
+  // A counted job's positions and weights are freed (the store has them): the specs in memory
+  // are those of the jobs not done yet (for a streamed split, a bounded number).
+  void ReleaseJob(uint32_t index) {
+    store::v1::StoredPerftJob& spec = jobs_[index];
+    std::string().swap(*spec.mutable_work()->mutable_packed_positions());
+    std::string().swap(*spec.mutable_work()->mutable_root_fen());
+    google::protobuf::RepeatedField<uint32_t>().Swap(spec.mutable_weight_counts());
+    google::protobuf::RepeatedField<uint32_t>().Swap(spec.mutable_weight_roots());
+    google::protobuf::RepeatedField<uint64_t>().Swap(spec.mutable_weight_multiplicities());
+  }
+
+  mutable std::optional<PerftSplit> planned_level_;  // handed to the first job source
+  std::vector<store::v1::StoredPerftJob> jobs_;      // by job index
+  std::vector<uint32_t> positions_;                  // positions of each job
   unsigned __int128 total_ = 0;
   std::vector<unsigned __int128> divide_;
   std::vector<v1::Disagreement> disagreements_;
@@ -172,6 +380,8 @@ IngestOutcome PerftRun::Ingest(Job& job, CoordinatorMetrics* metrics) {
     metrics->duration.Observe(job.results[best].seconds);
   }
   outcome.job = IngestOutcome::JobEffect::kDone;
+  ReleaseJob(job.index);
+  for (Result& r : job.results) std::vector<uint64_t>().swap(r.counts);
   return outcome;
 }
 
@@ -197,6 +407,13 @@ void PerftRun::FillStatus(const Run&, double elapsed, v1::Run& out) const {
   r->set_nodes_per_second(elapsed > 0 ? double(total_) / elapsed : 0);
   r->set_hash_mb(spec_.request().perft().hash_mb());
   for (const v1::Disagreement& d : disagreements_) *ps->add_disagreements() = d;
+  if (spec_.streamed()) {
+    ps->set_streamed(true);
+    ps->set_chunk_ply(spec_.chunk_ply());
+    ps->set_chunk_positions(spec_.chunk_positions());
+    ps->set_chunk_positions_expanded(spec_.chunk_cursor());
+    ps->set_chunks(spec_.chunks());
+  }
 }
 
 absl::Status CheckPerftRequest(const v1::SubmitPerftRequest& request) {
@@ -218,7 +435,67 @@ absl::Status CheckPerftRequest(const v1::SubmitPerftRequest& request) {
   if (request.target_jobs() > 1'000'000)
     return absl::InvalidArgumentError(
         Cat("target_jobs must be at most 1000000, got ", request.target_jobs()));
+  const uint64_t memory = request.split_memory_positions();
+  if (memory != 0 && (memory < kMinSplitMemoryPositions || memory > kMaxSplitMemoryPositions))
+    return absl::InvalidArgumentError(Cat("split_memory_positions must be 0 (automatic) or in ",
+                                          kMinSplitMemoryPositions, "..", kMaxSplitMemoryPositions,
+                                          ", got ", memory));
   return absl::OkStatus();
+}
+
+}  // namespace
+
+namespace {
+
+// A streamed split's plan: the run's spec with its chunk ply and an empty cursor; its jobs come
+// from the run's JobSource as the coordinator asks for them.
+// `max_chunk_ply`: the chunks are cut at most this deep (a ply known to fit the memory bound).
+// `reached`: the in-memory split that stopped at max_chunk_ply, if any (its positions are the
+// chunk ply's when the chunks are cut there).
+absl::StatusOr<RunPlan> PlanStreamedPerftRun(const v1::SubmitPerftRequest& request,
+                                             const Position& root, const SplitOptions& so,
+                                             int max_chunk_ply,
+                                             std::optional<PerftSplit> reached = std::nullopt) {
+  const v1::PerftRequest& p = request.perft();
+  const uint64_t bound = request.split_memory_positions() > 0 ? request.split_memory_positions()
+                                                              : uint64_t(kMaxSplitPositions);
+  int split_depth = request.split_depth() > 0 ? int(request.split_depth())
+                                              : std::max(1, int(p.depth()) - kWorkerPlies);
+  // Plies below the chunk ply: as many as one position's subtree is expected to fit the bound.
+  int below = 0;
+  for (double paths = kBranching; below < split_depth - 1 && paths <= double(bound);
+       paths *= kBranching)
+    ++below;
+  // An automatic split goes no deeper than that below the deepest chunk ply.
+  if (request.split_depth() == 0) split_depth = std::min(split_depth, max_chunk_ply + below);
+  store::v1::StoredPerftRun run;
+  *run.mutable_request() = request;
+  run.set_split_depth(uint32_t(split_depth));
+  run.set_fen(root.Fen());
+  run.set_streamed(true);
+  run.set_chunk_ply(uint32_t(std::min(split_depth - below, max_chunk_ply)));
+  run.set_max_chunk_positions(bound);
+  run.set_target_jobs(TargetJobs(so));
+  const auto start = SteadyClock::now();
+  std::optional<PerftSplit> level;
+  if (reached && reached->split_depth == int(run.chunk_ply())) {
+    level = std::move(reached);
+  } else {
+    reached.reset();
+    ASSIGN_OR_RETURN(level, ChunkLevel(root, run));
+  }
+  run.set_chunk_positions(level->unique.size());
+  for (const std::string& m : level->root_moves) run.add_root_moves(m);
+  RunPlan plan;
+  plan.summary =
+      Cat("perft depth ", p.depth(), " of '", run.fen(), "' streamed: split at depth ", split_depth,
+          " in chunks of at most ", bound, " positions cut from the ", level->unique.size(),
+          " positions at ply ", run.chunk_ply(), " (", Seconds(start, SteadyClock::now()),
+          " s), about ", run.target_jobs(), " jobs", request.verify() ? ", verified" : "");
+  auto handler = std::make_unique<PerftRun>(std::move(run));
+  handler->SetPlannedLevel(std::move(*level));
+  plan.handler = std::move(handler);
+  return plan;
 }
 
 }  // namespace
@@ -242,8 +519,17 @@ absl::StatusOr<RunPlan> PlanPerftRun(const v1::SubmitPerftRequest& submitted,
                   // Merge unless every worker hashes into one table; with no worker connected
                   // yet nobody knows (merge); a verified run's workers hash on their own.
                   .merge = context.hash_tables != 1 || request.verify()};
+  if (request.split_memory_positions() > 0)
+    return PlanStreamedPerftRun(request, *root, so, kMaxPerftDepth);
   const auto split_start = SteadyClock::now();
   ASSIGN_OR_RETURN(PerftSplit split, SplitPerft(*root, so));
+  // The automatic split stopped three or more plies short of where it merges (perft(11) and
+  // deeper from the start position): the workers would count 6 plies and more without the
+  // coordinator's merging, so the split is streamed instead.
+  if (so.split_depth == 0 && so.merge && split.split_depth + 2 < so.depth - kWorkerPlies) {
+    const int fits = split.split_depth;
+    return PlanStreamedPerftRun(request, *root, so, fits, std::move(split));
+  }
   std::vector<std::vector<uint32_t>> groups = PackJobs(split, TargetJobs(so));
   const auto split_end = SteadyClock::now();
 
@@ -261,28 +547,8 @@ absl::StatusOr<RunPlan> PlanPerftRun(const v1::SubmitPerftRequest& submitted,
   plan.job_specs.resize(groups.size());
   std::vector<store::v1::StoredPerftJob> specs(groups.size());
   auto build = [&](size_t g) {
-    store::v1::StoredPerftJob& spec = specs[g];
-    v1::PerftJob* work = spec.mutable_work();
-    work->set_chess960(root->IsChess960());
-    work->set_depth(p.depth() - split.split_depth);
-    work->set_hash_mb(p.hash_mb());
-    work->set_root_fen(root_fen);
-    work->set_independent(request.verify());
-    std::string* packed = work->mutable_packed_positions();
-    packed->reserve(groups[g].size() * kPackedPositionSize);
-    double estimate = 0;
-    for (uint32_t i : groups[g]) {
-      const SplitPosition& sp = split.unique[i];
-      packed->append(AsBytes(sp.packed));
-      spec.add_weight_counts(uint32_t(sp.weights.size()));
-      for (auto [root_index, mult] : sp.weights) {
-        spec.add_weight_roots(root_index);
-        spec.add_weight_multiplicities(mult);
-      }
-      estimate += sp.estimate;
-    }
-    spec.set_estimate(estimate);
-    plan.job_specs[g] = spec.SerializeAsString();
+    specs[g] = BuildJobSpec(split, groups[g], request, root_fen);
+    plan.job_specs[g] = specs[g].SerializeAsString();
   };
   const size_t threads = split.unique.size() < 20'000
                              ? 1
@@ -308,14 +574,12 @@ absl::StatusOr<RunPlan> PlanPerftRun(const v1::SubmitPerftRequest& submitted,
   auto handler = std::make_unique<PerftRun>(std::move(run));
   for (store::v1::StoredPerftJob& spec : specs) handler->AddSpec(std::move(spec));
   plan.handler = std::move(handler);
-  const auto secs = [](SteadyClock::time_point a, SteadyClock::time_point b) {
-    return std::chrono::duration<double>(b - a).count();
-  };
-  plan.summary = Cat("perft depth ", p.depth(), " of '", root_fen, "' split at depth ",
-                     split.split_depth, " into ", split.unique.size(), " unique positions (",
-                     split.split_positions, " with transpositions), ", groups.size(), " jobs",
-                     request.verify() ? ", verified" : "", "; split ", secs(split_start, split_end),
-                     " s, job specs ", secs(split_end, SteadyClock::now()), " s");
+  plan.summary =
+      Cat("perft depth ", p.depth(), " of '", root_fen, "' split at depth ", split.split_depth,
+          " into ", split.unique.size(), " unique positions (", split.split_positions,
+          " with transpositions), ", groups.size(), " jobs", request.verify() ? ", verified" : "",
+          "; split ", Seconds(split_start, split_end), " s, job specs ",
+          Seconds(split_end, SteadyClock::now()), " s");
   return plan;
 }
 

@@ -4,12 +4,12 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <queue>
 #include <thread>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/hash/hash.h"
 #include "base/strings.h"
 #include "engine/movegen.h"
 #include "engine/notation.h"
@@ -247,15 +247,23 @@ void ParallelSort(std::vector<T>& v, int parts) {
 // ones only interleaves two groups (the order never changes a count).
 using OrderKey = std::array<uint64_t, 3>;
 
+// A hash of `words` that is the same in every process (absl::Hash is seeded per process; a
+// streamed split's order must survive a restart).
+uint64_t HashWords(std::initializer_list<uint64_t> words) {
+  uint64_t h = 0x243f6a8885a308d3;
+  for (uint64_t w : words) h = Fold(h ^ w, 0x9e3779b97f4a7c15);
+  return h;
+}
+
 // The key from the pieces of each colour and type, the side to move, castling rights and en
 // passant square.
 OrderKey KeyOf(const Bitboard (&pieces)[2][6], Color mover, int castling, int ep) {
   const Bitboard* their = pieces[~mover];
   const Bitboard* mine = pieces[mover];
   return {their[kPawn],
-          absl::HashOf(their[kKnight], their[kBishop], their[kRook], their[kQueen], their[kKing]),
-          absl::HashOf(mine[kPawn], mine[kKnight], mine[kBishop], mine[kRook], mine[kQueen],
-                       mine[kKing], castling, ep)};
+          HashWords({their[kKnight], their[kBishop], their[kRook], their[kQueen], their[kKing]}),
+          HashWords({mine[kPawn], mine[kKnight], mine[kBishop], mine[kRook], mine[kQueen],
+                     mine[kKing], uint64_t(castling), uint64_t(ep)})};
 }
 
 OrderKey KeyOf(const Position& pos) {
@@ -273,6 +281,51 @@ OrderKey KeyOf(const PackedPosition& p) {
   for (Color c : {kWhite, kBlack})
     for (int pt = kPawn; pt <= kKing; ++pt) pieces[c][pt] = by_code[MakePiece(c, PieceType(pt))];
   return KeyOf(pieces, Color(p[32] & 1), p[32] >> 1, p[33]);
+}
+
+// A position's place in the split's order: its key, then (for equal keys, which different
+// positions have only by a hash collision) its packed bytes, so that the order is total and the
+// same for any number of threads (a streamed split's cursor indexes it across restarts).
+struct Keyed {
+  OrderKey key;
+  const PackedPosition* packed;
+  uint32_t index;
+  bool operator<(const Keyed& o) const {
+    if (key != o.key) return key < o.key;
+    return std::memcmp(packed->data(), o.packed->data(), kPackedPositionSize) < 0;
+  }
+};
+
+// Fills split.unique with `level` in the split's order, with estimates (split.depth and
+// split.split_depth set).
+void OrderLevel(PerftSplit& split, std::vector<SplitPosition>& level, const SplitOptions& opts) {
+  const Position& root = split.root;
+  const int remaining = split.depth - split.split_depth;
+  // Order keys and estimates on every core, then the positions in key order.
+  const int parts = SplitThreads(level.size(), opts.threads);
+  const size_t n = level.size();
+  std::vector<Keyed> keyed(n);
+  const bool uniform = n > opts.estimate_positions || remaining < 2;
+  ParallelFor(n, parts, [&](size_t begin, size_t end, int) {
+    for (size_t i = begin; i < end; ++i) {
+      if (uniform) {
+        keyed[i] = {KeyOf(level[i].packed), &level[i].packed, uint32_t(i)};
+        level[i].estimate = 1;
+        continue;
+      }
+      // Leaves two plies down: a fair proxy for the subtree's size.
+      const Position pos = Unpack(level[i].packed, root);
+      keyed[i] = {KeyOf(pos), &level[i].packed, uint32_t(i)};
+      double estimate = double(PerftCount(pos, 2));
+      if (remaining > 2) estimate *= std::pow(std::max(1.0, std::sqrt(estimate)), remaining - 2);
+      level[i].estimate = std::max(1.0, estimate);
+    }
+  });
+  ParallelSort(keyed, parts);
+  split.unique.resize(n);
+  ParallelFor(n, parts, [&](size_t begin, size_t end, int) {
+    for (size_t i = begin; i < end; ++i) split.unique[i] = std::move(level[keyed[i].index]);
+  });
 }
 
 }  // namespace
@@ -321,7 +374,8 @@ absl::StatusOr<PerftSplit> SplitPerft(const Position& root, const SplitOptions& 
         return absl::InvalidArgumentError(
             Cat("split_depth ", opts.split_depth, " expands more than ", opts.max_positions,
                 " unique positions at ply ", plies + 1,
-                " (the coordinator's bound); choose a smaller split depth or 0 for automatic"));
+                " (the coordinator's bound); choose a smaller split depth, 0 for automatic, or a "
+                "streamed split (split_memory_positions)"));
       break;
     }
     level.swap(next);
@@ -330,33 +384,36 @@ absl::StatusOr<PerftSplit> SplitPerft(const Position& root, const SplitOptions& 
   }
   split.split_depth = plies;
   split.split_positions = with_duplicates;
-  const int remaining = opts.depth - plies;
   next = {};
-  // Order keys and estimates on every core, then the positions in key order.
-  const int parts = SplitThreads(level.size(), opts.threads);
-  const size_t n = level.size();
-  std::vector<std::pair<OrderKey, uint32_t>> keyed(n);
-  const bool uniform = n > opts.estimate_positions || remaining < 2;
-  ParallelFor(n, parts, [&](size_t begin, size_t end, int) {
-    for (size_t i = begin; i < end; ++i) {
-      if (uniform) {
-        keyed[i] = {KeyOf(level[i].packed), uint32_t(i)};
-        level[i].estimate = 1;
-        continue;
-      }
-      // Leaves two plies down: a fair proxy for the subtree's size.
-      const Position pos = Unpack(level[i].packed, root);
-      keyed[i] = {KeyOf(pos), uint32_t(i)};
-      double estimate = double(PerftCount(pos, 2));
-      if (remaining > 2) estimate *= std::pow(std::max(1.0, std::sqrt(estimate)), remaining - 2);
-      level[i].estimate = std::max(1.0, estimate);
-    }
-  });
-  ParallelSort(keyed, parts);
-  split.unique.resize(n);
-  ParallelFor(n, parts, [&](size_t begin, size_t end, int) {
-    for (size_t i = begin; i < end; ++i) split.unique[i] = std::move(level[keyed[i].second]);
-  });
+  OrderLevel(split, level, opts);
+  return split;
+}
+
+absl::StatusOr<PerftSplit> SplitPerftFrom(const Position& root, std::vector<SplitPosition> level,
+                                          int from_ply, const SplitOptions& opts) {
+  if (opts.split_depth < from_ply || opts.split_depth > opts.depth)
+    return absl::InvalidArgumentError(
+        Cat("split depth must be in ", from_ply, "..", opts.depth, ", got ", opts.split_depth));
+  PerftSplit split;
+  split.depth = opts.depth;
+  split.root = root;
+  uint64_t with_duplicates = 0;
+  for (const SplitPosition& sp : level)
+    for (const auto& w : sp.weights) with_duplicates += w.second;
+  std::vector<SplitPosition> next;
+  for (int plies = from_ply; plies < opts.split_depth; ++plies) {
+    uint64_t dup = 0;
+    if (!ExpandLevel(level, root, opts.max_positions, SplitThreads(level.size(), opts.threads),
+                     next, dup))
+      return absl::ResourceExhaustedError(
+          Cat("more than ", opts.max_positions, " unique positions at ply ", plies + 1));
+    level.swap(next);
+    with_duplicates = dup;
+  }
+  split.split_depth = opts.split_depth;
+  split.split_positions = with_duplicates;
+  next = {};
+  OrderLevel(split, level, opts);
   return split;
 }
 

@@ -85,6 +85,13 @@ size_t TargetJobs(const SplitOptions& opts);
 // child differ only in the mover's pieces, so they are neighbours and land in the same job.
 absl::StatusOr<PerftSplit> SplitPerft(const Position& root, const SplitOptions& opts);
 
+// The part of a split below `level`, positions at ply `from_ply` of `root` with their weights
+// (a chunk of a streamed split): expanded to opts.split_depth (explicit, at least from_ply),
+// merging transpositions among them only, and ordered as SplitPerft's. RESOURCE_EXHAUSTED when a
+// ply has more than opts.max_positions unique positions. root_moves stays empty.
+absl::StatusOr<PerftSplit> SplitPerftFrom(const Position& root, std::vector<SplitPosition> level,
+                                          int from_ply, const SplitOptions& opts);
+
 // Packs the unique positions into at most `jobs` groups, in the order they should be handed
 // out. With several positions per job the groups are contiguous runs of the split's order (which
 // follows the tree, so a job's positions share move prefixes and the worker's hash is reused

@@ -129,6 +129,23 @@ struct IngestOutcome {
   std::string message;
 };
 
+// The next part of a run whose jobs are produced over time: its jobs' specs (as stored) and the
+// run's spec with the producer's cursor advanced past them, stored together in one transaction.
+struct JobBatch {
+  std::vector<std::string> job_specs;
+  std::string run_spec;
+  std::string summary;  // what was produced, for the log
+};
+
+// Produces the jobs of a run part by part (a streamed perft split), outside the coordinator's
+// lock, from the cursor in the run's stored spec. One caller at a time.
+class JobSource {
+ public:
+  virtual ~JobSource() = default;
+  // The next batch; an error fails the run. Slow: expands part of a tree.
+  virtual absl::StatusOr<JobBatch> Next() = 0;
+};
+
 class RunHandler {
  public:
   virtual ~RunHandler() = default;
@@ -178,6 +195,15 @@ class RunHandler {
   virtual void SetGauges(uint64_t run_id, double progress, CoordinatorMetrics& metrics) const;
   // The run finished: job specs and payloads are no longer needed in memory (the store has them).
   virtual void ReleaseJobs() = 0;
+  // Runs whose jobs come over time: true while more are to come (the run does not finish when
+  // its stored jobs are done), the share of the production done (0..1), the source of the jobs
+  // not yet stored (null for other runs), and a stored batch's run spec (the advanced cursor).
+  virtual bool Expanding() const { return false; }
+  virtual double ExpandedFraction() const { return 1; }
+  virtual std::unique_ptr<JobSource> MakeJobSource() const { return nullptr; }
+  virtual absl::Status ApplyBatch(const std::string& /*run_spec*/) {
+    return absl::FailedPreconditionError("this run's jobs are planned at once");
+  }
 };
 
 // What a planner may know of the cluster when it plans a run.

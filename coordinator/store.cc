@@ -199,6 +199,29 @@ absl::Status Store::InTransaction(const std::function<absl::Status()>& body) {
   return Exec("COMMIT");
 }
 
+namespace {
+
+// Inserts `jobs` of run `run_id` with ids after the highest so far (inside a transaction).
+absl::Status InsertJobs(sqlite3* db, uint64_t run_id, std::vector<StoredJob>& jobs) {
+  uint64_t next_job = 1;
+  {
+    Stmt s(db, "SELECT COALESCE(MAX(id), 0) FROM jobs");
+    if (!s.ok() || s.Step() != SQLITE_ROW) return SqlError(db, "max job id");
+    s.Columns(next_job);
+    ++next_job;
+  }
+  Stmt s(db, "INSERT INTO jobs (id, run_id, spec) VALUES (?, ?, ?)");
+  if (!s.ok()) return SqlError(db, "prepare job insert");
+  for (StoredJob& job : jobs) {
+    job.id = next_job++;
+    job.run_id = run_id;
+    if (!s.Execute(job.id, job.run_id, job.spec)) return SqlError(db, "insert job");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status Store::CreateRun(StoredRun& run, std::vector<StoredJob>& jobs) {
   absl::MutexLock lock(&mu_);
   return InTransaction([&]() -> absl::Status {
@@ -212,21 +235,22 @@ absl::Status Store::CreateRun(StoredRun& run, std::vector<StoredJob>& jobs) {
         return SqlError(db_, "insert run");
       run.id = uint64_t(sqlite3_last_insert_rowid(db_));
     }
-    uint64_t next_job = 1;
+    return InsertJobs(db_, run.id, jobs);
+  });
+}
+
+absl::Status Store::AppendJobs(uint64_t run_id, std::vector<StoredJob>& jobs,
+                               const std::string& run_spec) {
+  absl::MutexLock lock(&mu_);
+  return InTransaction([&]() -> absl::Status {
     {
-      Stmt s(db_, "SELECT COALESCE(MAX(id), 0) FROM jobs");
-      if (!s.ok() || s.Step() != SQLITE_ROW) return SqlError(db_, "max job id");
-      s.Columns(next_job);
-      ++next_job;
+      Stmt s(db_, "UPDATE runs SET spec = ? WHERE id = ?");
+      if (!s.ok()) return SqlError(db_, "prepare run spec update");
+      if (!s.Execute(run_spec, run_id)) return SqlError(db_, "update run spec");
+      if (sqlite3_changes(db_) != 1)
+        return absl::NotFoundError(Cat("run ", run_id, " is not stored"));
     }
-    Stmt s(db_, "INSERT INTO jobs (id, run_id, spec) VALUES (?, ?, ?)");
-    if (!s.ok()) return SqlError(db_, "prepare job insert");
-    for (StoredJob& job : jobs) {
-      job.id = next_job++;
-      job.run_id = run.id;
-      if (!s.Execute(job.id, job.run_id, job.spec)) return SqlError(db_, "insert job");
-    }
-    return absl::OkStatus();
+    return InsertJobs(db_, run_id, jobs);
   });
 }
 

@@ -83,6 +83,10 @@ class Store {
 
   // Inserts a run and its jobs in one transaction; fills in their ids.
   absl::Status CreateRun(StoredRun& run, std::vector<StoredJob>& jobs);
+  // Appends jobs to run `run_id` and replaces its spec (a streamed split's advanced cursor) in one
+  // transaction; fills in the jobs' ids.
+  absl::Status AppendJobs(uint64_t run_id, std::vector<StoredJob>& jobs,
+                          const std::string& run_spec);
   // One transaction: results, then run updates.
   absl::Status Commit(const std::vector<StoredResult>& results, const std::vector<RunUpdate>& runs);
 

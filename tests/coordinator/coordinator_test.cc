@@ -436,6 +436,141 @@ TEST_F(CoordinatorTest, VerifyAsksAThirdWorkerAndFlagsTheOddOne) {
   EXPECT_EQ(r->perft().disagreements(0).worker_name(), "b");
 }
 
+// A streamed split (start position perft(6), split at ply 3, at most 100 split positions a
+// chunk): the jobs are produced as the workers take them (a bounded number queued ahead), the run
+// does not finish while the expansion goes on, a restart mid-expansion goes on from the stored
+// cursor, and the total, the divide, the jobs and the unique positions equal those of the same
+// run without a restart.
+TEST_F(CoordinatorTest, StreamedSplitResumesFromItsStoredCursor) {
+  std::string w = Register("w");
+  v1::SubmitPerftRequest req;
+  req.mutable_perft()->set_fen(std::string(Position::kStartFen));
+  req.mutable_perft()->set_depth(6);
+  req.set_split_depth(3);
+  req.set_target_jobs(32);
+  req.set_split_memory_positions(100);
+  // Completes jobs until the run is finished (or `stop_after` jobs); returns the run.
+  auto work = [&](uint64_t id, int stop_after) {
+    for (int done = 0, idle = 0; done < stop_after && idle < 100;) {
+      absl::StatusOr<v1::Run> r = c_->GetRun(id);
+      if (!r.ok() || r->state() == v1::RUN_STATE_SUCCEEDED) break;
+      std::optional<v1::Job> job = Acquire(w);
+      if (!job) {
+        ++idle;
+        continue;
+      }
+      EXPECT_TRUE(Complete(w, *job).ok());
+      ++done;
+    }
+    return *c_->GetRun(id);
+  };
+  absl::StatusOr<v1::Run> plain = c_->SubmitPerft(req);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_TRUE(plain->perft().streamed());
+  EXPECT_EQ(plain->perft().chunk_ply(), 2u);
+  EXPECT_EQ(plain->perft().chunk_positions(), 400u);
+  v1::Run done = work(plain->id(), 1'000'000);
+  ASSERT_EQ(done.state(), v1::RUN_STATE_SUCCEEDED) << done.message();
+  EXPECT_EQ(done.perft().result().nodes(), 119060324u);
+  EXPECT_EQ(done.perft().split_positions(), 8902u);
+  EXPECT_GT(done.perft().chunks(), 50u);
+  EXPECT_EQ(done.jobs().total(), done.jobs().done());
+
+  absl::StatusOr<v1::Run> run = c_->SubmitPerft(req);
+  ASSERT_TRUE(run.ok()) << run.status();
+  v1::Run before;
+  for (int i = 0; i < 500; ++i) {  // the producer fills the queue ahead of the worker
+    before = *c_->GetRun(run->id());
+    if (before.jobs().queued() >= 16) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_GE(before.jobs().queued(), 16u);
+  EXPECT_LE(before.jobs().total(), 18u);  // and stops there
+  before = work(run->id(), 10);
+  ASSERT_EQ(before.jobs().done(), 10u);
+  ASSERT_EQ(before.state(), v1::RUN_STATE_RUNNING);
+  ASSERT_LT(before.perft().chunk_positions_expanded(), before.perft().chunk_positions());
+  Open();
+  absl::StatusOr<v1::Run> resumed = c_->GetRun(run->id());
+  ASSERT_TRUE(resumed.ok());
+  EXPECT_EQ(resumed->jobs().done(), 10u);
+  EXPECT_GE(resumed->perft().chunk_positions_expanded(), before.perft().chunk_positions_expanded());
+  w = Register("w2");
+  v1::Run after = work(run->id(), 1'000'000);
+  ASSERT_EQ(after.state(), v1::RUN_STATE_SUCCEEDED) << after.message();
+  EXPECT_EQ(after.perft().result().nodes(), 119060324u);
+  EXPECT_EQ(after.perft().result().nodes_decimal(), "119060324");
+  ASSERT_EQ(after.perft().result().divide_size(), done.perft().result().divide_size());
+  for (int i = 0; i < after.perft().result().divide_size(); ++i)
+    EXPECT_EQ(after.perft().result().divide(i).nodes(), done.perft().result().divide(i).nodes());
+  EXPECT_EQ(after.jobs().total(), done.jobs().total());
+  EXPECT_EQ(after.perft().chunks(), done.perft().chunks());
+  EXPECT_EQ(after.perft().unique_positions(), done.perft().unique_positions());
+  EXPECT_EQ(after.perft().split_positions(), 8902u);
+}
+
+// Cancelling a run whose streamed split is expanding stops the split: no job of the run is
+// handed out afterwards, and a restarted coordinator does not resume it.
+TEST_F(CoordinatorTest, CancelStopsAStreamedSplit) {
+  const std::string w = Register("w");
+  v1::SubmitPerftRequest req;
+  req.mutable_perft()->set_fen(std::string(Position::kStartFen));
+  req.mutable_perft()->set_depth(6);
+  req.set_split_depth(3);
+  req.set_split_memory_positions(100);
+  absl::StatusOr<v1::Run> run = c_->SubmitPerft(req);
+  ASSERT_TRUE(run.ok()) << run.status();
+  std::optional<v1::Job> job;
+  for (int i = 0; i < 50 && !job; ++i) job = Acquire(w);
+  ASSERT_TRUE(job);
+  ASSERT_TRUE(Complete(w, *job).ok());
+  absl::StatusOr<v1::Run> cancelled = c_->CancelRun(run->id(), "enough");
+  ASSERT_TRUE(cancelled.ok()) << cancelled.status();
+  EXPECT_LT(cancelled->perft().chunk_positions_expanded(), cancelled->perft().chunk_positions());
+  EXPECT_FALSE(Acquire(w));
+  Open();
+  const std::string w2 = Register("w2");
+  EXPECT_FALSE(Acquire(w2));
+  absl::StatusOr<v1::Run> after = c_->GetRun(run->id());
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->state(), v1::RUN_STATE_CANCELLED);
+  EXPECT_EQ(after->jobs().done(), 1u);
+}
+
+// perft(11) from the start position: the in-memory split stops at ply 5 (ply 6 has 9.4 M
+// positions), three plies short of 8, so the split is streamed on its own: at ply 8, in chunks cut
+// from the 822,518 positions at ply 5, at most 1,000,000 split positions a chunk.
+TEST_F(CoordinatorTest, DeepPerftIsStreamedAutomatically) {
+  v1::SubmitPerftRequest req;
+  req.mutable_perft()->set_fen(std::string(Position::kStartFen));
+  req.mutable_perft()->set_depth(11);
+  absl::StatusOr<v1::Run> run = c_->SubmitPerft(req);
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_TRUE(c_->CancelRun(run->id(), "").ok());
+  EXPECT_TRUE(run->perft().streamed());
+  EXPECT_EQ(run->perft().split_depth(), 8u);
+  EXPECT_EQ(run->perft().chunk_ply(), 5u);
+  EXPECT_EQ(run->perft().chunk_positions(), 822518u);
+}
+
+// split_memory_positions out of its bounds is refused with the bounds in the message.
+TEST_F(CoordinatorTest, StreamedSplitBoundIsChecked) {
+  v1::SubmitPerftRequest req;
+  req.mutable_perft()->set_fen(std::string(Position::kStartFen));
+  req.mutable_perft()->set_depth(5);
+  for (uint64_t bad : {uint64_t(99), uint64_t(4'000'001), UINT64_MAX}) {
+    req.set_split_memory_positions(bad);
+    absl::StatusOr<v1::Run> r = c_->SubmitPerft(req);
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(r.status().message().find("split_memory_positions must be 0 (automatic) or in "
+                                        "100..4000000"),
+              std::string::npos)
+        << r.status();
+  }
+  req.set_split_memory_positions(100);
+  EXPECT_TRUE(c_->SubmitPerft(req).ok());
+}
+
 TEST_F(CoordinatorTest, RejectsBadSubmissions) {
   v1::SubmitPerftRequest req;
   req.mutable_perft()->set_fen("not a fen");

@@ -182,6 +182,53 @@ TEST_P(NeighboursTest, PositionsWithACommonChildAreNeighbours) {
 INSTANTIATE_TEST_SUITE_P(EstimatedAndUniform, NeighboursTest,
                          ::testing::Values(kExactEstimatePositions, size_t(0)));
 
+// A streamed split's chunks: the positions at ply 2 cut into ranges, each expanded to ply 4 on
+// its own (merging within the chunk only). The chunks' paths add up to perft(4) and their counts,
+// weighted by root move, to the exact divide of perft(5); the bound refuses a chunk too big.
+TEST(SplitPerftFrom, ChunksRecombineToTheExactDivide) {
+  absl::StatusOr<Position> pos = Position::FromFen(kKiwipete);
+  ASSERT_TRUE(pos.ok());
+  absl::StatusOr<PerftResult> local = Perft(*pos, {.depth = 5, .divide = true});
+  ASSERT_TRUE(local.ok());
+  absl::StatusOr<PerftSplit> level =
+      SplitPerft(*pos, {.depth = 5, .split_depth = 2, .threads = 1, .estimate_positions = 0});
+  ASSERT_TRUE(level.ok());
+  // The order is total: the same on any number of threads (a streamed split's cursor indexes
+  // it across restarts, perhaps on another machine).
+  absl::StatusOr<PerftSplit> threaded =
+      SplitPerft(*pos, {.depth = 5, .split_depth = 3, .threads = 3, .estimate_positions = 0});
+  absl::StatusOr<PerftSplit> single =
+      SplitPerft(*pos, {.depth = 5, .split_depth = 3, .threads = 1, .estimate_positions = 0});
+  ASSERT_TRUE(threaded.ok() && single.ok());
+  ASSERT_EQ(threaded->unique.size(), single->unique.size());
+  for (size_t i = 0; i < single->unique.size(); ++i)
+    ASSERT_EQ(threaded->unique[i].packed, single->unique[i].packed) << i;
+  std::vector<uint64_t> divide(level->root_moves.size(), 0);
+  uint64_t paths = 0, unique = 0;
+  const size_t n = level->unique.size();
+  for (size_t begin = 0, chunk = 97; begin < n; begin += chunk) {
+    const size_t end = std::min(n, begin + chunk);
+    absl::StatusOr<PerftSplit> part = SplitPerftFrom(
+        *pos,
+        std::vector<SplitPosition>(level->unique.begin() + begin, level->unique.begin() + end), 2,
+        {.depth = 5, .split_depth = 4, .estimate_positions = 0});
+    ASSERT_TRUE(part.ok()) << part.status();
+    EXPECT_EQ(part->split_depth, 4);
+    paths += part->split_positions;
+    unique += part->unique.size();
+    part->root_moves = level->root_moves;
+    const std::vector<uint64_t> d = Recombine(*part);
+    for (size_t i = 0; i < d.size(); ++i) divide[i] += d[i];
+  }
+  EXPECT_EQ(paths, 4085603u);  // perft(4) of Kiwipete
+  EXPECT_LT(unique, paths);    // transpositions merged within chunks
+  ASSERT_EQ(divide.size(), local->divide.size());
+  for (size_t i = 0; i < divide.size(); ++i) EXPECT_EQ(divide[i], local->divide[i].nodes) << i;
+  absl::StatusOr<PerftSplit> big =
+      SplitPerftFrom(*pos, level->unique, 2, {.depth = 5, .split_depth = 4, .max_positions = 1000});
+  EXPECT_EQ(big.status().code(), absl::StatusCode::kResourceExhausted) << big.status();
+}
+
 TEST(SplitPerft, RejectsBadDepths) {
   EXPECT_EQ(SplitPerft(Position::StartPosition(), {.depth = 0}).status().code(),
             absl::StatusCode::kInvalidArgument);

@@ -135,14 +135,19 @@ class ClusterTest : public ::testing::Test {
   }
 
   // Once `done` jobs of the run are in (and not all), the coordinator killed with SIGKILL and
-  // started again on the same data and `port`; `run` is then the run as it finished.
-  void KillAndRestartAfter(uint64_t done, int port, v1::Run& run) {
+  // started again on the same data and `port`; `run` is then the run as it finished. With
+  // `expanding`, the run's streamed split must not be complete at the kill.
+  void KillAndRestartAfter(uint64_t done, int port, v1::Run& run, bool expanding = false) {
     for (int i = 0; i < 3000 && run.jobs().done() < done; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
       ASSERT_TRUE(GetRun(run.id(), run).ok());
     }
     ASSERT_GE(run.jobs().done(), done);
     ASSERT_LT(run.jobs().done(), run.jobs().total()) << "the run finished before the kill";
+    if (expanding) {
+      ASSERT_LT(run.perft().chunk_positions_expanded(), run.perft().chunk_positions())
+          << "the streamed split was complete before the kill";
+    }
     coordinator_->Signal(SIGKILL);
     coordinator_->Wait();
     ASSERT_NO_FATAL_FAILURE(StartCoordinator({"--lease-seconds", "3"}, port));
@@ -332,6 +337,83 @@ TEST_F(ClusterTest, CoordinatorRestartResumesExactly) {
   uint64_t divide = 0;
   for (const auto& d : run.perft().result().divide()) divide += d.nodes();
   EXPECT_EQ(divide, 193690690u);
+}
+
+// A streamed split forced with a tiny memory bound (start position perft(6) through the CLI, at
+// most 1,000 split positions in the coordinator's memory at once): the total and the divide
+// equal the in-process perft, and the split's paths add up to perft(3).
+TEST_F(ClusterTest, StreamedSplitStartposDepth6MatchesLocalDivide) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator());
+  StartWorker();
+  StartWorker();
+  auto cli = Process::Start({ARBITER_BINARY, "perft", "--startpos", "--depth", "6", "--divide",
+                             "--split-memory-positions", "1000", "--coordinator", Address()},
+                            (dir_ / "cli.log").string());
+  std::string out = cli->ReadAll();
+  ASSERT_EQ(cli->Wait(), 0) << out;
+  Position start = Position::StartPosition();
+  absl::StatusOr<PerftResult> local = Perft(start, {.depth = 6, .threads = 1, .divide = true});
+  ASSERT_TRUE(local.ok());
+  std::string expected;
+  for (const PerftDivide& d : local->divide)
+    expected += MoveToUci(start, d.move) + ": " + std::to_string(d.nodes) + "\n";
+  expected += "\nNodes searched: 119060324\n";
+  EXPECT_EQ(out.substr(0, expected.size()), expected);
+  v1::Run run;
+  ASSERT_TRUE(testing::OnlyRun(*runs_, run).ok());
+  EXPECT_EQ(run.state(), v1::RUN_STATE_SUCCEEDED);
+  EXPECT_TRUE(run.perft().streamed());
+  EXPECT_EQ(run.perft().split_depth(), 3u);
+  EXPECT_EQ(run.perft().split_positions(), 8902u);
+  EXPECT_EQ(run.perft().chunk_positions_expanded(), run.perft().chunk_positions());
+  EXPECT_GT(run.perft().chunks(), 5u);
+}
+
+// Kiwipete perft(5) with a streamed split (ply 3, at most 500 split positions a chunk), the
+// coordinator killed with SIGKILL in the middle of the expansion and restarted on the same data:
+// it goes on from the stored cursor. The total and divide are exact, and the jobs, chunks and
+// unique positions are those of the same run without a kill (no chunk redone or lost).
+TEST_F(ClusterTest, StreamedSplitSurvivesACoordinatorKilledMidExpansion) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator({"--lease-seconds", "3"}));
+  const int port = port_;
+  StartWorker();
+  StartWorker();
+  auto submit = [&](v1::Run& run) {
+    v1::SubmitPerftRequest req;
+    req.mutable_perft()->set_fen(kKiwipete);
+    req.mutable_perft()->set_depth(5);
+    req.set_split_depth(3);
+    req.set_target_jobs(24);
+    req.set_split_memory_positions(500);
+    v1::SubmitRunResponse resp;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(In(60));
+    grpc::Status s = runs_->SubmitPerft(&ctx, req, &resp);
+    run = resp.run();
+    return s;
+  };
+  v1::Run plain;
+  ASSERT_TRUE(submit(plain).ok());
+  plain = WaitFinished(plain.id());
+  ASSERT_EQ(plain.state(), v1::RUN_STATE_SUCCEEDED) << plain.message();
+  EXPECT_EQ(plain.perft().result().nodes(), 193690690u);
+  ASSERT_GT(plain.perft().chunks(), 50u);
+
+  v1::Run run;
+  ASSERT_TRUE(submit(run).ok());
+  ASSERT_NO_FATAL_FAILURE(KillAndRestartAfter(3, port, run, /*expanding=*/true));
+  ASSERT_EQ(run.state(), v1::RUN_STATE_SUCCEEDED) << run.message();
+  EXPECT_EQ(run.perft().result().nodes(), 193690690u);
+  uint64_t divide = 0;
+  for (int i = 0; i < run.perft().result().divide_size(); ++i) {
+    divide += run.perft().result().divide(i).nodes();
+    EXPECT_EQ(run.perft().result().divide(i).nodes(), plain.perft().result().divide(i).nodes());
+  }
+  EXPECT_EQ(divide, 193690690u);
+  EXPECT_EQ(run.jobs().total(), plain.jobs().total());
+  EXPECT_EQ(run.perft().chunks(), plain.perft().chunks());
+  EXPECT_EQ(run.perft().unique_positions(), plain.perft().unique_positions());
+  EXPECT_EQ(run.perft().split_positions(), plain.perft().split_positions());
 }
 
 // A movegen-check run whose deep position is split into parts spread over jobs, the coordinator
