@@ -20,20 +20,8 @@ namespace {
 using testing::NumberAfter;
 using testing::Process;
 
-struct Output {
-  int status = -1;
-  std::string text;
-};
-
-Output RunCommand(const std::string& cmd) {
-  Output out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return out;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, p)) out.text.append(buf, n);
-  out.status = WEXITSTATUS(pclose(p));
-  return out;
-}
+using Output = testing::CommandOutput;
+using testing::RunCommand;
 
 class ClusterMovegenTest : public ::testing::Test {
  protected:

@@ -165,6 +165,18 @@ class ClusterTest : public ::testing::Test {
   std::unique_ptr<v1::WorkService::Stub> work_;
 };
 
+// What `arbiter perft --startpos --depth N --divide` prints, from the in-process count, ending with
+// the total (which must be `total`).
+std::string StartposDivideText(int depth, uint64_t total) {
+  Position start = Position::StartPosition();
+  absl::StatusOr<PerftResult> local = Perft(start, {.depth = depth, .threads = 1, .divide = true});
+  if (!local.ok() || local->nodes != total) return "in-process perft failed";
+  std::string expected;
+  for (const PerftDivide& d : local->divide)
+    expected += Cat(MoveToUci(start, d.move), ": ", d.nodes, "\n");
+  return Cat(expected, "\nNodes searched: ", total, "\n");
+}
+
 // Start position to depth 6 on three workers, through the CLI: the total and the divide
 // equal the in-process perft; the metrics of both processes agree with the run.
 TEST_F(ClusterTest, StartposDepth6OnThreeWorkersMatchesLocalDivide) {
@@ -178,13 +190,7 @@ TEST_F(ClusterTest, StartposDepth6OnThreeWorkersMatchesLocalDivide) {
   std::string out = cli->ReadAll();
   ASSERT_EQ(cli->Wait(), 0) << out;
 
-  Position start = Position::StartPosition();
-  absl::StatusOr<PerftResult> local = Perft(start, {.depth = 6, .threads = 1, .divide = true});
-  ASSERT_TRUE(local.ok());
-  std::string expected;
-  for (const PerftDivide& d : local->divide)
-    expected += MoveToUci(start, d.move) + ": " + std::to_string(d.nodes) + "\n";
-  expected += "\nNodes searched: 119060324\n";
+  const std::string expected = StartposDivideText(6, 119060324);
   EXPECT_EQ(out.substr(0, expected.size()), expected);
 
   // The coordinator's series for the finished run (gauges refresh within a second).
@@ -351,13 +357,7 @@ TEST_F(ClusterTest, StreamedSplitStartposDepth6MatchesLocalDivide) {
                             (dir_ / "cli.log").string());
   std::string out = cli->ReadAll();
   ASSERT_EQ(cli->Wait(), 0) << out;
-  Position start = Position::StartPosition();
-  absl::StatusOr<PerftResult> local = Perft(start, {.depth = 6, .threads = 1, .divide = true});
-  ASSERT_TRUE(local.ok());
-  std::string expected;
-  for (const PerftDivide& d : local->divide)
-    expected += MoveToUci(start, d.move) + ": " + std::to_string(d.nodes) + "\n";
-  expected += "\nNodes searched: 119060324\n";
+  const std::string expected = StartposDivideText(6, 119060324);
   EXPECT_EQ(out.substr(0, expected.size()), expected);
   v1::Run run;
   ASSERT_TRUE(testing::OnlyRun(*runs_, run).ok());

@@ -23,22 +23,8 @@ namespace {
 using testing::NumberAfter;
 using testing::Process;
 
-struct Output {
-  int status = -1;
-  std::string text;
-};
-
-// stdout of a shell command and its exit status.
-Output RunCommand(const std::string& cmd) {
-  Output out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return out;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, p)) out.text.append(buf, n);
-  const int status = pclose(p);
-  out.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
-}
+using Output = testing::CommandOutput;
+using testing::RunCommand;
 
 std::string ReadFile(const std::filesystem::path& path) {
   std::ifstream in(path);

@@ -4,9 +4,11 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <optional>
@@ -65,6 +67,22 @@ class Process {
   int exit_code_ = -1;
   std::string output_;
 };
+
+// stdout of a shell command and its exit status (-1 when it did not exit).
+struct CommandOutput {
+  int status = -1;
+  std::string text;
+};
+inline CommandOutput RunCommand(const std::string& cmd) {
+  CommandOutput out;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) out.text.append(buf, n);
+  const int status = pclose(p);
+  out.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
 
 // The number after `label` in `line` ("... port 1234, ..." -> 1234), or -1.
 inline int NumberAfter(const std::string& line, const std::string& label) {
