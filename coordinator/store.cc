@@ -11,13 +11,18 @@
 
 #include "base/status_macros.h"
 #include "base/strings.h"
+#include "spdlog/spdlog.h"
 
 namespace arbiter::coordinator {
 namespace {
 
 // Version 1 had no owners and no tokens (and no user_version); version 2 adds both; version 3
 // the runs' priority and throughput; version 4 stores games with enums (ReportedGame's end,
-// result and side at fault) and match scores as MatchResult. Older databases are refused.
+// result and side at fault) and match scores as MatchResult; version 5 may hold streamed perft
+// runs, whose jobs come over time from a cursor in the run's spec: an arbiter of version 4 would
+// ignore the cursor and finish such a run when its first chunks are counted, so it must refuse
+// the file. A version 4 file holds no streamed run and is the same tables: it is upgraded in
+// place. Older databases are refused.
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS runs (
   id INTEGER PRIMARY KEY AUTOINCREMENT, kind INTEGER NOT NULL, state INTEGER NOT NULL,
@@ -153,7 +158,7 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir) {
   ASSIGN_OR_RETURN(std::string tables,
                    store->QueryText("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'"));
   const int found = version != "0" ? std::atoi(version.c_str()) : tables != "0" ? 1 : 0;
-  if (found != 0 && found != kSchemaVersion) {
+  if (found != 0 && found != kSchemaVersion && found != kUpgradableSchemaVersion) {
     return absl::FailedPreconditionError(
         Cat("database '", path, "' has schema version ", found, "; this arbiter reads version ",
             kSchemaVersion, " (start a new data directory, or use the arbiter that wrote it)"));
@@ -162,6 +167,9 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir) {
   RETURN_IF_ERROR(store->Exec("PRAGMA synchronous=FULL"));
   RETURN_IF_ERROR(store->Exec(kSchema));
   RETURN_IF_ERROR(store->Exec(Cat("PRAGMA user_version = ", kSchemaVersion).c_str()));
+  if (found == kUpgradableSchemaVersion)
+    spdlog::info("database '{}' upgraded from schema version {} to {}", path, found,
+                 kSchemaVersion);
   return store;
 }
 

@@ -15,8 +15,10 @@ struct sqlite3;
 
 namespace arbiter::coordinator {
 
-// The schema this build reads and writes (PRAGMA user_version); another is refused at Open.
-inline constexpr int kSchemaVersion = 4;
+// The schema this build reads and writes (PRAGMA user_version); another is refused at Open, but
+// for kUpgradableSchemaVersion, which is upgraded in place.
+inline constexpr int kSchemaVersion = 5;
+inline constexpr int kUpgradableSchemaVersion = 4;
 
 struct StoredRun {
   uint64_t id = 0;

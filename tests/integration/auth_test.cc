@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 #include <sys/socket.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -265,19 +266,48 @@ TEST_F(AuthTest, StartupFailuresAreLoudAndOneCoordinatorPerPortAndDirectory) {
                                 (dir_ / "dir.log").string());
   EXPECT_EQ(bad_dir->Wait(), 2);
   EXPECT_NE(Log("dir.log").find("cannot create data dir"), std::string::npos) << Log("dir.log");
-  // A database of the previous schema (3: games stored with text ends and results) or of a
-  // newer one is refused, naming the version found and the version expected.
-  for (int version : {3, 99}) {
+  const auto set_version = [&](int version) {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open((dir_ / "data" / "arbiter.db").c_str(), &db), SQLITE_OK);
     const std::string pragma = "PRAGMA user_version = " + std::to_string(version);
     ASSERT_EQ(sqlite3_exec(db, pragma.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
     sqlite3_close(db);
+  };
+  // A database of version 4 (no streamed perft runs) is upgraded in place to 5, and is then
+  // refused by an arbiter of version 4 (which would end a streamed run early).
+  set_version(4);
+  {
+    auto upgraded = Coordinator({"--listen", "127.0.0.1:0"}, port, "schema4.log");
+    EXPECT_GT(port, 0) << Log("schema4.log");
+    upgraded->Signal(SIGTERM);
+    EXPECT_EQ(upgraded->Wait(), 0) << Log("schema4.log");
+    EXPECT_NE(Log("schema4.log").find("upgraded from schema version 4 to 5"), std::string::npos)
+        << Log("schema4.log");
+  }
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((dir_ / "data" / "arbiter.db").c_str(), &db), SQLITE_OK);
+    int version = 0;
+    ASSERT_EQ(sqlite3_exec(
+                  db, "PRAGMA user_version",
+                  [](void* v, int, char** values, char**) {
+                    *static_cast<int*>(v) = std::atoi(values[0]);
+                    return 0;
+                  },
+                  &version, nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+    EXPECT_EQ(version, 5);
+  }
+  // A database of an older schema (3: games stored with text ends and results) or of a newer one
+  // is refused, naming the version found and the version expected.
+  for (int version : {3, 99}) {
+    set_version(version);
     const std::string log = "schema" + std::to_string(version) + ".log";
     auto refused = Coordinator({"--listen", "127.0.0.1:0"}, port, log);
     EXPECT_EQ(refused->Wait(), 2);
     EXPECT_NE(Log(log).find("has schema version " + std::to_string(version) +
-                            "; this arbiter reads version 4"),
+                            "; this arbiter reads version 5"),
               std::string::npos)
         << Log(log);
   }
