@@ -73,9 +73,15 @@ struct SliderEntry {
   unsigned MagicIndex(Bitboard occupied) const {
     return unsigned(((occupied & mask) * magic) >> shift);
   }
+  // The attacks for `occupied` in an entry of this build level's table (BishopTable, RookTable):
+  // PEXT indexing with BMI2, else magic multiplication.
+  Bitboard Attacks(Bitboard occupied) const {
 #if ARBITER_USE_PEXT
-  unsigned PextIndex(Bitboard occupied) const { return unsigned(_pext_u64(occupied, mask)); }
+    return attacks[unsigned(_pext_u64(occupied, mask))];
+#else
+    return attacks[MagicIndex(occupied)];
 #endif
+  }
 };
 
 // All precomputed tables; filled once, before main, by bitboard.cc (read-only afterwards).
@@ -97,25 +103,19 @@ extern AttackTables kAttacks;
 inline Bitboard PawnAttacks(Color c, Square s) { return kAttacks.pawn[c][s]; }
 inline Bitboard KnightAttacks(Square s) { return kAttacks.knight[s]; }
 inline Bitboard KingAttacks(Square s) { return kAttacks.king[s]; }
-#if ARBITER_USE_PEXT
+// The slider tables this build level reads: the PEXT ones with BMI2, else the magic ones.
+inline const SliderEntry* BishopTable() {
+  return ARBITER_USE_PEXT ? kAttacks.pext_bishop : kAttacks.magic_bishop;
+}
+inline const SliderEntry* RookTable() {
+  return ARBITER_USE_PEXT ? kAttacks.pext_rook : kAttacks.magic_rook;
+}
 inline Bitboard BishopAttacks(Square s, Bitboard occupied) {
-  const SliderEntry& e = kAttacks.pext_bishop[s];
-  return e.attacks[e.PextIndex(occupied)];
+  return BishopTable()[s].Attacks(occupied);
 }
 inline Bitboard RookAttacks(Square s, Bitboard occupied) {
-  const SliderEntry& e = kAttacks.pext_rook[s];
-  return e.attacks[e.PextIndex(occupied)];
+  return RookTable()[s].Attacks(occupied);
 }
-#else
-inline Bitboard BishopAttacks(Square s, Bitboard occupied) {
-  const SliderEntry& e = kAttacks.magic_bishop[s];
-  return e.attacks[e.MagicIndex(occupied)];
-}
-inline Bitboard RookAttacks(Square s, Bitboard occupied) {
-  const SliderEntry& e = kAttacks.magic_rook[s];
-  return e.attacks[e.MagicIndex(occupied)];
-}
-#endif
 inline Bitboard QueenAttacks(Square s, Bitboard occupied) {
   return BishopAttacks(s, occupied) | RookAttacks(s, occupied);
 }
