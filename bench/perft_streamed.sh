@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A deep perft with a streamed split on `arbiter local` (not run in CI): start-position
-# perft(DEPTH) split at ply DEPTH - 3 in chunks of at most MEMORY split positions (the
+# perft(DEPTH) split at ply SPLIT (default DEPTH - 3) in chunks of at most MEMORY split positions (the
 # coordinator's memory bound for the split), on WORKERS one-thread workers. Prints the wall time,
 # the nodes (checked against the known count), the job and chunk counts, and the peak RSS of the
 # `arbiter local` process (VmHWM: the coordinator and its workers; with HASH=0 the workers hold
@@ -9,7 +9,8 @@
 # Known counts: perft(8) 84,998,978,956; perft(9) 2,439,530,234,167; perft(10) 69,352,859,712,417.
 # MEMORY=0: the in-memory split at the same ply instead, for comparison.
 # Usage: bench/perft_streamed.sh [BUILD_DIR]
-#        (env: DEPTH=10 MEMORY=1000000 WORKERS=2 HASH=0 SEPARATE=0)
+#        (env: DEPTH=10 SPLIT=DEPTH-3 MEMORY=1000000 WORKERS=2 HASH=0 SEPARATE=0)
+# perft(10) end to end in ~15 min on 2 cores: DEPTH=10 SPLIT=6 HASH=256 bench/perft_streamed.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD="${1:-build}"
@@ -64,7 +65,7 @@ else
 fi
 [[ -n "$addr" ]] || { echo "the cluster did not start:" >&2; cat "$tmp/err" >&2; exit 1; }
 
-split=$((DEPTH > 3 ? DEPTH - 3 : 1))
+split="${SPLIT:-$((DEPTH > 3 ? DEPTH - 3 : 1))}"
 t0=$(date +%s.%N)
 stream=()
 [[ "$MEMORY" != 0 ]] && stream=(--split-memory-positions "$MEMORY")

@@ -565,6 +565,8 @@ void Coordinator::ProducerLoop() {
     std::unique_ptr<JobSource> source;
     {
       absl::MutexLock lock(&mu_);
+      // Polled every 20 ms rather than waited on as a Condition: absl evaluates a Condition at
+      // every release of mu_ (each RPC), and NextSourceLocked counts the connected workers.
       while (!stop_threads_ && (run_id = NextSourceLocked()) == 0)
         mu_.AwaitWithTimeout(absl::Condition(&stop_threads_), absl::Milliseconds(20));
       if (stop_threads_) return;
