@@ -450,11 +450,12 @@ namespace {
 // A streamed split's plan: the run's spec with its chunk ply and an empty cursor; its jobs come
 // from the run's JobSource as the coordinator asks for them.
 // `max_chunk_ply`: the chunks are cut at most this deep (a ply known to fit the memory bound).
+// `max_split_depth`: an automatic split goes at most this deep.
 // `reached`: the in-memory split that stopped at max_chunk_ply, if any (its positions are the
 // chunk ply's when the chunks are cut there).
 absl::StatusOr<RunPlan> PlanStreamedPerftRun(const v1::SubmitPerftRequest& request,
                                              const Position& root, const SplitOptions& so,
-                                             int max_chunk_ply,
+                                             int max_chunk_ply, int max_split_depth,
                                              std::optional<PerftSplit> reached = std::nullopt) {
   const v1::PerftRequest& p = request.perft();
   const uint64_t bound = request.split_memory_positions() > 0 ? request.split_memory_positions()
@@ -467,7 +468,8 @@ absl::StatusOr<RunPlan> PlanStreamedPerftRun(const v1::SubmitPerftRequest& reque
        paths *= kBranching)
     ++below;
   // An automatic split goes no deeper than that below the deepest chunk ply.
-  if (request.split_depth() == 0) split_depth = std::min(split_depth, max_chunk_ply + below);
+  if (request.split_depth() == 0)
+    split_depth = std::min({split_depth, max_chunk_ply + below, max_split_depth});
   store::v1::StoredPerftRun run;
   *run.mutable_request() = request;
   run.set_split_depth(uint32_t(split_depth));
@@ -520,15 +522,19 @@ absl::StatusOr<RunPlan> PlanPerftRun(const v1::SubmitPerftRequest& submitted,
                   // yet nobody knows (merge); a verified run's workers hash on their own.
                   .merge = context.hash_tables != 1 || request.verify()};
   if (request.split_memory_positions() > 0)
-    return PlanStreamedPerftRun(request, *root, so, kMaxPerftDepth);
+    return PlanStreamedPerftRun(request, *root, so, kMaxPerftDepth, kMaxPerftDepth);
   const auto split_start = SteadyClock::now();
   ASSIGN_OR_RETURN(PerftSplit split, SplitPerft(*root, so));
   // The automatic split stopped three or more plies short of where it merges (perft(11) and
-  // deeper from the start position): the workers would count 6 plies and more without the
-  // coordinator's merging, so the split is streamed instead.
+  // deeper from the start position): the split is streamed instead, one ply deeper than the
+  // in-memory split reached (ply 6 from the start position: ~18 M positions merged chunk by
+  // chunk). Not deeper: every position of the split passes through the coordinator (~3 us of
+  // its CPU and ~38 bytes of SQLite each), so a split at ply 8 (~1-2 G positions) would keep a
+  // thousand workers waiting on the coordinator for hours; their hashes merge the plies below
+  // (docs/scaling.md, "Going deep").
   if (so.split_depth == 0 && so.merge && split.split_depth + 2 < so.depth - kWorkerPlies) {
     const int fits = split.split_depth;
-    return PlanStreamedPerftRun(request, *root, so, fits, std::move(split));
+    return PlanStreamedPerftRun(request, *root, so, fits, fits + 1, std::move(split));
   }
   std::vector<std::vector<uint32_t>> groups = PackJobs(split, TargetJobs(so));
   const auto split_end = SteadyClock::now();

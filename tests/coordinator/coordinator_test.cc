@@ -538,8 +538,9 @@ TEST_F(CoordinatorTest, CancelStopsAStreamedSplit) {
 }
 
 // perft(11) from the start position: the in-memory split stops at ply 5 (ply 6 has 9.4 M
-// positions), three plies short of 8, so the split is streamed on its own: at ply 8, in chunks cut
-// from the 822,518 positions at ply 5, at most 1,000,000 split positions a chunk.
+// positions), three plies short of 8, so the split is streamed on its own: one ply deeper, at
+// ply 6, in chunks cut from the 5,362 positions at ply 3 (three plies above: 35^3 paths fit the
+// bound), at most 1,000,000 split positions a chunk.
 TEST_F(CoordinatorTest, DeepPerftIsStreamedAutomatically) {
   v1::SubmitPerftRequest req;
   req.mutable_perft()->set_fen(std::string(Position::kStartFen));
@@ -548,9 +549,9 @@ TEST_F(CoordinatorTest, DeepPerftIsStreamedAutomatically) {
   ASSERT_TRUE(run.ok()) << run.status();
   ASSERT_TRUE(c_->CancelRun(run->id(), "").ok());
   EXPECT_TRUE(run->perft().streamed());
-  EXPECT_EQ(run->perft().split_depth(), 8u);
-  EXPECT_EQ(run->perft().chunk_ply(), 5u);
-  EXPECT_EQ(run->perft().chunk_positions(), 822518u);
+  EXPECT_EQ(run->perft().split_depth(), 6u);
+  EXPECT_EQ(run->perft().chunk_ply(), 3u);
+  EXPECT_EQ(run->perft().chunk_positions(), 5362u);
 }
 
 // split_memory_positions out of its bounds is refused with the bounds in the message.
