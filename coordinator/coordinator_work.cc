@@ -614,6 +614,9 @@ void Coordinator::ApplyBatchLocked(uint64_t run_id, std::unique_ptr<JobSource> s
     job->run_id = run_id;
     job->index = uint32_t(run.jobs.size());
     job->want = run.handler->ResultsWanted();
+    // A run with lanes: the batch's jobs in contiguous ranges, one per lane, in lane order.
+    if (run.lane_workers.size() >= 2)
+      job->lane = uint32_t(i * run.lane_workers.size() / stored.size());
     run.jobs.push_back(job->id);
     run.estimate_total += run.handler->Estimate(*job);
     queue_.Add(std::move(job));

@@ -453,9 +453,10 @@ namespace {
 // `max_split_depth`: an automatic split goes at most this deep.
 // `reached`: the in-memory split that stopped at max_chunk_ply, if any (its positions are the
 // chunk ply's when the chunks are cut there).
+// `lanes`: the run's lane count (0 or 1: none); each batch's jobs are spread over them.
 absl::StatusOr<RunPlan> PlanStreamedPerftRun(const v1::SubmitPerftRequest& request,
                                              const Position& root, const SplitOptions& so,
-                                             int max_chunk_ply, int max_split_depth,
+                                             size_t lanes, int max_chunk_ply, int max_split_depth,
                                              std::optional<PerftSplit> reached = std::nullopt) {
   const v1::PerftRequest& p = request.perft();
   const uint64_t bound = request.split_memory_positions() > 0 ? request.split_memory_positions()
@@ -489,6 +490,7 @@ absl::StatusOr<RunPlan> PlanStreamedPerftRun(const v1::SubmitPerftRequest& reque
   run.set_chunk_positions(level->unique.size());
   for (const std::string& m : level->root_moves) run.add_root_moves(m);
   RunPlan plan;
+  if (lanes >= 2) plan.lane_count = lanes;
   plan.summary =
       Cat("perft depth ", p.depth(), " of '", run.fen(), "' streamed: split at depth ", split_depth,
           " in chunks of at most ", bound, " positions cut from the ", level->unique.size(),
@@ -521,8 +523,14 @@ absl::StatusOr<RunPlan> PlanPerftRun(const v1::SubmitPerftRequest& submitted,
                   // Merge unless every worker hashes into one table; with no worker connected
                   // yet nobody knows (merge); a verified run's workers hash on their own.
                   .merge = context.hash_tables != 1 || request.verify()};
+  // Workers with hashes of their own get lanes: contiguous ranges of the jobs, one per worker,
+  // so that each worker's hash sees one region of the tree (a streamed run's: of each batch).
+  // Up to kMaxLanes workers: each has a large share of the tree then, and the queue scans stay
+  // short.
+  const size_t lanes =
+      so.merge && !request.verify() && context.hash_tables <= kMaxLanes ? context.hash_tables : 0;
   if (request.split_memory_positions() > 0)
-    return PlanStreamedPerftRun(request, *root, so, kMaxPerftDepth, kMaxPerftDepth);
+    return PlanStreamedPerftRun(request, *root, so, lanes, kMaxPerftDepth, kMaxPerftDepth);
   const auto split_start = SteadyClock::now();
   ASSIGN_OR_RETURN(PerftSplit split, SplitPerft(*root, so));
   // The automatic split stopped three or more plies short of where it merges (perft(11) and
@@ -534,7 +542,7 @@ absl::StatusOr<RunPlan> PlanPerftRun(const v1::SubmitPerftRequest& submitted,
   // (docs/scaling.md, "Going deep").
   if (so.split_depth == 0 && so.merge && split.split_depth + 2 < so.depth - kWorkerPlies) {
     const int fits = split.split_depth;
-    return PlanStreamedPerftRun(request, *root, so, fits, fits + 1, std::move(split));
+    return PlanStreamedPerftRun(request, *root, so, lanes, fits, fits + 1, std::move(split));
   }
   std::vector<std::vector<uint32_t>> groups = PackJobs(split, TargetJobs(so));
   const auto split_end = SteadyClock::now();
@@ -567,11 +575,6 @@ absl::StatusOr<RunPlan> PlanPerftRun(const v1::SubmitPerftRequest& submitted,
   for (size_t t = 1; t < threads; ++t) builders.emplace_back(builder);
   builder();
   for (std::thread& t : builders) t.join();
-  // Workers with hashes of their own get lanes: contiguous ranges of the jobs, one per worker,
-  // so that each worker's hash sees one region of the tree. Up to kMaxLanes workers: each has a
-  // large share of the tree then, and the queue scans stay short.
-  const size_t lanes =
-      so.merge && !request.verify() && context.hash_tables <= kMaxLanes ? context.hash_tables : 0;
   if (lanes >= 2) {
     plan.lane_count = lanes;
     for (size_t i = 0; i < specs.size(); ++i)

@@ -163,6 +163,41 @@ TEST_F(CoordinatorTest, WorkersWithOwnHashesWorkOnContiguousLanes) {
   EXPECT_FALSE(Acquire(b)) << "every job handed out once";
 }
 
+// A streamed run's batches get lanes too: perft(6) split at ply 3 with room for the whole split
+// in one chunk (chunk ply 1) comes as one batch of 8 jobs, handed out as the in-memory split's.
+TEST_F(CoordinatorTest, StreamedBatchesAreSpreadOverLanes) {
+  const std::string a = Register("a"), b = Register("b");
+  v1::SubmitPerftRequest req;
+  req.mutable_perft()->set_fen(std::string(Position::kStartFen));
+  req.mutable_perft()->set_depth(6);
+  req.set_split_depth(3);
+  req.set_target_jobs(8);
+  req.set_split_memory_positions(100'000);
+  absl::StatusOr<v1::Run> run = c_->SubmitPerft(req);
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_TRUE(run->perft().streamed());
+  for (int i = 0; i < 500 && c_->GetRun(run->id())->jobs().queued() < 8; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // the producer's one batch
+  ASSERT_EQ(c_->GetRun(run->id())->jobs().total(), 8u);
+  std::optional<v1::Job> first = Acquire(a);
+  ASSERT_TRUE(first);
+  const uint64_t base = first->job_id();
+  std::vector<uint64_t> got_a = {0}, got_b;
+  for (int i = 0; i < 3; ++i) {
+    std::optional<v1::Job> jb = Acquire(b);
+    ASSERT_TRUE(jb);
+    got_b.push_back(jb->job_id() - base);
+    std::optional<v1::Job> ja = Acquire(a);
+    ASSERT_TRUE(ja);
+    got_a.push_back(ja->job_id() - base);
+  }
+  std::optional<v1::Job> stolen = Acquire(a);
+  ASSERT_TRUE(stolen);
+  got_a.push_back(stolen->job_id() - base);
+  EXPECT_EQ(got_a, std::vector<uint64_t>({0, 1, 2, 3, 7}));
+  EXPECT_EQ(got_b, std::vector<uint64_t>({4, 5, 6}));
+}
+
 // Simulated time for the coordinator: moves only when the test says so.
 class SimulatedClock {
  public:
