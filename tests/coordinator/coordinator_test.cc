@@ -109,6 +109,30 @@ class CoordinatorTest : public ::testing::Test {
     return Complete(worker, job, Count(job), 0, token);
   }
 
+  // 8 queued jobs of one run in two lanes, workers `a` and `b` asking in turn: the first to ask
+  // gets the first 4 in order, the second the next 4; a worker whose lane is empty takes the last
+  // job of the other lane (the far end of the other worker's range). Every job is handed out once.
+  void ExpectTwoLanesOfFour(const std::string& a, const std::string& b) {
+    std::optional<v1::Job> first = Acquire(a);
+    ASSERT_TRUE(first);
+    const uint64_t base = first->job_id();
+    std::vector<uint64_t> got_a = {0}, got_b;
+    for (int i = 0; i < 3; ++i) {
+      std::optional<v1::Job> jb = Acquire(b);
+      ASSERT_TRUE(jb);
+      got_b.push_back(jb->job_id() - base);
+      std::optional<v1::Job> ja = Acquire(a);
+      ASSERT_TRUE(ja);
+      got_a.push_back(ja->job_id() - base);
+    }
+    std::optional<v1::Job> stolen = Acquire(a);  // a's lane is empty: the end of b's
+    ASSERT_TRUE(stolen);
+    got_a.push_back(stolen->job_id() - base);
+    EXPECT_EQ(got_a, std::vector<uint64_t>({0, 1, 2, 3, 7}));
+    EXPECT_EQ(got_b, std::vector<uint64_t>({4, 5, 6}));
+    EXPECT_FALSE(Acquire(b)) << "every job handed out once";
+  }
+
   std::filesystem::path dir_;
   std::unique_ptr<Coordinator> c_;
 };
@@ -136,31 +160,12 @@ TEST_F(CoordinatorTest, WorkersSharingAHashGetAShallowSplit) {
 }
 
 // Workers with hashes of their own work on contiguous ranges of the split's order (lanes), so
-// that each one's hash sees one region of the tree: of 8 jobs, the first worker to ask gets the
-// first 4 in order, the second the next 4; a worker whose lane is empty takes the last job of
-// the other lane (the far end of the other worker's range). Every job is handed out once.
+// that each one's hash sees one region of the tree.
 TEST_F(CoordinatorTest, WorkersWithOwnHashesWorkOnContiguousLanes) {
   const std::string a = Register("a"), b = Register("b");
   const v1::Run run = Submit(6, 8);
   ASSERT_EQ(run.jobs().total(), 8u);
-  std::optional<v1::Job> first = Acquire(a);
-  ASSERT_TRUE(first);
-  const uint64_t base = first->job_id();
-  std::vector<uint64_t> got_a = {0}, got_b;
-  for (int i = 0; i < 3; ++i) {
-    std::optional<v1::Job> jb = Acquire(b);
-    ASSERT_TRUE(jb);
-    got_b.push_back(jb->job_id() - base);
-    std::optional<v1::Job> ja = Acquire(a);
-    ASSERT_TRUE(ja);
-    got_a.push_back(ja->job_id() - base);
-  }
-  std::optional<v1::Job> stolen = Acquire(a);  // a's lane is empty: the end of b's
-  ASSERT_TRUE(stolen);
-  got_a.push_back(stolen->job_id() - base);
-  EXPECT_EQ(got_a, std::vector<uint64_t>({0, 1, 2, 3, 7}));
-  EXPECT_EQ(got_b, std::vector<uint64_t>({4, 5, 6}));
-  EXPECT_FALSE(Acquire(b)) << "every job handed out once";
+  ExpectTwoLanesOfFour(a, b);
 }
 
 // A streamed run's batches get lanes too: perft(6) split at ply 3 with room for the whole split
@@ -179,23 +184,7 @@ TEST_F(CoordinatorTest, StreamedBatchesAreSpreadOverLanes) {
   for (int i = 0; i < 500 && c_->GetRun(run->id())->jobs().queued() < 8; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));  // the producer's one batch
   ASSERT_EQ(c_->GetRun(run->id())->jobs().total(), 8u);
-  std::optional<v1::Job> first = Acquire(a);
-  ASSERT_TRUE(first);
-  const uint64_t base = first->job_id();
-  std::vector<uint64_t> got_a = {0}, got_b;
-  for (int i = 0; i < 3; ++i) {
-    std::optional<v1::Job> jb = Acquire(b);
-    ASSERT_TRUE(jb);
-    got_b.push_back(jb->job_id() - base);
-    std::optional<v1::Job> ja = Acquire(a);
-    ASSERT_TRUE(ja);
-    got_a.push_back(ja->job_id() - base);
-  }
-  std::optional<v1::Job> stolen = Acquire(a);
-  ASSERT_TRUE(stolen);
-  got_a.push_back(stolen->job_id() - base);
-  EXPECT_EQ(got_a, std::vector<uint64_t>({0, 1, 2, 3, 7}));
-  EXPECT_EQ(got_b, std::vector<uint64_t>({4, 5, 6}));
+  ExpectTwoLanesOfFour(a, b);
 }
 
 // Simulated time for the coordinator: moves only when the test says so.
