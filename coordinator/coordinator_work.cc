@@ -614,9 +614,10 @@ void Coordinator::ApplyBatchLocked(uint64_t run_id, std::unique_ptr<JobSource> s
     job->run_id = run_id;
     job->index = uint32_t(run.jobs.size());
     job->want = run.handler->ResultsWanted();
-    // A run with lanes: the batch's jobs in contiguous ranges, one per lane, in lane order.
-    if (run.lane_workers.size() >= 2)
-      job->lane = uint32_t(i * run.lane_workers.size() / stored.size());
+    // A run with lanes: the batch's jobs in contiguous ranges, one per lane, the first range
+    // rotating from batch to batch (a batch of one job goes to each lane in turn).
+    if (const size_t lanes = run.lane_workers.size(); lanes >= 2)
+      job->lane = uint32_t((i * lanes / stored.size() + run.batches) % lanes);
     run.jobs.push_back(job->id);
     run.estimate_total += run.handler->Estimate(*job);
     queue_.Add(std::move(job));
@@ -627,6 +628,7 @@ void Coordinator::ApplyBatchLocked(uint64_t run_id, std::unique_ptr<JobSource> s
     return;
   }
   ++run.version;
+  ++run.batches;
   if (run.handler->Expanding())
     sources_[run_id] = std::move(source);
   else if (run.jobs_done == run.jobs.size())

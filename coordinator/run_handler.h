@@ -99,6 +99,7 @@ struct Run {
   uint64_t version = 1;
   std::unique_ptr<v1::Run> final;         // set once finished
   std::vector<std::string> lane_workers;  // the worker of each lane ("" = not claimed yet)
+  uint32_t batches = 0;                   // batches of jobs its JobSource added (lane rotation)
   v1::WorkerRequirements requirements;    // the handler's, kept for the scheduler
   // What workers reported about the engines with counted results (by engine name): the distinct
   // sha256 of the binaries they ran and the last bench; the clock scales they used; and the

@@ -187,6 +187,39 @@ TEST_F(CoordinatorTest, StreamedBatchesAreSpreadOverLanes) {
   ExpectTwoLanesOfFour(a, b);
 }
 
+// The abuse: a worker that registered (so the run has a lane for it) and then never asks. Its
+// lane's jobs go to the worker that does ask (the lanes rotate from batch to batch, so this
+// run's one-job batches alternate between them), which finishes the run alone with the exact
+// count, however many batches the streamed split makes.
+TEST_F(CoordinatorTest, StreamedLaneOfAnAbsentWorkerIsTakenOver) {
+  const std::string a = Register("a");
+  Register("absent");
+  v1::SubmitPerftRequest req;
+  req.mutable_perft()->set_fen(std::string(Position::kStartFen));
+  req.mutable_perft()->set_depth(5);
+  req.set_split_depth(3);
+  req.set_target_jobs(16);
+  req.set_split_memory_positions(100);
+  absl::StatusOr<v1::Run> run = c_->SubmitPerft(req);
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_TRUE(run->perft().streamed());
+  v1::Run now = *run;
+  for (int idle = 0; now.state() != v1::RUN_STATE_SUCCEEDED && idle < 500;) {
+    std::optional<v1::Job> job = Acquire(a);
+    if (job) {
+      ASSERT_TRUE(Complete(a, *job).ok());
+    } else {
+      ++idle;  // the producer's next batch is not queued yet
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    now = *c_->GetRun(run->id());
+  }
+  ASSERT_EQ(now.state(), v1::RUN_STATE_SUCCEEDED) << now.message();
+  EXPECT_EQ(now.perft().result().nodes(), 4865609u);
+  EXPECT_GT(now.perft().chunks(), 1u);
+  EXPECT_EQ(now.jobs().done(), now.jobs().total());
+}
+
 // Simulated time for the coordinator: moves only when the test says so.
 class SimulatedClock {
  public:
