@@ -149,7 +149,9 @@ absl::Status Coordinator::LoadRun(StoredRun& stored, std::vector<RunUpdate>& upd
   }
   if (!results.empty() && loaded.state == v1::RUN_STATE_QUEUED)
     loaded.state = v1::RUN_STATE_RUNNING;
-  // A streamed split goes on from its stored cursor: the chunks already stored are not redone.
+  if (absl::Status st = loaded.handler->Resumable(); !st.ok() && !IsTerminal(loaded.state))
+    FinishRunLocked(loaded, v1::RUN_STATE_FAILED, std::string(st.message()), updates);
+  // A streamed split goes on from its stored cursor: the shards already stored are not redone.
   if (!IsTerminal(loaded.state))
     if (std::unique_ptr<JobSource> source = loaded.handler->MakeJobSource())
       sources_[run_id] = std::move(source);

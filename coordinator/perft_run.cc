@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <thread>
@@ -45,13 +46,13 @@ constexpr uint64_t kMaxSplitMemoryPositions = 4'000'000;
 // expected to fit the memory bound.
 constexpr double kBranching = 35;
 
-// A chunk's paths per unique position (transpositions merged) predict the next one's, with this
-// margin, up to this many.
+// A shard's unique positions per key predict the next one's: it asks for keys to fill this share
+// of the bound, at most kMaxShardGrowth times the last shard's.
 constexpr double kChunkMargin = 0.8;
+constexpr double kMaxShardGrowth = 16;
 // A streamed split's jobs have at most max_chunk_positions / this many positions.
 constexpr uint64_t kStreamedJobsPerBound = 16;
 constexpr size_t kMinStreamedJobPositions = 1024;
-constexpr double kMaxPathsPerPosition = 16;
 
 double Seconds(SteadyClock::time_point a, SteadyClock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
@@ -100,11 +101,20 @@ absl::StatusOr<PerftSplit> ChunkLevel(const Position& root, const store::v1::Sto
   return level;
 }
 
-// The jobs of a streamed split, chunk by chunk from the stored cursor. A chunk is the longest
-// run of chunk-ply positions from the cursor whose subtrees have at most max_chunk_positions
-// paths to the split depth (so at most that many unique positions; at least one position); its
-// subtrees are expanded and merged together, then packed into its share of the run's jobs. Only
-// the chunk-ply positions and one chunk's split are in memory.
+// A streamed split stored before shards and still expanding: its chunks' positions would be
+// counted again by shards.
+absl::Status ResumableSplit(const store::v1::StoredPerftRun& spec) {
+  if (spec.streamed() && !spec.sharded() && spec.chunk_cursor() < spec.chunk_positions())
+    return absl::FailedPreconditionError(
+        "the run's streamed split was stored by an older arbiter (chunks of contiguous positions) "
+        "and cannot be resumed by this one; submit the run again");
+  return absl::OkStatus();
+}
+
+// The jobs of a streamed split, shard by shard from the stored cursor (perft_split.h): each shard
+// is the keys from the cursor that the stored width asks for, fewer when they have more than
+// max_chunk_positions unique positions, packed into its share of the run's jobs. Only the
+// chunk-ply positions and one shard are in memory.
 class StreamedPerftSplit final : public JobSource {
  public:
   // `level`: the chunk-ply positions when the planner has them (else computed at the first Next).
@@ -119,6 +129,7 @@ class StreamedPerftSplit final : public JobSource {
 
 absl::StatusOr<JobBatch> StreamedPerftSplit::Next() {
   const auto start = SteadyClock::now();
+  RETURN_IF_ERROR(ResumableSplit(spec_));
   absl::StatusOr<Position> root = Position::FromFen(spec_.fen());
   if (!root.ok()) return absl::DataLossError(Cat("stored root FEN '", spec_.fen(), "' is invalid"));
   if (!level_) {
@@ -129,73 +140,52 @@ absl::StatusOr<JobBatch> StreamedPerftSplit::Next() {
                                      spec_.chunk_positions()));
     level_ = std::move(level);
   }
-  const std::vector<SplitPosition>& positions = level_->unique;
-  const size_t n = positions.size(), begin = spec_.chunk_cursor();
-  if (begin >= n) return absl::FailedPreconditionError("the streamed split is complete");
-  const int below = int(spec_.split_depth() - spec_.chunk_ply());
+  const uint64_t begin = spec_.shard_cursor();
+  if (begin >= kShardKeyEnd) return absl::FailedPreconditionError("the streamed split is complete");
   const uint64_t bound = spec_.max_chunk_positions();
-  const uint64_t budget = spec_.chunk_paths() > 0 ? spec_.chunk_paths() : bound;
-  // Paths below each position of the chunk (not weighted by its multiplicity: the subtree is
-  // expanded once).
-  std::vector<uint64_t> below_paths;
-  size_t end = begin;
-  uint64_t paths = 0;
-  while (end < n) {
-    const uint64_t p = below == 0 ? 1 : PerftCount(level_->PositionAt(end), below);
-    if (end > begin && paths + p > budget) break;
-    paths += p;
-    below_paths.push_back(p);
-    ++end;
-  }
-  // A chunk with more than `bound` unique positions at a ply (the paths per position were
-  // fewer than the chunk before's) is halved. A lone position is expanded whatever its size.
-  absl::StatusOr<PerftSplit> split;
-  for (;;) {
-    split = SplitPerftFrom(
-        *root, std::vector<SplitPosition>(positions.begin() + begin, positions.begin() + end),
-        int(spec_.chunk_ply()),
-        {.depth = int(spec_.request().perft().depth()),
-         .split_depth = int(spec_.split_depth()),
-         .max_positions = end - begin == 1 ? std::numeric_limits<size_t>::max() : bound,
-         .estimate_positions = 0});
-    if (split.ok() || !absl::IsResourceExhausted(split.status())) break;
-    spdlog::info("streamed split: positions {}..{} at ply {} have {}; halved", begin, end,
-                 spec_.chunk_ply(), std::string(split.status().message()));
-    end = begin + (end - begin) / 2;
-  }
-  if (!split.ok()) return split.status();
+  const uint64_t width = spec_.shard_width() > 0 ? spec_.shard_width() : kShardKeyEnd;
+  const uint64_t end = width >= kShardKeyEnd - begin ? kShardKeyEnd : begin + width;
+  SplitShard shard = SplitPerftShard(*level_, int(spec_.split_depth()), begin, end,
+                                     {.depth = int(spec_.request().perft().depth()),
+                                      .max_positions = bound,
+                                      .estimate_positions = 0});
+  const PerftSplit& split = shard.split;
   const auto split_end = SteadyClock::now();
-  // The chunk's share of the run's jobs, by its share of the chunk-ply positions, and jobs of at
-  // most bound / kStreamedJobsPerBound positions (the coordinator keeps about that many jobs
-  // queued ahead, so their specs in memory stay near the bound), or kMinStreamedJobPositions.
+  // The shard's share of the run's jobs, by its share of the keys, and jobs of at most
+  // bound / kStreamedJobsPerBound positions (the coordinator keeps about that many jobs queued
+  // ahead, so their specs in memory stay near the bound), or kMinStreamedJobPositions.
+  const double share = double(shard.end - begin) / double(kShardKeyEnd);
   const size_t per_job = std::max<size_t>(kMinStreamedJobPositions, bound / kStreamedJobsPerBound);
   const size_t jobs =
-      std::max({size_t(1), size_t((spec_.target_jobs() * (end - begin) + n - 1) / n),
-                (split->unique.size() + per_job - 1) / per_job});
-  const std::vector<std::vector<uint32_t>> groups = PackJobs(*split, jobs);
+      split.unique.empty()
+          ? 0
+          : std::max({size_t(1), size_t(std::ceil(double(spec_.target_jobs()) * share)),
+                      (split.unique.size() + per_job - 1) / per_job});
+  const std::vector<std::vector<uint32_t>> groups = PackJobs(split, jobs);
   const std::string root_fen = root->Fen();
   JobBatch batch;
   for (const std::vector<uint32_t>& group : groups)
     batch.job_specs.push_back(
-        BuildJobSpec(*split, group, spec_.request(), root_fen).SerializeAsString());
-  // The next chunk's paths: the bound times this chunk's paths per unique position, less a
-  // margin (chunks differ), at most kMaxPathsPerPosition times the bound.
-  paths = 0;
-  for (size_t i = 0; i < end - begin; ++i) paths += below_paths[i];
-  const double per_unique = double(paths) / double(std::max<size_t>(1, split->unique.size()));
-  spec_.set_chunk_paths(
-      uint64_t(double(bound) * std::clamp(per_unique * kChunkMargin, 1.0, kMaxPathsPerPosition)));
-  spec_.set_chunk_cursor(end);
+        BuildJobSpec(split, group, spec_.request(), root_fen).SerializeAsString());
+  // The next shard's keys: this one's, scaled so that its positions come to the bound less a
+  // margin (shards differ), at most kMaxShardGrowth times as many.
+  const double scale =
+      split.unique.empty()
+          ? kMaxShardGrowth
+          : std::min(kMaxShardGrowth, kChunkMargin * double(bound) / double(split.unique.size()));
+  spec_.set_shard_width(
+      uint64_t(std::clamp(double(shard.end - begin) * scale, 1.0, double(kShardKeyEnd))));
+  spec_.set_shard_cursor(shard.end);
   spec_.set_chunks(spec_.chunks() + 1);
-  spec_.set_split_positions(spec_.split_positions() + split->split_positions);
-  spec_.set_unique_positions(spec_.unique_positions() + split->unique.size());
+  spec_.set_split_positions(spec_.split_positions() + split.split_positions);
+  spec_.set_unique_positions(spec_.unique_positions() + split.unique.size());
   batch.run_spec = spec_.SerializeAsString();
   batch.summary = Cat(
-      "streamed split chunk ", spec_.chunks(), ": positions ", begin, "..", end, " of ", n,
-      " at ply ", spec_.chunk_ply(), " -> ", split->unique.size(), " unique positions at ply ",
-      spec_.split_depth(), " (", paths, " paths below its positions, ", split->split_positions,
-      " with their multiplicities), ", groups.size(), " jobs; split ", Seconds(start, split_end),
-      " s, job specs ", Seconds(split_end, SteadyClock::now()), " s");
+      "streamed split shard ", spec_.chunks(), ": keys ", begin, "..", shard.end, " (",
+      std::round(1000 * double(shard.end) / double(kShardKeyEnd)) / 10, " % done) -> ",
+      split.unique.size(), " unique positions at ply ", spec_.split_depth(), " (",
+      split.split_positions, " with their multiplicities), ", groups.size(), " jobs; split ",
+      Seconds(start, split_end), " s, job specs ", Seconds(split_end, SteadyClock::now()), " s");
   return batch;
 }
 
@@ -276,10 +266,14 @@ class PerftRun final : public RunHandler {
     positions_.shrink_to_fit();
   }
   bool Expanding() const override {
-    return spec_.streamed() && spec_.chunk_cursor() < spec_.chunk_positions();
+    if (!spec_.streamed()) return false;
+    return spec_.sharded() ? spec_.shard_cursor() < kShardKeyEnd
+                           : spec_.chunk_cursor() < spec_.chunk_positions();
   }
   double ExpandedFraction() const override {
-    return Expanding() ? double(spec_.chunk_cursor()) / double(spec_.chunk_positions()) : 1.0;
+    if (!Expanding()) return 1.0;
+    return spec_.sharded() ? double(spec_.shard_cursor()) / double(kShardKeyEnd)
+                           : double(spec_.chunk_cursor()) / double(spec_.chunk_positions());
   }
   std::unique_ptr<JobSource> MakeJobSource() const override {
     if (!Expanding()) return nullptr;
@@ -287,12 +281,13 @@ class PerftRun final : public RunHandler {
     planned_level_.reset();
     return std::make_unique<StreamedPerftSplit>(spec_, std::move(level));
   }
+  absl::Status Resumable() const override { return ResumableSplit(spec_); }
   absl::Status ApplyBatch(const std::string& run_spec) override {
     store::v1::StoredPerftRun next;
     if (!next.ParseFromString(run_spec)) return absl::DataLossError("unreadable perft run spec");
-    if (!next.streamed() || next.chunk_cursor() <= spec_.chunk_cursor())
+    if (!next.streamed() || next.shard_cursor() <= spec_.shard_cursor())
       return absl::InternalError(Cat("a streamed split's cursor must advance, from ",
-                                     spec_.chunk_cursor(), ", got ", next.chunk_cursor()));
+                                     spec_.shard_cursor(), ", got ", next.shard_cursor()));
     spec_ = std::move(next);
     return absl::OkStatus();
   }
@@ -411,7 +406,12 @@ void PerftRun::FillStatus(const Run&, double elapsed, v1::Run& out) const {
     ps->set_streamed(true);
     ps->set_chunk_ply(spec_.chunk_ply());
     ps->set_chunk_positions(spec_.chunk_positions());
-    ps->set_chunk_positions_expanded(spec_.chunk_cursor());
+    // The share done, as a count of the chunk-ply positions: below them until the split is done.
+    const uint64_t n = spec_.chunk_positions();
+    ps->set_chunk_positions_expanded(
+        Expanding() ? std::min<uint64_t>(n - std::min<uint64_t>(n, 1),
+                                         uint64_t(ExpandedFraction() * double(n)))
+                    : n);
     ps->set_chunks(spec_.chunks());
   }
 }
@@ -476,7 +476,11 @@ absl::StatusOr<RunPlan> PlanStreamedPerftRun(const v1::SubmitPerftRequest& reque
   run.set_split_depth(uint32_t(split_depth));
   run.set_fen(root.Fen());
   run.set_streamed(true);
-  run.set_chunk_ply(uint32_t(std::min(split_depth - below, max_chunk_ply)));
+  run.set_sharded(true);
+  // The walk of each shard starts from the deepest ply known to fit the coordinator's memory (one
+  // above the split when the in-memory split reached it): the deeper, the fewer paths it walks.
+  run.set_chunk_ply(uint32_t(reached ? std::min(split_depth - 1, max_chunk_ply)
+                                     : std::min(split_depth - below, max_chunk_ply)));
   run.set_max_chunk_positions(bound);
   run.set_target_jobs(TargetJobs(so));
   const auto start = SteadyClock::now();
@@ -493,7 +497,7 @@ absl::StatusOr<RunPlan> PlanStreamedPerftRun(const v1::SubmitPerftRequest& reque
   if (lanes >= 2) plan.lane_count = lanes;
   plan.summary =
       Cat("perft depth ", p.depth(), " of '", run.fen(), "' streamed: split at depth ", split_depth,
-          " in chunks of at most ", bound, " positions cut from the ", level->unique.size(),
+          " in shards of at most ", bound, " positions walked from the ", level->unique.size(),
           " positions at ply ", run.chunk_ply(), " (", Seconds(start, SteadyClock::now()),
           " s), about ", run.target_jobs(), " jobs", request.verify() ? ", verified" : "");
   auto handler = std::make_unique<PerftRun>(std::move(run));

@@ -389,32 +389,143 @@ absl::StatusOr<PerftSplit> SplitPerft(const Position& root, const SplitOptions& 
   return split;
 }
 
-absl::StatusOr<PerftSplit> SplitPerftFrom(const Position& root, std::vector<SplitPosition> level,
-                                          int from_ply, const SplitOptions& opts) {
-  if (opts.split_depth < from_ply || opts.split_depth > opts.depth)
-    return absl::InvalidArgumentError(
-        Cat("split depth must be in ", from_ply, "..", opts.depth, ", got ", opts.split_depth));
-  PerftSplit split;
-  split.depth = opts.depth;
-  split.root = root;
-  uint64_t with_duplicates = 0;
-  for (const SplitPosition& sp : level)
-    for (const auto& w : sp.weights) with_duplicates += w.second;
-  std::vector<SplitPosition> next;
-  for (int plies = from_ply; plies < opts.split_depth; ++plies) {
-    uint64_t dup = 0;
-    if (!ExpandLevel(level, root, opts.max_positions, SplitThreads(level.size(), opts.threads),
-                     next, dup))
-      return absl::ResourceExhaustedError(
-          Cat("more than ", opts.max_positions, " unique positions at ply ", plies + 1));
-    level.swap(next);
-    with_duplicates = dup;
+uint64_t ShardKey(const Position& pos) {
+  const Color them = ~pos.SideToMove();
+  return HashWords({pos.Pieces(them, kPawn), pos.Pieces(them, kKnight), pos.Pieces(them, kBishop),
+                    pos.Pieces(them, kRook), pos.Pieces(them, kQueen), pos.Pieces(them, kKing)}) >>
+         1;
+}
+
+namespace {
+
+// The unique positions with keys in [begin, end) met by a walk, with their weights; `end` comes
+// down (dropping the positions above it) whenever they outgrow the bound.
+class ShardCollector {
+ public:
+  struct Entry {
+    PackedPosition packed;
+    Weights weights;
+    uint64_t key;
+  };
+  ShardCollector(uint64_t begin, uint64_t end, size_t bound)
+      : begin_(begin), end_(end), bound_(std::max<size_t>(1, bound)) {}
+
+  uint64_t end() const { return end_; }
+  std::vector<Entry>& entries() { return entries_; }
+  void SetBound(size_t bound) { bound_ = std::max<size_t>(1, bound); }
+
+  // Every path of `plies` moves from `pos`, each adding `weights` to the position it reaches.
+  void Walk(Position& pos, int plies, const Weights& weights) {
+    if (plies == 0) {
+      const uint64_t key = ShardKey(pos);
+      if (key >= begin_ && key < end_) Add(PackPosition(pos), weights, key);
+      return;
+    }
+    MoveList list;
+    GenerateLegal(pos, list);
+    for (Move m : list) {
+      UndoInfo undo;
+      pos.DoMove<false>(m, undo);  // the shard key reads pieces only
+      Walk(pos, plies - 1, weights);
+      pos.UndoMove<false>(m, undo);
+    }
   }
-  split.split_depth = opts.split_depth;
-  split.split_positions = with_duplicates;
-  next = {};
-  OrderLevel(split, level, opts);
-  return split;
+
+  void Add(const PackedPosition& packed, const Weights& weights, uint64_t key) {
+    if (key < begin_ || key >= end_) return;
+    auto [it, inserted] = index_.try_emplace(packed, uint32_t(entries_.size()));
+    if (!inserted) {
+      for (const auto& [root_move, m] : weights)
+        AddWeight(entries_[it->second].weights, root_move, m);
+      return;
+    }
+    entries_.push_back({packed, weights, key});
+    if (entries_.size() > bound_ && key != lone_key_) Shrink();
+  }
+
+  // Ends the range at the median key (keeping at most half the positions), or just above the
+  // lowest key when that is the median: its positions are kept together, over the bound.
+  void Shrink() {
+    std::vector<uint64_t> keys(entries_.size());
+    for (size_t i = 0; i < keys.size(); ++i) keys[i] = entries_[i].key;
+    auto mid = keys.begin() + ptrdiff_t(keys.size() / 2);
+    std::nth_element(keys.begin(), mid, keys.end());
+    const uint64_t median = *mid, lowest = *std::min_element(keys.begin(), mid + 1);
+    if (median > lowest) {
+      Lower(median);
+    } else {
+      Lower(lowest + 1);
+      lone_key_ = lowest;
+    }
+  }
+
+  // Drops the positions at or above `end`.
+  void Lower(uint64_t end) {
+    if (end >= end_) return;
+    end_ = end;
+    size_t kept = 0;
+    for (Entry& e : entries_)
+      if (e.key < end_) entries_[kept++] = std::move(e);
+    entries_.resize(kept);
+    index_.clear();
+    for (size_t i = 0; i < entries_.size(); ++i) index_.emplace(entries_[i].packed, uint32_t(i));
+  }
+
+ private:
+  uint64_t begin_, end_;
+  size_t bound_;
+  uint64_t lone_key_ = ~uint64_t{0};  // keys are below 2^63
+  std::vector<Entry> entries_;
+  absl::flat_hash_map<PackedPosition, uint32_t, PackedHash, PackedEq> index_;
+};
+
+}  // namespace
+
+SplitShard SplitPerftShard(const PerftSplit& level, int split_depth, uint64_t begin, uint64_t end,
+                           const SplitOptions& opts) {
+  const size_t n = level.unique.size();
+  const int plies = std::max(0, split_depth - level.split_depth);
+  // Each thread walks every parts-th position of the level and keeps at most its share of the
+  // bound; the shard is the keys below the lowest end any thread came down to.
+  const int parts = int(std::clamp<size_t>(opts.threads > 0 ? size_t(opts.threads)
+                                           : n < 64         ? 1
+                                                            : std::thread::hardware_concurrency(),
+                                           1, std::min<size_t>(16, std::max<size_t>(1, n))));
+  std::vector<ShardCollector> collectors;
+  for (int t = 0; t < parts; ++t)
+    collectors.emplace_back(begin, end, std::max<size_t>(1, opts.max_positions / size_t(parts)));
+  ParallelFor(size_t(parts), parts, [&](size_t, size_t, int t) {
+    for (size_t i = size_t(t); i < n; i += size_t(parts)) {
+      Position pos = level.PositionAt(i);
+      collectors[t].Walk(pos, plies, level.unique[i].weights);
+    }
+  });
+  uint64_t shard_end = end;
+  for (const ShardCollector& c : collectors) shard_end = std::min(shard_end, c.end());
+  // The threads' positions merged into the first collector's (a position may be reached from
+  // positions of the level that different threads walked).
+  // Their union has at most the bound (each thread's share) unless one key holds more.
+  ShardCollector& merged = collectors[0];
+  merged.Lower(shard_end);
+  merged.SetBound(opts.max_positions);
+  for (int t = 1; t < parts; ++t) {
+    for (ShardCollector::Entry& e : collectors[t].entries()) merged.Add(e.packed, e.weights, e.key);
+    std::vector<ShardCollector::Entry>().swap(collectors[t].entries());
+  }
+  SplitShard shard;
+  shard.end = merged.end();
+  shard.split.depth = opts.depth;
+  shard.split.split_depth = split_depth;
+  shard.split.root = level.root;
+  std::vector<SplitPosition> found;
+  found.reserve(merged.entries().size());
+  for (ShardCollector::Entry& e : merged.entries()) {
+    for (const auto& w : e.weights) shard.split.split_positions += w.second;
+    found.push_back({e.packed, std::move(e.weights), 1});
+  }
+  collectors.clear();
+  OrderLevel(shard.split, found, opts);
+  return shard;
 }
 
 Position PerftSplit::PositionAt(size_t i) const { return Unpack(unique[i].packed, root); }

@@ -85,12 +85,31 @@ size_t TargetJobs(const SplitOptions& opts);
 // child differ only in the mover's pieces, so they are neighbours and land in the same job.
 absl::StatusOr<PerftSplit> SplitPerft(const Position& root, const SplitOptions& opts);
 
-// The part of a split below `level`, positions at ply `from_ply` of `root` with their weights
-// (a chunk of a streamed split): expanded to opts.split_depth (explicit, at least from_ply),
-// merging transpositions among them only, and ordered as SplitPerft's. RESOURCE_EXHAUSTED when a
-// ply has more than opts.max_positions unique positions. root_moves stays empty.
-absl::StatusOr<PerftSplit> SplitPerftFrom(const Position& root, std::vector<SplitPosition> level,
-                                          int from_ply, const SplitOptions& opts);
+// A streamed split cuts the positions at its split depth into shards by a 63-bit key of the
+// pieces of the side not to move (ShardKey, the same in every process): a position and all its
+// transpositions have one key, so each unique position lands in exactly one shard and the shards
+// together merge every transposition, as the in-memory split does; positions with a common
+// child (same pieces of the side not to move, see SplitPerft) land in the same shard too.
+inline constexpr uint64_t kShardKeyEnd = uint64_t{1} << 63;
+uint64_t ShardKey(const Position& pos);
+
+// One shard: the unique positions at `split_depth` with keys in [begin, end), ordered as
+// SplitPerft's, and `end` (the shard covers exactly the keys below it).
+struct SplitShard {
+  PerftSplit split;
+  uint64_t end = 0;
+};
+
+// The shard of keys from `begin`, found by walking the subtrees of `level` (the merged positions
+// at ply level.split_depth, with their weights) down to `split_depth` (>= level.split_depth). It
+// asks for the keys [begin, end) but takes fewer when they have more than opts.max_positions
+// unique positions: the range then ends at the median key of those found so far (the positions
+// above are dropped), so the shard never holds more than the bound, unless its positions share
+// one key: those are kept together. A shard is empty only when no position has a key in
+// [begin, end). split_positions counts its positions with their multiplicities. root_moves
+// stays empty.
+SplitShard SplitPerftShard(const PerftSplit& level, int split_depth, uint64_t begin, uint64_t end,
+                           const SplitOptions& opts);
 
 // Packs the unique positions into at most `jobs` groups, in the order they should be handed
 // out. With several positions per job the groups are contiguous runs of the split's order (which

@@ -205,6 +205,8 @@ class RunHandler {
   virtual absl::Status ApplyBatch(const std::string& /*run_spec*/) {
     return absl::FailedPreconditionError("this run's jobs are planned at once");
   }
+  // Whether a stored run may go on after a restart (an error fails it with that message).
+  virtual absl::Status Resumable() const { return absl::OkStatus(); }
 };
 
 // What a planner may know of the cluster when it plans a run.

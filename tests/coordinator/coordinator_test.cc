@@ -2,6 +2,8 @@
 // verification and restart from the SQLite store.
 #include "coordinator/coordinator.h"
 
+#include <sqlite3.h>
+
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +20,7 @@
 #include "engine/packed_position.h"
 #include "engine/perft.h"
 #include "gtest/gtest.h"
+#include "proto/arbiter/store/v1/store.pb.h"
 #include "proto/requirements.h"
 #include "stats/ratings.h"
 
@@ -530,6 +533,8 @@ TEST_F(CoordinatorTest, StreamedSplitResumesFromItsStoredCursor) {
   ASSERT_EQ(done.state(), v1::RUN_STATE_SUCCEEDED) << done.message();
   EXPECT_EQ(done.perft().result().nodes(), 119060324u);
   EXPECT_EQ(done.perft().split_positions(), 8902u);
+  // Every transposition merged, as by the in-memory split: the 5,362 unique positions at ply 3.
+  EXPECT_EQ(done.perft().unique_positions(), 5362u);
   EXPECT_GT(done.perft().chunks(), 50u);
   EXPECT_EQ(done.jobs().total(), done.jobs().done());
 
@@ -566,6 +571,50 @@ TEST_F(CoordinatorTest, StreamedSplitResumesFromItsStoredCursor) {
   EXPECT_EQ(after.perft().split_positions(), 8902u);
 }
 
+// A streamed run stored by an older arbiter (chunks of contiguous positions, no shard cursor)
+// and still expanding is not resumed with shards, which would count its stored chunks' positions
+// again: after a restart it fails with the cause, and none of its jobs is handed out.
+TEST_F(CoordinatorTest, AnOlderStreamedRunFailsRatherThanCountingTwice) {
+  const std::string w = Register("w");
+  v1::SubmitPerftRequest req;
+  req.mutable_perft()->set_fen(std::string(Position::kStartFen));
+  req.mutable_perft()->set_depth(6);
+  req.set_split_depth(3);
+  req.set_split_memory_positions(100);
+  absl::StatusOr<v1::Run> run = c_->SubmitPerft(req);
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_LT(run->perft().chunk_positions_expanded(), run->perft().chunk_positions());
+  c_.reset();
+  // The stored spec rewritten as an older arbiter kept it: a chunk cursor, no shards.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((dir_ / "arbiter.db").c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* read = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT spec FROM runs WHERE id = ?", -1, &read, nullptr),
+            SQLITE_OK);
+  sqlite3_bind_int64(read, 1, int64_t(run->id()));
+  ASSERT_EQ(sqlite3_step(read), SQLITE_ROW);
+  store::v1::StoredPerftRun spec;
+  ASSERT_TRUE(spec.ParseFromArray(sqlite3_column_blob(read, 0), sqlite3_column_bytes(read, 0)));
+  sqlite3_finalize(read);
+  ASSERT_TRUE(spec.sharded());
+  spec.set_sharded(false);
+  spec.set_chunk_cursor(10);
+  const std::string blob = spec.SerializeAsString();
+  sqlite3_stmt* write = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "UPDATE runs SET spec = ? WHERE id = ?", -1, &write, nullptr),
+            SQLITE_OK);
+  sqlite3_bind_blob(write, 1, blob.data(), int(blob.size()), SQLITE_TRANSIENT);
+  sqlite3_bind_int64(write, 2, int64_t(run->id()));
+  ASSERT_EQ(sqlite3_step(write), SQLITE_DONE);
+  sqlite3_finalize(write);
+  sqlite3_close(db);
+  Open();
+  const v1::Run failed = *c_->GetRun(run->id());
+  EXPECT_EQ(failed.state(), v1::RUN_STATE_FAILED);
+  EXPECT_NE(failed.message().find("older arbiter"), std::string::npos) << failed.message();
+  EXPECT_FALSE(Acquire(Register("w2")).has_value());
+}
+
 // Cancelling a run whose streamed split is expanding stops the split: no job of the run is
 // handed out afterwards, and a restarted coordinator does not resume it.
 TEST_F(CoordinatorTest, CancelStopsAStreamedSplit) {
@@ -596,8 +645,8 @@ TEST_F(CoordinatorTest, CancelStopsAStreamedSplit) {
 
 // perft(11) from the start position: the in-memory split stops at ply 5 (ply 6 has 9.4 M
 // positions), three plies short of 8, so the split is streamed on its own: one ply deeper, at
-// ply 6, in chunks cut from the 5,362 positions at ply 3 (three plies above: 35^3 paths fit the
-// bound), at most 1,000,000 split positions a chunk.
+// ply 6, in shards walked from the 822,518 positions at ply 5 the in-memory split reached, at
+// most 1,000,000 split positions a shard.
 TEST_F(CoordinatorTest, DeepPerftIsStreamedAutomatically) {
   v1::SubmitPerftRequest req;
   req.mutable_perft()->set_fen(std::string(Position::kStartFen));
@@ -607,8 +656,8 @@ TEST_F(CoordinatorTest, DeepPerftIsStreamedAutomatically) {
   ASSERT_TRUE(c_->CancelRun(run->id(), "").ok());
   EXPECT_TRUE(run->perft().streamed());
   EXPECT_EQ(run->perft().split_depth(), 6u);
-  EXPECT_EQ(run->perft().chunk_ply(), 3u);
-  EXPECT_EQ(run->perft().chunk_positions(), 5362u);
+  EXPECT_EQ(run->perft().chunk_ply(), 5u);
+  EXPECT_EQ(run->perft().chunk_positions(), 822518u);
 }
 
 // split_memory_positions out of its bounds is refused with the bounds in the message.

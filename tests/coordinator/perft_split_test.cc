@@ -182,19 +182,11 @@ TEST_P(NeighboursTest, PositionsWithACommonChildAreNeighbours) {
 INSTANTIATE_TEST_SUITE_P(EstimatedAndUniform, NeighboursTest,
                          ::testing::Values(kExactEstimatePositions, size_t(0)));
 
-// A streamed split's chunks: the positions at ply 2 cut into ranges, each expanded to ply 4 on
-// its own (merging within the chunk only). The chunks' paths add up to perft(4) and their counts,
-// weighted by root move, to the exact divide of perft(5); the bound refuses a chunk too big.
-TEST(SplitPerftFrom, ChunksRecombineToTheExactDivide) {
+// The order is total: the same on any number of threads (a streamed split's chunk-ply
+// positions are walked in it, perhaps on another machine after a restart).
+TEST(SplitPerft, OrderIsTheSameOnAnyNumberOfThreads) {
   absl::StatusOr<Position> pos = Position::FromFen(kKiwipete);
   ASSERT_TRUE(pos.ok());
-  absl::StatusOr<PerftResult> local = Perft(*pos, {.depth = 5, .divide = true});
-  ASSERT_TRUE(local.ok());
-  absl::StatusOr<PerftSplit> level =
-      SplitPerft(*pos, {.depth = 5, .split_depth = 2, .threads = 1, .estimate_positions = 0});
-  ASSERT_TRUE(level.ok());
-  // The order is total: the same on any number of threads (a streamed split's cursor indexes
-  // it across restarts, perhaps on another machine).
   absl::StatusOr<PerftSplit> threaded =
       SplitPerft(*pos, {.depth = 5, .split_depth = 3, .threads = 3, .estimate_positions = 0});
   absl::StatusOr<PerftSplit> single =
@@ -203,30 +195,80 @@ TEST(SplitPerftFrom, ChunksRecombineToTheExactDivide) {
   ASSERT_EQ(threaded->unique.size(), single->unique.size());
   for (size_t i = 0; i < single->unique.size(); ++i)
     ASSERT_EQ(threaded->unique[i].packed, single->unique[i].packed) << i;
-  std::vector<uint64_t> divide(level->root_moves.size(), 0);
-  uint64_t paths = 0, unique = 0;
-  const size_t n = level->unique.size();
-  for (size_t begin = 0, chunk = 97; begin < n; begin += chunk) {
-    const size_t end = std::min(n, begin + chunk);
-    absl::StatusOr<PerftSplit> part = SplitPerftFrom(
-        *pos,
-        std::vector<SplitPosition>(level->unique.begin() + begin, level->unique.begin() + end), 2,
-        {.depth = 5, .split_depth = 4, .estimate_positions = 0});
-    ASSERT_TRUE(part.ok()) << part.status();
-    EXPECT_EQ(part->split_depth, 4);
-    paths += part->split_positions;
-    unique += part->unique.size();
-    part->root_moves = level->root_moves;
-    const std::vector<uint64_t> d = Recombine(*part);
-    for (size_t i = 0; i < d.size(); ++i) divide[i] += d[i];
+}
+
+// A streamed split's shards: Kiwipete's positions at ply 3, walked from the merged positions at
+// ply 1, cut by key with a bound of 5,000 positions a shard, on one and on three threads.
+// Together the shards hold exactly the in-memory split's unique positions (every transposition
+// merged across shards, none in two shards), each within its keys and the bound, and their
+// counts weighted by root move give the exact divide of perft(4).
+TEST(SplitPerftShard, ShardsMergeEveryTranspositionAndRecombineToTheExactDivide) {
+  absl::StatusOr<Position> pos = Position::FromFen(kKiwipete);
+  ASSERT_TRUE(pos.ok());
+  absl::StatusOr<PerftResult> local = Perft(*pos, {.depth = 4, .divide = true});
+  absl::StatusOr<PerftSplit> level =
+      SplitPerft(*pos, {.depth = 4, .split_depth = 1, .estimate_positions = 0});
+  absl::StatusOr<PerftSplit> whole =
+      SplitPerft(*pos, {.depth = 4, .split_depth = 3, .estimate_positions = 0});
+  ASSERT_TRUE(local.ok() && level.ok() && whole.ok());
+  for (int threads : {1, 3}) {
+    std::set<PackedPosition> seen;
+    std::vector<uint64_t> divide(level->root_moves.size(), 0);
+    uint64_t paths = 0;
+    int shards = 0;
+    for (uint64_t begin = 0; begin < kShardKeyEnd; ++shards) {
+      SplitShard shard = SplitPerftShard(
+          *level, 3, begin, kShardKeyEnd,
+          {.depth = 4, .max_positions = 5000, .threads = threads, .estimate_positions = 0});
+      ASSERT_GT(shard.end, begin);
+      EXPECT_EQ(shard.split.split_depth, 3);
+      EXPECT_LE(shard.split.unique.size(), 5000u);
+      for (size_t i = 0; i < shard.split.unique.size(); ++i) {
+        EXPECT_TRUE(seen.insert(shard.split.unique[i].packed).second) << "in two shards";
+        const uint64_t key = ShardKey(shard.split.PositionAt(i));
+        EXPECT_TRUE(key >= begin && key < shard.end) << key;
+      }
+      paths += shard.split.split_positions;
+      shard.split.root_moves = level->root_moves;
+      const std::vector<uint64_t> d = Recombine(shard.split);
+      for (size_t i = 0; i < d.size(); ++i) divide[i] += d[i];
+      begin = shard.end;
+    }
+    EXPECT_EQ(seen.size(), whole->unique.size()) << threads;
+    EXPECT_EQ(paths, whole->split_positions);  // 97,862: perft(3) of Kiwipete
+    EXPECT_GT(shards, 8) << whole->unique.size();
+    ASSERT_EQ(divide.size(), local->divide.size());
+    for (size_t i = 0; i < divide.size(); ++i) EXPECT_EQ(divide[i], local->divide[i].nodes) << i;
   }
-  EXPECT_EQ(paths, 4085603u);  // perft(4) of Kiwipete
-  EXPECT_LT(unique, paths);    // transpositions merged within chunks
-  ASSERT_EQ(divide.size(), local->divide.size());
-  for (size_t i = 0; i < divide.size(); ++i) EXPECT_EQ(divide[i], local->divide[i].nodes) << i;
-  absl::StatusOr<PerftSplit> big =
-      SplitPerftFrom(*pos, level->unique, 2, {.depth = 5, .split_depth = 4, .max_positions = 1000});
-  EXPECT_EQ(big.status().code(), absl::StatusCode::kResourceExhausted) << big.status();
+}
+
+// The bound gives way only to one key: positions with the same pieces of the side not to move
+// cannot be cut apart. With a bound of 1, the start position's 400 positions at ply 2 come in 20
+// shards, one per black move, each of the 20 positions with that black move (one key), and
+// perhaps an empty one above the highest key.
+TEST(SplitPerftShard, ABoundBelowOneKeysPositionsKeepsThemTogether) {
+  absl::StatusOr<PerftSplit> level = SplitPerft(
+      Position::StartPosition(), {.depth = 4, .split_depth = 1, .estimate_positions = 0});
+  ASSERT_TRUE(level.ok());
+  size_t shards = 0, positions = 0;
+  for (uint64_t begin = 0; begin < kShardKeyEnd; ++shards) {
+    SplitShard shard = SplitPerftShard(*level, 2, begin, kShardKeyEnd,
+                                       {.depth = 4, .max_positions = 1, .estimate_positions = 0});
+    ASSERT_GT(shard.end, begin);
+    // Each range ends just above a key; the last one may find none.
+    if (shard.split.unique.empty()) {
+      EXPECT_EQ(shard.end, kShardKeyEnd);
+      break;
+    }
+    const uint64_t key = ShardKey(shard.split.PositionAt(0));
+    for (size_t i = 0; i < shard.split.unique.size(); ++i)
+      EXPECT_EQ(ShardKey(shard.split.PositionAt(i)), key);
+    positions += shard.split.unique.size();
+    begin = shard.end;
+    if (shards > 100) break;
+  }
+  EXPECT_EQ(shards, 20u);
+  EXPECT_EQ(positions, 400u);
 }
 
 TEST(SplitPerft, RejectsBadDepths) {

@@ -143,10 +143,12 @@ class ClusterTest : public ::testing::Test {
       ASSERT_TRUE(GetRun(run.id(), run).ok());
     }
     ASSERT_GE(run.jobs().done(), done);
-    ASSERT_LT(run.jobs().done(), run.jobs().total()) << "the run finished before the kill";
+    // A streamed split may be behind the workers (each shard walks the tree), not finished.
     if (expanding) {
       ASSERT_LT(run.perft().chunk_positions_expanded(), run.perft().chunk_positions())
           << "the streamed split was complete before the kill";
+    } else {
+      ASSERT_LT(run.jobs().done(), run.jobs().total()) << "the run finished before the kill";
     }
     coordinator_->Signal(SIGKILL);
     coordinator_->Wait();
