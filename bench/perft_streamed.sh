@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # A deep perft with a streamed split on `arbiter local` (not run in CI): start-position
-# perft(DEPTH) split at ply SPLIT (default DEPTH - 3) in chunks of at most MEMORY split positions (the
+# perft(DEPTH) split at ply SPLIT (default DEPTH - 3) in shards of at most MEMORY split positions (the
 # coordinator's memory bound for the split), on WORKERS one-thread workers. Prints the wall time,
-# the nodes (checked against the known count), the job and chunk counts, and the peak RSS of the
+# the nodes (checked against the known count), the job and shard counts, and the peak RSS of the
 # `arbiter local` process (VmHWM: the coordinator and its workers; with HASH=0 the workers hold
 # no table). SEPARATE=1: a coordinator process and WORKERS worker processes instead, and the
 # peak RSS is the coordinator's alone.
@@ -79,7 +79,7 @@ jobs=$("$ARBITER" runs --coordinator "$addr" --json show 1 | sed -n 's/.*"total"
 chunks=$(grep -m1 '^Streamed:' <<<"$show" || true)
 secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
 if [[ "$MEMORY" != 0 ]]; then
-  echo "perft($DEPTH) streamed: split at ply $split, at most $MEMORY split positions a chunk, $WORKERS workers, hash $HASH MB"
+  echo "perft($DEPTH) streamed: split at ply $split, at most $MEMORY split positions a shard, $WORKERS workers, hash $HASH MB"
 else
   echo "perft($DEPTH) in-memory split at ply $split (for comparison), $WORKERS workers, hash $HASH MB"
 fi
@@ -89,5 +89,5 @@ echo "jobs: $jobs"
 [[ -n "$chunks" ]] && echo "$chunks"
 grep -m1 '^Split:' <<<"$show" || true
 echo "peak RSS of $what: $((hwm / 1024)) MB"
-grep -m3 "streamed split chunk" "$tmp/err" | sed 's/^/log: /' || true
+grep -m3 "streamed split shard" "$tmp/err" | sed 's/^/log: /' || true
 [[ -z "${known[$DEPTH]:-}" || "$nodes" == "${known[$DEPTH]}" ]] || { echo "WRONG COUNT" >&2; exit 1; }

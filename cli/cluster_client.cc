@@ -543,9 +543,13 @@ void PrintRun(const v1::Run& run, std::ostream& out) {
     out << absl::StrFormat("Split: depth %d, %d positions, %d unique\n", p.split_depth(),
                            p.split_positions(), p.unique_positions());
     if (p.streamed())
-      out << absl::StrFormat("Streamed: %d chunks cut from ply %d, %d of %d positions expanded\n",
-                             p.chunks(), p.chunk_ply(), p.chunk_positions_expanded(),
-                             p.chunk_positions());
+      out << absl::StrFormat(
+          "Streamed: %d shards walked from the %d positions at ply %d, %.1f %% "
+          "done\n",
+          p.chunks(), p.chunk_positions(), p.chunk_ply(),
+          p.chunk_positions() > 0
+              ? 100.0 * double(p.chunk_positions_expanded()) / double(p.chunk_positions())
+              : 100.0);
     out << absl::StrFormat("Nodes: %s in %.3f s (%.1f Mnodes/s)\n", p.result().nodes_decimal(),
                            p.result().seconds(), p.result().nodes_per_second() / 1e6);
     for (const auto& d : p.disagreements())

@@ -8,6 +8,7 @@
 #include <optional>
 #include <thread>
 
+#include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "base/strings.h"
 #include "base/uint128.h"
@@ -182,7 +183,7 @@ absl::StatusOr<JobBatch> StreamedPerftSplit::Next() {
   batch.run_spec = spec_.SerializeAsString();
   batch.summary = Cat(
       "streamed split shard ", spec_.chunks(), ": keys ", begin, "..", shard.end, " (",
-      std::round(1000 * double(shard.end) / double(kShardKeyEnd)) / 10, " % done) -> ",
+      absl::StrFormat("%.1f", 100 * double(shard.end) / double(kShardKeyEnd)), " % done) -> ",
       split.unique.size(), " unique positions at ply ", spec_.split_depth(), " (",
       split.split_positions, " with their multiplicities), ", groups.size(), " jobs; split ",
       Seconds(start, split_end), " s, job specs ", Seconds(split_end, SteadyClock::now()), " s");

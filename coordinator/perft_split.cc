@@ -398,6 +398,9 @@ uint64_t ShardKey(const Position& pos) {
 
 namespace {
 
+// Most positions a shard's map makes room for at once (~40 bytes each).
+constexpr size_t kShardReserve = 1 << 21;
+
 // The unique positions with keys in [begin, end) met by a walk, with their weights; `end` comes
 // down (dropping the positions above it) whenever they outgrow the bound.
 class ShardCollector {
@@ -407,18 +410,23 @@ class ShardCollector {
     Weights weights;
     uint64_t key;
   };
-  ShardCollector(uint64_t begin, uint64_t end, size_t bound)
-      : begin_(begin), end_(end), bound_(std::max<size_t>(1, bound)) {}
+  // Keeps the keys k in [begin, end) with k % classes == cls.
+  ShardCollector(uint64_t begin, uint64_t end, size_t bound, uint64_t classes, uint64_t cls)
+      : begin_(begin),
+        end_(end),
+        bound_(std::max<size_t>(1, bound)),
+        classes_(classes),
+        cls_(cls) {}
 
   uint64_t end() const { return end_; }
   std::vector<Entry>& entries() { return entries_; }
-  void SetBound(size_t bound) { bound_ = std::max<size_t>(1, bound); }
 
   // Every path of `plies` moves from `pos`, each adding `weights` to the position it reaches.
   void Walk(Position& pos, int plies, const Weights& weights) {
     if (plies == 0) {
       const uint64_t key = ShardKey(pos);
-      if (key >= begin_ && key < end_) Add(PackPosition(pos), weights, key);
+      if (key >= begin_ && key < end_ && key % classes_ == cls_)
+        Add(PackPosition(pos), weights, key);
       return;
     }
     MoveList list;
@@ -432,7 +440,8 @@ class ShardCollector {
   }
 
   void Add(const PackedPosition& packed, const Weights& weights, uint64_t key) {
-    if (key < begin_ || key >= end_) return;
+    // Room for the bound at once: growing a map of this size costs more than filling it.
+    if (index_.empty()) index_.reserve(std::min<size_t>(bound_, kShardReserve) + 1);
     auto [it, inserted] = index_.try_emplace(packed, uint32_t(entries_.size()));
     if (!inserted) {
       for (const auto& [root_move, m] : weights)
@@ -468,12 +477,14 @@ class ShardCollector {
       if (e.key < end_) entries_[kept++] = std::move(e);
     entries_.resize(kept);
     index_.clear();
+    index_.reserve(std::min<size_t>(bound_, kShardReserve) + 1);
     for (size_t i = 0; i < entries_.size(); ++i) index_.emplace(entries_[i].packed, uint32_t(i));
   }
 
  private:
   uint64_t begin_, end_;
   size_t bound_;
+  uint64_t classes_, cls_;
   uint64_t lone_key_ = ~uint64_t{0};  // keys are below 2^63
   std::vector<Entry> entries_;
   absl::flat_hash_map<PackedPosition, uint32_t, PackedHash, PackedEq> index_;
@@ -485,43 +496,38 @@ SplitShard SplitPerftShard(const PerftSplit& level, int split_depth, uint64_t be
                            const SplitOptions& opts) {
   const size_t n = level.unique.size();
   const int plies = std::max(0, split_depth - level.split_depth);
-  // Each thread walks every parts-th position of the level and keeps at most its share of the
-  // bound; the shard is the keys below the lowest end any thread came down to.
+  // Each thread walks the whole level but keeps only the keys of its class (key % parts), at most
+  // its share of the bound: the classes never share a position, so no merge is needed, and each
+  // thread's range end depends only on its class (the same shards on every run with as many
+  // threads). The shard is the keys below the lowest end.
   const int parts = int(std::clamp<size_t>(opts.threads > 0 ? size_t(opts.threads)
                                            : n < 64         ? 1
                                                             : std::thread::hardware_concurrency(),
-                                           1, std::min<size_t>(16, std::max<size_t>(1, n))));
+                                           1, 16));
   std::vector<ShardCollector> collectors;
   for (int t = 0; t < parts; ++t)
-    collectors.emplace_back(begin, end, std::max<size_t>(1, opts.max_positions / size_t(parts)));
+    collectors.emplace_back(begin, end, std::max<size_t>(1, opts.max_positions / size_t(parts)),
+                            uint64_t(parts), uint64_t(t));
   ParallelFor(size_t(parts), parts, [&](size_t, size_t, int t) {
-    for (size_t i = size_t(t); i < n; i += size_t(parts)) {
+    for (size_t i = 0; i < n; ++i) {
       Position pos = level.PositionAt(i);
       collectors[t].Walk(pos, plies, level.unique[i].weights);
     }
   });
-  uint64_t shard_end = end;
-  for (const ShardCollector& c : collectors) shard_end = std::min(shard_end, c.end());
-  // The threads' positions merged into the first collector's (a position may be reached from
-  // positions of the level that different threads walked).
-  // Their union has at most the bound (each thread's share) unless one key holds more.
-  ShardCollector& merged = collectors[0];
-  merged.Lower(shard_end);
-  merged.SetBound(opts.max_positions);
-  for (int t = 1; t < parts; ++t) {
-    for (ShardCollector::Entry& e : collectors[t].entries()) merged.Add(e.packed, e.weights, e.key);
-    std::vector<ShardCollector::Entry>().swap(collectors[t].entries());
-  }
   SplitShard shard;
-  shard.end = merged.end();
+  shard.end = end;
+  for (const ShardCollector& c : collectors) shard.end = std::min(shard.end, c.end());
   shard.split.depth = opts.depth;
   shard.split.split_depth = split_depth;
   shard.split.root = level.root;
   std::vector<SplitPosition> found;
-  found.reserve(merged.entries().size());
-  for (ShardCollector::Entry& e : merged.entries()) {
-    for (const auto& w : e.weights) shard.split.split_positions += w.second;
-    found.push_back({e.packed, std::move(e.weights), 1});
+  for (ShardCollector& c : collectors) {
+    for (ShardCollector::Entry& e : c.entries()) {
+      if (e.key >= shard.end) continue;
+      for (const auto& w : e.weights) shard.split.split_positions += w.second;
+      found.push_back({e.packed, std::move(e.weights), 1});
+    }
+    std::vector<ShardCollector::Entry>().swap(c.entries());
   }
   collectors.clear();
   OrderLevel(shard.split, found, opts);
