@@ -464,7 +464,8 @@ absl::StatusOr<RunPlan> PlanStreamedPerftRun(const v1::SubmitPerftRequest& reque
                                                               : uint64_t(kMaxSplitPositions);
   int split_depth = request.split_depth() > 0 ? int(request.split_depth())
                                               : std::max(1, int(p.depth()) - kWorkerPlies);
-  // Plies below the chunk ply: as many as one position's subtree is expected to fit the bound.
+  // Plies below the chunk ply: as many as one position's subtree is expected to fit the bound (for
+  // the automatic split depth; the walk starts deeper when it can).
   int below = 0;
   for (double paths = kBranching; below < split_depth - 1 && paths <= double(bound);
        paths *= kBranching)
@@ -478,19 +479,29 @@ absl::StatusOr<RunPlan> PlanStreamedPerftRun(const v1::SubmitPerftRequest& reque
   run.set_fen(root.Fen());
   run.set_streamed(true);
   run.set_sharded(true);
-  // The walk of each shard starts from the deepest ply known to fit the coordinator's memory (one
-  // above the split when the in-memory split reached it): the deeper, the fewer paths it walks.
-  run.set_chunk_ply(uint32_t(reached ? std::min(split_depth - 1, max_chunk_ply)
-                                     : std::min(split_depth - below, max_chunk_ply)));
   run.set_max_chunk_positions(bound);
   run.set_target_jobs(TargetJobs(so));
   const auto start = SteadyClock::now();
+  // The walk of each shard starts from the deepest ply above the split whose positions fit the
+  // coordinator's memory (at most kMaxSplitPositions): the deeper, the fewer paths it walks. The
+  // in-memory split that stopped at max_chunk_ply has them; else plies are tried from one above
+  // the split up to `below` plies above (each try gives up within one chunk of its last ply).
+  const int deepest = std::max(1, std::min(split_depth - 1, max_chunk_ply));
+  const int shallowest = std::max(1, std::min(split_depth - below, deepest));
   std::optional<PerftSplit> level;
-  if (reached && reached->split_depth == int(run.chunk_ply())) {
+  if (reached && reached->split_depth == deepest) {
+    run.set_chunk_ply(uint32_t(deepest));
     level = std::move(reached);
   } else {
     reached.reset();
-    ASSIGN_OR_RETURN(level, ChunkLevel(root, run));
+    for (int ply = deepest;; --ply) {
+      run.set_chunk_ply(uint32_t(ply));
+      absl::StatusOr<PerftSplit> tried = ChunkLevel(root, run);
+      if (tried.ok() || ply <= shallowest) {
+        ASSIGN_OR_RETURN(level, std::move(tried));
+        break;
+      }
+    }
   }
   run.set_chunk_positions(level->unique.size());
   for (const std::string& m : level->root_moves) run.add_root_moves(m);
