@@ -37,14 +37,14 @@ constexpr size_t kMaxFenBytes = 256;
 // Most results a verified job may collect without a majority before the run fails.
 constexpr int kMaxVerifyResults = 5;
 
-// Bounds of split_memory_positions: below, chunks of a few dozen positions cost a transaction
-// each; above, one chunk's split takes gigabytes (~400 bytes a position at its peak).
+// Bounds of split_memory_positions: below, shards of a few dozen positions cost a transaction
+// and a walk each; above, one shard takes gigabytes (~110 bytes a position, and its job specs).
 constexpr uint64_t kMinSplitMemoryPositions = 100;
 constexpr uint64_t kMaxSplitMemoryPositions = 4'000'000;
 
-// A ply multiplies the positions by about this much (the mean number of legal moves): a streamed
-// split cuts its chunks this many plies above the split depth that one position's subtree is
-// expected to fit the memory bound.
+// A ply multiplies the positions by about this much (the mean number of legal moves): an automatic
+// streamed split goes at most as many plies below the deepest walk ply as one position's subtree
+// is expected to fit the memory bound, and the walk starts at most that far above the split.
 constexpr double kBranching = 35;
 
 // A shard's unique positions per key predict the next one's: it asks for keys to fill this share
@@ -88,15 +88,15 @@ store::v1::StoredPerftJob BuildJobSpec(const PerftSplit& split, const std::vecto
   return spec;
 }
 
-// The positions at a streamed split's chunk ply, merged, in the split's order (a total order,
-// the same at every restart: the stored cursor indexes it).
+// The positions at a streamed split's chunk ply (where each shard's walk starts), merged, in the
+// split's order (the same at every restart).
 absl::StatusOr<PerftSplit> ChunkLevel(const Position& root, const store::v1::StoredPerftRun& run) {
   absl::StatusOr<PerftSplit> level = SplitPerft(root, {.depth = int(run.request().perft().depth()),
                                                        .split_depth = int(run.chunk_ply()),
                                                        .estimate_positions = 0});
   if (!level.ok())
     return absl::InvalidArgumentError(
-        Cat("streamed split to ply ", run.split_depth(), ": its chunks are cut at ply ",
+        Cat("streamed split to ply ", run.split_depth(), ": its shards are walked from ply ",
             run.chunk_ply(), ", which has more than ", kMaxSplitPositions,
             " unique positions; raise split_memory_positions or lower split_depth"));
   return level;
@@ -448,12 +448,12 @@ absl::Status CheckPerftRequest(const v1::SubmitPerftRequest& request) {
 
 namespace {
 
-// A streamed split's plan: the run's spec with its chunk ply and an empty cursor; its jobs come
+// A streamed split's plan: the run's spec with its walk ply and an empty cursor; its jobs come
 // from the run's JobSource as the coordinator asks for them.
-// `max_chunk_ply`: the chunks are cut at most this deep (a ply known to fit the memory bound).
+// `max_chunk_ply`: the walk starts at most this deep (a ply known to fit the memory bound).
 // `max_split_depth`: an automatic split goes at most this deep.
 // `reached`: the in-memory split that stopped at max_chunk_ply, if any (its positions are the
-// chunk ply's when the chunks are cut there).
+// walk's when it starts there).
 // `lanes`: the run's lane count (0 or 1: none); each batch's jobs are spread over them.
 absl::StatusOr<RunPlan> PlanStreamedPerftRun(const v1::SubmitPerftRequest& request,
                                              const Position& root, const SplitOptions& so,

@@ -58,6 +58,15 @@ class CoordinatorTest : public ::testing::Test {
     req.set_threads(threads);
     return c_->Register(req, Caller{token, v1::ROLE_WORKER})->worker_id();
   }
+  // Start position perft(6) split at ply 3, streamed with at most 100 split positions a shard.
+  static v1::SubmitPerftRequest SmallStreamedRequest() {
+    v1::SubmitPerftRequest req;
+    req.mutable_perft()->set_fen(std::string(Position::kStartFen));
+    req.mutable_perft()->set_depth(6);
+    req.set_split_depth(3);
+    req.set_split_memory_positions(100);
+    return req;
+  }
   v1::Run Submit(int depth, uint32_t jobs, bool verify = false) {
     v1::SubmitPerftRequest req;
     req.mutable_perft()->set_fen(std::string(Position::kStartFen));
@@ -503,12 +512,8 @@ TEST_F(CoordinatorTest, VerifyAsksAThirdWorkerAndFlagsTheOddOne) {
 // run without a restart.
 TEST_F(CoordinatorTest, StreamedSplitResumesFromItsStoredCursor) {
   std::string w = Register("w");
-  v1::SubmitPerftRequest req;
-  req.mutable_perft()->set_fen(std::string(Position::kStartFen));
-  req.mutable_perft()->set_depth(6);
-  req.set_split_depth(3);
+  v1::SubmitPerftRequest req = SmallStreamedRequest();
   req.set_target_jobs(32);
-  req.set_split_memory_positions(100);
   // Completes jobs until the run is finished (or `stop_after` jobs); returns the run.
   auto work = [&](uint64_t id, int stop_after) {
     for (int done = 0, idle = 0; done < stop_after && idle < 100;) {
@@ -576,11 +581,7 @@ TEST_F(CoordinatorTest, StreamedSplitResumesFromItsStoredCursor) {
 // again: after a restart it fails with the cause, and none of its jobs is handed out.
 TEST_F(CoordinatorTest, AnOlderStreamedRunFailsRatherThanCountingTwice) {
   const std::string w = Register("w");
-  v1::SubmitPerftRequest req;
-  req.mutable_perft()->set_fen(std::string(Position::kStartFen));
-  req.mutable_perft()->set_depth(6);
-  req.set_split_depth(3);
-  req.set_split_memory_positions(100);
+  v1::SubmitPerftRequest req = SmallStreamedRequest();
   absl::StatusOr<v1::Run> run = c_->SubmitPerft(req);
   ASSERT_TRUE(run.ok()) << run.status();
   ASSERT_LT(run->perft().chunk_positions_expanded(), run->perft().chunk_positions());
@@ -619,11 +620,7 @@ TEST_F(CoordinatorTest, AnOlderStreamedRunFailsRatherThanCountingTwice) {
 // handed out afterwards, and a restarted coordinator does not resume it.
 TEST_F(CoordinatorTest, CancelStopsAStreamedSplit) {
   const std::string w = Register("w");
-  v1::SubmitPerftRequest req;
-  req.mutable_perft()->set_fen(std::string(Position::kStartFen));
-  req.mutable_perft()->set_depth(6);
-  req.set_split_depth(3);
-  req.set_split_memory_positions(100);
+  v1::SubmitPerftRequest req = SmallStreamedRequest();
   absl::StatusOr<v1::Run> run = c_->SubmitPerft(req);
   ASSERT_TRUE(run.ok()) << run.status();
   std::optional<v1::Job> job;
