@@ -157,11 +157,8 @@ absl::StatusOr<JobBatch> StreamedPerftSplit::Next() {
   // ahead, so their specs in memory stay near the bound), or kMinStreamedJobPositions.
   const double share = double(shard.end - begin) / double(kShardKeyEnd);
   const size_t per_job = std::max<size_t>(kMinStreamedJobPositions, bound / kStreamedJobsPerBound);
-  const size_t jobs =
-      split.unique.empty()
-          ? 0
-          : std::max({size_t(1), size_t(std::ceil(double(spec_.target_jobs()) * share)),
-                      (split.unique.size() + per_job - 1) / per_job});
+  const size_t jobs = std::max({size_t(1), size_t(std::ceil(double(spec_.target_jobs()) * share)),
+                                (split.unique.size() + per_job - 1) / per_job});
   const std::vector<std::vector<uint32_t>> groups = PackJobs(split, jobs);
   const std::string root_fen = root->Fen();
   JobBatch batch;
