@@ -12,7 +12,8 @@
 # allocates and zeroes its table inside its time).
 # Efficiency = in-process wall time / cluster wall time (1.0 = distribution costs nothing); the CPU
 # seconds of both sides are printed too (on a shared machine they are the steadier measure).
-# Usage: bench/cluster_scaling.sh [BUILD_DIR]   (env: DEPTH=8 HASH=256 ROUNDS=3 SEPARATE=1)
+# Usage: bench/cluster_scaling.sh [BUILD_DIR]   (env: DEPTH=8 HASH=256 ROUNDS=3 SEPARATE=1;
+#   CLUSTER_FLAGS: more flags for the clusters' perft, e.g. "--split-memory-positions 100000")
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD="${1:-build}"
@@ -69,7 +70,7 @@ run_cluster() {
   local c0 c1 t0 t1 out k0 k1
   c0=$(cpu_sum); t0=$(now); k0=$(cpu_of "${pids[0]}")
   out=$("$ARBITER" "${token[@]}" perft --startpos --depth "$DEPTH" --hash "$WORKER_HASH" \
-    --coordinator "$addr" 2>/dev/null)
+    --coordinator "$addr" ${CLUSTER_FLAGS:-} 2>/dev/null)
   t1=$(now); c1=$(cpu_sum); k1=$(cpu_of "${pids[0]}")
   # Where the time went (the coordinator logs them): the split and the job specs before any job
   # exists, the store, and the run from its first job to its result.
