@@ -216,6 +216,7 @@ class PerftRun final : public RunHandler {
     return absl::OkStatus();
   }
   int ResultsWanted() const override { return spec_.request().verify() ? 2 : 1; }
+  size_t LaneCount() const override { return spec_.lanes(); }
   double Estimate(const Job& job) const override { return jobs_[job.index].estimate(); }
   void FillWork(const Job& job, v1::Job& out) const override {
     *out.mutable_perft() = jobs_[job.index].work();
@@ -503,7 +504,10 @@ absl::StatusOr<RunPlan> PlanStreamedPerftRun(const v1::SubmitPerftRequest& reque
   run.set_chunk_positions(level->unique.size());
   for (const std::string& m : level->root_moves) run.add_root_moves(m);
   RunPlan plan;
-  if (lanes >= 2) plan.lane_count = lanes;
+  if (lanes >= 2) {
+    plan.lane_count = lanes;
+    run.set_lanes(uint32_t(lanes));
+  }
   plan.summary =
       Cat("perft depth ", p.depth(), " of '", run.fen(), "' streamed: split at depth ", split_depth,
           " in shards of at most ", bound, " positions walked from the ", level->unique.size(),
@@ -590,6 +594,7 @@ absl::StatusOr<RunPlan> PlanPerftRun(const v1::SubmitPerftRequest& submitted,
   for (std::thread& t : builders) t.join();
   if (lanes >= 2) {
     plan.lane_count = lanes;
+    run.set_lanes(uint32_t(lanes));
     for (size_t i = 0; i < specs.size(); ++i)
       plan.lanes.push_back(uint32_t(i * lanes / specs.size()));
   }

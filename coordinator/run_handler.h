@@ -207,6 +207,8 @@ class RunHandler {
   }
   // Whether a stored run may go on after a restart (an error fails it with that message).
   virtual absl::Status Resumable() const { return absl::OkStatus(); }
+  // The run's lane count as planned (0: none), for a restarted coordinator.
+  virtual size_t LaneCount() const { return 0; }
 };
 
 // What a planner may know of the cluster when it plans a run.

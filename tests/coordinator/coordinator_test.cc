@@ -232,6 +232,37 @@ TEST_F(CoordinatorTest, StreamedLaneOfAnAbsentWorkerIsTakenOver) {
   EXPECT_EQ(now.jobs().done(), now.jobs().total());
 }
 
+// A restarted coordinator gives the jobs still to do lanes again: perft(6) in 8 jobs on two
+// lanes, 2 done before the restart; the 6 left are two lanes of 3. The abuse: only one worker
+// comes back. It takes its lane in order, then the other lane from its far end, and finishes
+// the run exactly. Without the lanes restored it would take the 6 in queue order.
+TEST_F(CoordinatorTest, RestartGivesTheJobsLeftLanesAgain) {
+  std::string a = Register("a");
+  Register("b");
+  const v1::Run run = Submit(6, 8);
+  ASSERT_EQ(run.jobs().total(), 8u);
+  uint64_t base = 0;
+  for (int i = 0; i < 2; ++i) {
+    std::optional<v1::Job> job = Acquire(a);
+    ASSERT_TRUE(job);
+    if (i == 0) base = job->job_id();
+    EXPECT_EQ(job->job_id() - base, uint64_t(i));
+    ASSERT_TRUE(Complete(a, *job).ok());
+  }
+  Open();
+  a = Register("a2");
+  std::vector<uint64_t> order;
+  while (std::optional<v1::Job> job = Acquire(a)) {
+    order.push_back(job->job_id() - base);
+    ASSERT_TRUE(Complete(a, *job).ok());
+  }
+  EXPECT_EQ(order, std::vector<uint64_t>({2, 3, 4, 7, 6, 5}));
+  const absl::StatusOr<v1::Run> done = c_->GetRun(run.id());
+  ASSERT_TRUE(done.ok()) << done.status();
+  EXPECT_EQ(done->state(), v1::RUN_STATE_SUCCEEDED) << done->message();
+  EXPECT_EQ(done->perft().result().nodes(), 119060324u);
+}
+
 // Simulated time for the coordinator: moves only when the test says so.
 class SimulatedClock {
  public:
