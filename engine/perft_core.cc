@@ -145,10 +145,8 @@ uint64_t PerftRecurse(Position& pos, int depth, PerftTable* table) {
     Uninitialised<Key128, 256> key_buffer;
     Key128* const keys = key_buffer.at;
     for (int i = 0; i < n; ++i) {
-      pos.DoMove<true>(moves[i], undo);
-      keys[i] = pos.Key();
+      keys[i] = pos.KeyAfter(moves[i]);
       table->Prefetch(keys[i]);
-      pos.UndoMove<true>(moves[i], undo);
     }
     for (int i = 0; i < n; ++i) {
       uint64_t cached;

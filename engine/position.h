@@ -114,6 +114,9 @@ class Position {
   void DoMove(Move m, UndoInfo& undo);
   template <bool kKeys = true>
   void UndoMove(Move m, const UndoInfo& undo);
+  // The key DoMove(m) gives, without making the move (perft's hash looks up all children
+  // before it descends into any).
+  Key128 KeyAfter(Move m) const;
   // Passes the turn (null move for search); undo with UndoNullMove.
   void DoNullMove(UndoInfo& undo);
   void UndoNullMove(const UndoInfo& undo);
@@ -297,6 +300,44 @@ inline void Position::UndoMove(Move m, const UndoInfo& undo) {
   ep_ = undo.ep;
   castling_ = undo.castling;
   halfmove_ = undo.halfmove;
+}
+
+inline Key128 Position::KeyAfter(Move m) const {
+  using zobrist::kZobrist;
+  const Color us = side_, them = ~us;
+  const Square from = m.From(), to = m.To();
+  const Piece pc = Piece(board_[from]);
+  Key128 key = key_;
+  key.Toggle(kZobrist.side);
+  if (ep_ != kNoSquare && EpAttackable(ep_, us)) key.Toggle(kZobrist.ep_file[FileOf(ep_)]);
+  key.Toggle(kZobrist.piece[pc][from]);
+  if (m.KindOf() == Move::kCastling) {
+    // King takes own rook: the rook leaves `to`, both land on their castling squares.
+    const bool king_side = to > from;
+    const Piece rook = Piece(board_[to]);
+    key.Toggle(kZobrist.piece[pc][CastlingKingTo(us, king_side)]);
+    key.Toggle(kZobrist.piece[rook][to]);
+    key.Toggle(kZobrist.piece[rook][CastlingRookTo(us, king_side)]);
+  } else {
+    const Square cap_sq = m.KindOf() == Move::kEnPassant ? Square(to - kPawnPush[us]) : to;
+    const Piece captured = Piece(board_[cap_sq]);
+    if (captured != kNoPiece) key.Toggle(kZobrist.piece[captured][cap_sq]);
+    const Piece lands = m.KindOf() == Move::kPromotion ? MakePiece(us, m.Promotion()) : pc;
+    key.Toggle(kZobrist.piece[lands][to]);
+    if (TypeOf(pc) == kPawn && (to ^ from) == 16) {
+      const Square ep = Square((to + from) / 2);
+      if (EpAttackable(ep, them)) key.Toggle(kZobrist.ep_file[FileOf(ep)]);
+    }
+  }
+  if (const uint8_t lost = castling_ & (castling_mask_[from] | castling_mask_[to])) {
+    key.Toggle(kZobrist.castling[castling_]);
+    key.Toggle(kZobrist.castling[castling_ ^ lost]);
+    for (uint8_t b = lost; b; b &= b - 1) {
+      const int idx = __builtin_ctz(b);
+      key.Toggle(kZobrist.castling_rook[idx][castling_rook_[idx]]);
+    }
+  }
+  return key;
 }
 
 // True when a pawn of `us` stands where it could capture en passant on `ep` (pseudo-legal).

@@ -167,6 +167,43 @@ TEST(PositionKey, NamesTheRookOfEachCastlingRight) {
   }
 }
 
+// KeyAfter(m) is the key DoMove(m) gives, for every move of every suite position and of the
+// positions one ply below (castling in both chess and Chess960, rights lost by a rook captured
+// or moved, en passant squares that are and are not capturable, promotions with capture).
+// Perft's hash looks children up by it: a wrong key would only miss, so this checks it exactly.
+TEST(PositionKey, KeyAfterIsTheKeyOfTheMoveMade) {
+  size_t checked = 0;
+  auto check_moves = [&](Position& pos) {
+    MoveList list;
+    GenerateLegal(pos, list);
+    for (Move m : list) {
+      const Key128 predicted = pos.KeyAfter(m);
+      UndoInfo undo;
+      pos.DoMove(m, undo);
+      EXPECT_TRUE(predicted.lo == pos.Key().lo && predicted.hi == pos.Key().hi)
+          << pos.Fen() << " after " << m.Raw();
+      pos.UndoMove(m, undo);
+      ++checked;
+    }
+  };
+  for (const char* suite : {"standard.epd", "fischer960.epd"}) {
+    const auto lines = testing::LoadSuite(suite);
+    for (size_t i = 0; i < lines.size(); i += 3) {
+      Position pos = *Position::FromFen(lines[i].fen);
+      check_moves(pos);
+      MoveList list;
+      GenerateLegal(pos, list);
+      for (Move m : list) {
+        UndoInfo undo;
+        pos.DoMove(m, undo);
+        check_moves(pos);
+        pos.UndoMove(m, undo);
+      }
+    }
+  }
+  EXPECT_GT(checked, 100'000u);
+}
+
 TEST(PackedPosition, RejectsBadBytes) {
   const Position start = Position::StartPosition();
   PackedPosition p = PackPosition(start);
