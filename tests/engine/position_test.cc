@@ -1,5 +1,7 @@
 #include "engine/position.h"
 
+#include <functional>
+
 #include "engine/movegen.h"
 #include "engine/notation.h"
 #include "engine/packed_position.h"
@@ -98,50 +100,53 @@ TEST(Fen, RoundTripsEverySuitePosition) {
   }
 }
 
+// Calls visit(root, pos) on every `step`-th position of both suites (standard and Chess960) and
+// on every position up to `plies` plies below it.
+void VisitSuiteTrees(size_t step, int plies,
+                     const std::function<void(const Position& root, Position& pos)>& visit) {
+  Position root = Position::StartPosition();
+  std::function<void(Position&, int)> walk = [&](Position& pos, int left) {
+    visit(root, pos);
+    if (left == 0) return;
+    MoveList list;
+    GenerateLegal(pos, list);
+    for (Move m : list) {
+      UndoInfo undo;
+      pos.DoMove(m, undo);
+      walk(pos, left - 1);
+      pos.UndoMove(m, undo);
+    }
+  };
+  for (const char* suite : {"standard.epd", "fischer960.epd"}) {
+    const auto lines = testing::LoadSuite(suite);
+    for (size_t i = 0; i < lines.size(); i += step) {
+      absl::StatusOr<Position> parsed = Position::FromFen(lines[i].fen);
+      ASSERT_TRUE(parsed.ok()) << lines[i].fen;
+      root = *parsed;
+      walk(*parsed, plies);
+    }
+  }
+}
+
 // Every suite position and every position one and two plies below it (castling rights lost,
 // en passant squares, promotions, Chess960 rooks) packs to 34 bytes and unpacks to the same
 // position: same 128-bit key, same legal moves, same castling rooks.
 TEST(PackedPosition, RoundTripsSuitePositionsAndTheirChildren) {
   size_t checked = 0;
-  for (const char* suite : {"standard.epd", "fischer960.epd"}) {
-    const auto lines = testing::LoadSuite(suite);
-    for (size_t i = 0; i < lines.size(); i += 7) {
-      auto root = Position::FromFen(lines[i].fen);
-      ASSERT_TRUE(root.ok()) << lines[i].fen;
-      auto check = [&](const Position& pos) {
-        absl::StatusOr<Position> back = UnpackPosition(AsBytes(PackPosition(pos)), *root);
-        ASSERT_TRUE(back.ok()) << back.status() << " for " << pos.Fen();
-        EXPECT_EQ(back->Key().lo, pos.Key().lo) << pos.Fen() << " vs " << back->Fen();
-        EXPECT_EQ(back->Key().hi, pos.Key().hi) << pos.Fen();
-        EXPECT_EQ(back->IsChess960(), pos.IsChess960()) << pos.Fen();
-        EXPECT_EQ(CountLegal(*back), CountLegal(pos)) << pos.Fen();
-        for (int idx = 0; idx < 4; ++idx) {
-          if (pos.CanCastle(idx)) {
-            EXPECT_EQ(back->CastlingRook(idx), pos.CastlingRook(idx)) << pos.Fen();
-          }
-        }
-        ++checked;
-      };
-      Position pos = *root;
-      check(pos);
-      MoveList list;
-      GenerateLegal(pos, list);
-      for (Move m : list) {
-        UndoInfo undo;
-        pos.DoMove(m, undo);
-        check(pos);
-        MoveList replies;
-        GenerateLegal(pos, replies);
-        for (Move r : replies) {
-          UndoInfo u2;
-          pos.DoMove(r, u2);
-          check(pos);
-          pos.UndoMove(r, u2);
-        }
-        pos.UndoMove(m, undo);
+  VisitSuiteTrees(7, 2, [&](const Position& root, Position& pos) {
+    absl::StatusOr<Position> back = UnpackPosition(AsBytes(PackPosition(pos)), root);
+    ASSERT_TRUE(back.ok()) << back.status() << " for " << pos.Fen();
+    EXPECT_EQ(back->Key().lo, pos.Key().lo) << pos.Fen() << " vs " << back->Fen();
+    EXPECT_EQ(back->Key().hi, pos.Key().hi) << pos.Fen();
+    EXPECT_EQ(back->IsChess960(), pos.IsChess960()) << pos.Fen();
+    EXPECT_EQ(CountLegal(*back), CountLegal(pos)) << pos.Fen();
+    for (int idx = 0; idx < 4; ++idx) {
+      if (pos.CanCastle(idx)) {
+        EXPECT_EQ(back->CastlingRook(idx), pos.CastlingRook(idx)) << pos.Fen();
       }
     }
-  }
+    ++checked;
+  });
   EXPECT_GT(checked, 100'000u);
 }
 
@@ -173,7 +178,7 @@ TEST(PositionKey, NamesTheRookOfEachCastlingRight) {
 // Perft's hash looks children up by it: a wrong key would only miss, so this checks it exactly.
 TEST(PositionKey, KeyAfterIsTheKeyOfTheMoveMade) {
   size_t checked = 0;
-  auto check_moves = [&](Position& pos) {
+  VisitSuiteTrees(3, 1, [&](const Position&, Position& pos) {
     MoveList list;
     GenerateLegal(pos, list);
     for (Move m : list) {
@@ -185,22 +190,7 @@ TEST(PositionKey, KeyAfterIsTheKeyOfTheMoveMade) {
       pos.UndoMove(m, undo);
       ++checked;
     }
-  };
-  for (const char* suite : {"standard.epd", "fischer960.epd"}) {
-    const auto lines = testing::LoadSuite(suite);
-    for (size_t i = 0; i < lines.size(); i += 3) {
-      Position pos = *Position::FromFen(lines[i].fen);
-      check_moves(pos);
-      MoveList list;
-      GenerateLegal(pos, list);
-      for (Move m : list) {
-        UndoInfo undo;
-        pos.DoMove(m, undo);
-        check_moves(pos);
-        pos.UndoMove(m, undo);
-      }
-    }
-  }
+  });
   EXPECT_GT(checked, 100'000u);
 }
 
