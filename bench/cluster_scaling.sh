@@ -72,18 +72,17 @@ run_cluster() {
   out=$("$ARBITER" "${token[@]}" perft --startpos --depth "$DEPTH" --hash "$WORKER_HASH" \
     --coordinator "$addr" ${CLUSTER_FLAGS:-} 2>/dev/null)
   t1=$(now); c1=$(cpu_sum); k1=$(cpu_of "${pids[0]}")
-  # Where the time went (the coordinator logs them): the split and the job specs before any job
-  # exists, the store, and the run from its first job to its result.
-  local split specs stored jobs
-  split=$(sed -n 's/.*; split \([0-9.]*\) s, job specs.*/\1/p' "$tmp/err" | head -1)
-  specs=$(sed -n 's/.*job specs \([0-9.]*\) s; stored.*/\1/p' "$tmp/err" | head -1)
-  stored=$(sed -n 's/.*; stored \([0-9.]*\) s$/\1/p' "$tmp/err" | head -1)
-  jobs=$(sed -n 's/.*succeeded, [0-9]* nodes in \([0-9.]*\) s.*/\1/p' "$tmp/err" | head -1)
+  # When the first jobs existed (the coordinator logs them once stored): the planned run's line
+  # for a split merged at once, the first shard's for a streamed one; counted from the submit.
+  local first stamp
+  first=$(grep -m1 'streamed split shard 1 ' "$tmp/err" || grep -m1 'split at depth' "$tmp/err" || true)
+  stamp=$(sed -n 's/^\[\([0-9-]* [0-9:.]*\)\].*/\1/p' <<<"$first")
+  first=$(awk -v a="$t0" -v b="$(date -d "$stamp" +%s.%N 2>/dev/null || echo "$t0")" \
+    'BEGIN { printf "%.3f", b - a }')
   stop_all
   awk -v a="$t0" -v b="$t1" -v ca="$c0" -v cb="$c1" -v n="$(echo "$out" | nodes_of)" \
-    -v k="$(awk -v x="$k0" -v y="$k1" 'BEGIN { print y - x }')" -v s="${split:-0}" \
-    -v j="${specs:-0}" -v st="${stored:-0}" -v r="${jobs:-0}" \
-    'BEGIN { printf "%.3f %.2f %s %.2f %.3f %.3f %.3f %.3f\n", b - a, cb - ca, n, k, s, j, st, r }'
+    -v k="$(awk -v x="$k0" -v y="$k1" 'BEGIN { print y - x }')" -v f="$first" \
+    'BEGIN { printf "%.3f %.2f %s %.2f %.3f\n", b - a, cb - ca, n, k, f }'
 }
 
 modes=(local)
@@ -101,14 +100,14 @@ for round in $(seq "$ROUNDS"); do
   in_wall+=("$w"); in_cpu+=("$c")
   line="round $round: in-process ${w} s (CPU ${c} s)"
   for m in "${modes[@]}"; do
-    read -r cw cc n kc split specs stored jobs <<<"$(run_cluster "$m")"
+    read -r cw cc n kc first <<<"$(run_cluster "$m")"
     [[ "$n_local" == "$n" ]] || { echo "MISMATCH ($m): $n_local vs $n" >&2; exit 1; }
     walls[$m]+="$cw "; cpus[$m]+="$cc "
     ratios[$m]+="$(awk -v a="$w" -v b="$cw" 'BEGIN { print a / b }') "
     line+=$(awk -v m="$m" -v b="$cw" -v cb="$cc" -v a="$w" 'BEGIN { printf "; %s %.2f s (CPU %.2f s, %.3f)", m, b, cb, a / b }')
     if [[ $m == separate ]]; then
-      line+=$(awk -v kc="$kc" -v cc="$cc" -v s="$split" -v j="$specs" -v st="$stored" -v r="$jobs" \
-        'BEGIN { printf " [coordinator CPU %.2f s, workers CPU %.2f s; split %.2f s + specs %.2f s + store %.2f s before the first job, jobs %.2f s]", kc, cc - kc, s, j, st, r }')
+      line+=$(awk -v kc="$kc" -v cc="$cc" -v f="$first" \
+        'BEGIN { printf " [coordinator CPU %.2f s, workers CPU %.2f s; first jobs %.2f s after the submit]", kc, cc - kc, f }')
     fi
   done
   echo "$line"

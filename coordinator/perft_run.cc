@@ -53,6 +53,9 @@ constexpr double kChunkMargin = 0.8;
 constexpr double kMaxShardGrowth = 16;
 // A streamed split's jobs have at most max_chunk_positions / this many positions.
 constexpr uint64_t kStreamedJobsPerBound = 16;
+// A streamed split whose paths fit in memory comes in about this many shards (each a run of its
+// jobs), so that the first jobs exist after a sixteenth of the merging.
+constexpr size_t kShardsPerRun = 16;
 constexpr size_t kMinStreamedJobPositions = 1024;
 
 double Seconds(SteadyClock::time_point a, SteadyClock::time_point b) {
@@ -103,12 +106,19 @@ absl::StatusOr<PerftSplit> ChunkLevel(const Position& root, const store::v1::Sto
 }
 
 // A streamed split stored before shards and still expanding: its chunks' positions would be
-// counted again by shards.
+// counted again by shards. A split with its paths in memory whose cursor is not a bucket's
+// boundary: the shard it is in would be counted again (the store was changed or damaged).
 absl::Status ResumableSplit(const store::v1::StoredPerftRun& spec) {
   if (spec.streamed() && !spec.sharded() && spec.chunk_cursor() < spec.chunk_positions())
     return absl::FailedPreconditionError(
         "the run's streamed split was stored by an older arbiter (chunks of contiguous positions) "
         "and cannot be resumed by this one; submit the run again");
+  constexpr uint64_t kBucketKeys = uint64_t{1} << BucketedShards::kBucketShift;
+  if (spec.streamed() && spec.paths_in_memory() && spec.shard_cursor() < kShardKeyEnd &&
+      spec.shard_cursor() % kBucketKeys != 0)
+    return absl::DataLossError(Cat("the run's stored split cursor ", spec.shard_cursor(),
+                                   " is not the boundary of a bucket of its paths (a multiple of ",
+                                   kBucketKeys, "); the store was changed or damaged"));
   return absl::OkStatus();
 }
 
@@ -124,9 +134,49 @@ class StreamedPerftSplit final : public JobSource {
   absl::StatusOr<JobBatch> Next() override;
 
  private:
+  // The next shard from `begin` and the estimates its jobs aim at (their count is that of
+  // `targets`), from the paths generated once when they fit in memory, else from a walk.
+  SplitShard NextShard(uint64_t begin, const SplitOptions& opts, std::vector<double>& targets);
+
   store::v1::StoredPerftRun spec_;
-  std::optional<PerftSplit> level_;  // the chunk-ply positions, once computed
+  std::optional<PerftSplit> level_;         // the chunk-ply positions, once computed
+  std::optional<BucketedShards> bucketed_;  // when the run's paths are kept in memory
 };
+
+SplitShard StreamedPerftSplit::NextShard(uint64_t begin, const SplitOptions& opts,
+                                         std::vector<double>& targets) {
+  const int split_depth = int(spec_.split_depth());
+  if (spec_.paths_in_memory() && !bucketed_) bucketed_.emplace(*level_, split_depth, begin, 0);
+  const size_t total_jobs = std::max<size_t>(1, spec_.target_jobs());
+  if (!bucketed_) {
+    // The shard's share of the run's jobs by its share of the keys.
+    const uint64_t width = spec_.shard_width() > 0 ? spec_.shard_width() : kShardKeyEnd;
+    const uint64_t end = width >= kShardKeyEnd - begin ? kShardKeyEnd : begin + width;
+    SplitShard shard = SplitPerftShard(*level_, split_depth, begin, end, opts);
+    const double share = double(shard.end - begin) / double(kShardKeyEnd);
+    targets = JobTargets(1.0, std::max<size_t>(1, size_t(std::ceil(double(total_jobs) * share))));
+    return shard;
+  }
+  // Job k of the run aims at JobTargets(paths, jobs)[k] paths (large first, small last, as the
+  // in-memory split's); a shard takes the next kShardJobs-th of the run's jobs, counted from the
+  // paths before the cursor (the same shards after a restart).
+  const std::vector<double> all = JobTargets(double(bucketed_->paths()), total_jobs);
+  const double before = double(bucketed_->paths_before());
+  size_t k = 0;
+  double covered = 0;
+  while (k < total_jobs && covered + all[k] <= before + 0.5) covered += all[k++];  // done
+  targets.clear();
+  const size_t per_shard = (total_jobs + kShardsPerRun - 1) / kShardsPerRun;
+  for (size_t j = k; j < std::min(total_jobs, k + per_shard); ++j) {
+    covered += all[j];
+    targets.push_back(all[j]);
+  }
+  if (targets.empty()) targets.push_back(1.0);  // the paths left past the last target
+  // Rounded up: the shard ends at or past its last job's target, which the next one skips.
+  const uint64_t want = k < total_jobs ? uint64_t(std::max(1.0, std::ceil(covered - before)))
+                                       : std::numeric_limits<uint64_t>::max();
+  return bucketed_->Next(want, opts);
+}
 
 absl::StatusOr<JobBatch> StreamedPerftSplit::Next() {
   const auto start = SteadyClock::now();
@@ -144,22 +194,21 @@ absl::StatusOr<JobBatch> StreamedPerftSplit::Next() {
   const uint64_t begin = spec_.shard_cursor();
   if (begin >= kShardKeyEnd) return absl::FailedPreconditionError("the streamed split is complete");
   const uint64_t bound = spec_.max_chunk_positions();
-  const uint64_t width = spec_.shard_width() > 0 ? spec_.shard_width() : kShardKeyEnd;
-  const uint64_t end = width >= kShardKeyEnd - begin ? kShardKeyEnd : begin + width;
-  SplitShard shard = SplitPerftShard(*level_, int(spec_.split_depth()), begin, end,
-                                     {.depth = int(spec_.request().perft().depth()),
-                                      .max_positions = bound,
-                                      .estimate_positions = 0});
+  std::vector<double> targets;
+  SplitShard shard = NextShard(begin,
+                               {.depth = int(spec_.request().perft().depth()),
+                                .max_positions = bound,
+                                .estimate_positions = 0},
+                               targets);
   const PerftSplit& split = shard.split;
   const auto split_end = SteadyClock::now();
-  // The shard's share of the run's jobs, by its share of the keys, and jobs of at most
-  // bound / kStreamedJobsPerBound positions (the coordinator keeps about that many jobs queued
-  // ahead, so their specs in memory stay near the bound), or kMinStreamedJobPositions.
-  const double share = double(shard.end - begin) / double(kShardKeyEnd);
+  // The shard's share of the run's jobs, and jobs of at most bound / kStreamedJobsPerBound
+  // positions (the coordinator keeps about that many jobs queued ahead, so their specs in memory
+  // stay near the bound), or kMinStreamedJobPositions.
   const size_t per_job = std::max<size_t>(kMinStreamedJobPositions, bound / kStreamedJobsPerBound);
-  const size_t jobs = std::max({size_t(1), size_t(std::ceil(double(spec_.target_jobs()) * share)),
-                                (split.unique.size() + per_job - 1) / per_job});
-  const std::vector<std::vector<uint32_t>> groups = PackJobs(split, jobs);
+  const size_t least = (split.unique.size() + per_job - 1) / per_job;
+  const std::vector<std::vector<uint32_t>> groups =
+      least > targets.size() ? PackJobs(split, least) : PackJobs(split, targets);
   const std::string root_fen = root->Fen();
   JobBatch batch;
   for (const std::vector<uint32_t>& group : groups)
@@ -179,7 +228,8 @@ absl::StatusOr<JobBatch> StreamedPerftSplit::Next() {
   spec_.set_unique_positions(spec_.unique_positions() + split.unique.size());
   batch.run_spec = spec_.SerializeAsString();
   batch.summary = Cat(
-      "streamed split shard ", spec_.chunks(), ": keys ", begin, "..", shard.end, " (",
+      "streamed split shard ", spec_.chunks(), bucketed_ ? " (paths in memory)" : " (walked)",
+      ": from ", begin, " to ", shard.end, " (",
       absl::StrFormat("%.1f", 100 * double(shard.end) / double(kShardKeyEnd)), " % done) -> ",
       split.unique.size(), " unique positions at ply ", spec_.split_depth(), " (",
       split.split_positions, " with their multiplicities), ", groups.size(), " jobs; split ",
@@ -453,15 +503,18 @@ namespace {
 // `reached`: the in-memory split that stopped at max_chunk_ply, if any (its positions are the
 // walk's when it starts there).
 // `lanes`: the run's lane count (0 or 1: none); each batch's jobs are spread over them.
+// `exact_split_depth`: 0, or the split depth (an in-memory split deferred its last ply).
 absl::StatusOr<RunPlan> PlanStreamedPerftRun(const v1::SubmitPerftRequest& request,
                                              const Position& root, const SplitOptions& so,
                                              size_t lanes, int max_chunk_ply, int max_split_depth,
-                                             std::optional<PerftSplit> reached = std::nullopt) {
+                                             std::optional<PerftSplit> reached = std::nullopt,
+                                             int exact_split_depth = 0) {
   const v1::PerftRequest& p = request.perft();
   const uint64_t bound = request.split_memory_positions() > 0 ? request.split_memory_positions()
                                                               : uint64_t(kMaxSplitPositions);
-  int split_depth = request.split_depth() > 0 ? int(request.split_depth())
-                                              : std::max(1, int(p.depth()) - kWorkerPlies);
+  int split_depth = exact_split_depth > 0       ? exact_split_depth
+                    : request.split_depth() > 0 ? int(request.split_depth())
+                                                : std::max(1, int(p.depth()) - kWorkerPlies);
   // Plies below the chunk ply: as many as one position's subtree is expected to fit the bound (for
   // the automatic split depth; the walk starts deeper when it can).
   int below = 0;
@@ -469,7 +522,7 @@ absl::StatusOr<RunPlan> PlanStreamedPerftRun(const v1::SubmitPerftRequest& reque
        paths *= kBranching)
     ++below;
   // An automatic split goes no deeper than that below the deepest chunk ply.
-  if (request.split_depth() == 0)
+  if (request.split_depth() == 0 && exact_split_depth == 0)
     split_depth = std::min({split_depth, max_chunk_ply + below, max_split_depth});
   store::v1::StoredPerftRun run;
   *run.mutable_request() = request;
@@ -502,6 +555,9 @@ absl::StatusOr<RunPlan> PlanStreamedPerftRun(const v1::SubmitPerftRequest& reque
     }
   }
   run.set_chunk_positions(level->unique.size());
+  // Paths that fit in memory are generated once, not walked again for every shard.
+  run.set_paths_in_memory(EstimatePaths(*level, split_depth - int(run.chunk_ply())) <=
+                          kBucketedPathsPerPosition * bound);
   for (const std::string& m : level->root_moves) run.add_root_moves(m);
   RunPlan plan;
   if (lanes >= 2) {
@@ -539,7 +595,9 @@ absl::StatusOr<RunPlan> PlanPerftRun(const v1::SubmitPerftRequest& submitted,
                   .target_jobs = request.target_jobs(),
                   // Merge unless every worker hashes into one table; with no worker connected
                   // yet nobody knows (merge); a verified run's workers hash on their own.
-                  .merge = context.hash_tables != 1 || request.verify()};
+                  .merge = context.hash_tables != 1 || request.verify(),
+                  // A last ply of many paths is merged while the workers count its first jobs.
+                  .defer_from_paths = kDeferFromPaths};
   // Workers with hashes of their own get lanes: contiguous ranges of the jobs, one per worker,
   // so that each worker's hash sees one region of the tree (a streamed run's: of each batch).
   // Up to kMaxLanes workers: each has a large share of the tree then, and the queue scans stay
@@ -550,6 +608,14 @@ absl::StatusOr<RunPlan> PlanPerftRun(const v1::SubmitPerftRequest& submitted,
     return PlanStreamedPerftRun(request, *root, so, lanes, kMaxPerftDepth, kMaxPerftDepth);
   const auto split_start = SteadyClock::now();
   ASSIGN_OR_RETURN(PerftSplit split, SplitPerft(*root, so));
+  // The split left its last ply, of many paths, to be merged shard by shard by key while the
+  // workers count the first shards' jobs (perft(8) from the start position: its 2.2 M paths
+  // from ply 4 to ply 5), rather than all of it before the first job exists.
+  if (split.deferred_ply > 0) {
+    const int chunk_ply = split.split_depth, deferred = split.deferred_ply;
+    return PlanStreamedPerftRun(request, *root, so, lanes, chunk_ply, deferred, std::move(split),
+                                deferred);
+  }
   // The automatic split stopped three or more plies short of where it merges (perft(11) and
   // deeper from the start position): the split is streamed instead, one ply deeper than the
   // in-memory split reached (ply 6 from the start position: ~18 M positions merged chunk by

@@ -291,7 +291,9 @@ struct Keyed {
   const PackedPosition* packed;
   uint32_t index;
   bool operator<(const Keyed& o) const {
-    if (key != o.key) return key < o.key;
+    // Word by word: std::array's comparisons call memcmp, the sort's most frequent call.
+    for (size_t i = 0; i < key.size(); ++i)
+      if (key[i] != o.key[i]) return key[i] < o.key[i];
     return std::memcmp(packed->data(), o.packed->data(), kPackedPositionSize) < 0;
   }
 };
@@ -366,6 +368,22 @@ absl::StatusOr<PerftSplit> SplitPerft(const Position& root, const SplitOptions& 
                                        : plies < deepest && !level.empty() &&
                                              (level.size() < wanted || plies < merge_to);
     if (!deeper) break;
+    // The last ply (predicted: the next level is at least as large as this one) with many paths
+    // is left to a streamed split when its paths fit in memory.
+    const bool last = opts.split_depth > 0 ? plies + 1 == opts.split_depth
+                                           : plies + 1 >= deepest ||
+                                                 (level.size() >= wanted && plies + 1 >= merge_to);
+    if (opts.merge && opts.defer_from_paths > 0 && last) {
+      split.unique = std::move(level);  // EstimatePaths reads a PerftSplit
+      split.split_depth = plies;
+      const uint64_t paths = EstimatePaths(split, 1);
+      level = std::move(split.unique);
+      if (paths >= opts.defer_from_paths &&
+          paths <= kBucketedPathsPerPosition * uint64_t(opts.max_positions)) {
+        split.deferred_ply = plies + 1;
+        break;
+      }
+    }
     uint64_t dup = 0;
     // An explicit split depth is bounded like the automatic one: beyond the cap it is refused.
     if (!ExpandLevel(level, root, opts.max_positions, SplitThreads(level.size(), opts.threads),
@@ -385,7 +403,10 @@ absl::StatusOr<PerftSplit> SplitPerft(const Position& root, const SplitOptions& 
   split.split_depth = plies;
   split.split_positions = with_duplicates;
   next = {};
-  OrderLevel(split, level, opts);
+  // A deferred split's level is where its streamed split walks from: no estimates needed.
+  SplitOptions order = opts;
+  if (split.deferred_ply > 0) order.estimate_positions = 0;
+  OrderLevel(split, level, order);
   return split;
 }
 
@@ -534,6 +555,158 @@ SplitShard SplitPerftShard(const PerftSplit& level, int split_depth, uint64_t be
   return shard;
 }
 
+uint64_t EstimatePaths(const PerftSplit& level, int plies) {
+  const size_t n = level.unique.size();
+  if (n == 0) return 0;
+  const size_t step = std::max<size_t>(1, n / kSampledParents);
+  uint64_t sampled = 0, paths = 0;
+  for (size_t i = 0; i < n; i += step, ++sampled)
+    paths += plies <= 0 ? 1 : PerftCount(level.PositionAt(i), plies);
+  return uint64_t(double(paths) / double(sampled) * double(n) + 0.5);
+}
+
+namespace {
+
+// Calls f() at the end of every path of `plies` moves from pos (pos is then that position).
+template <class F>
+void ForEachPath(Position& pos, int plies, const F& f) {
+  if (plies == 0) {
+    f();
+    return;
+  }
+  MoveList list;
+  GenerateLegal(pos, list);
+  for (Move m : list) {
+    UndoInfo undo;
+    pos.DoMove<false>(m, undo);  // the order key reads pieces only
+    ForEachPath(pos, plies - 1, f);
+    pos.UndoMove<false>(m, undo);
+  }
+}
+
+// The leading part of a position's place in the split's order (OrderKey): the pawns of the side
+// not to move, then a hash of its other pieces. Positions with a common child have the same.
+using GroupKey = std::pair<uint64_t, uint64_t>;
+GroupKey GroupKeyOf(const Position& pos) {
+  const Color them = ~pos.SideToMove();
+  return {pos.Pieces(them, kPawn),
+          HashWords({pos.Pieces(them, kKnight), pos.Pieces(them, kBishop), pos.Pieces(them, kRook),
+                     pos.Pieces(them, kQueen), pos.Pieces(them, kKing)})};
+}
+
+// Paths whose keys the bucket cuts are taken from.
+constexpr uint64_t kSampledPaths = 65'536;
+
+// The number of cuts at or below `key` (std::upper_bound's index), without branches: the search
+// runs for every path, and its comparisons are a coin toss each.
+size_t BucketOf(const std::vector<GroupKey>& cuts, const GroupKey& key) {
+  const GroupKey* base = cuts.data();
+  size_t n = cuts.size();
+  if (n == 0) return 0;
+  while (n > 1) {
+    const size_t half = n / 2;
+    const GroupKey& c = base[half - 1];
+    const bool le = c.first < key.first || (c.first == key.first && c.second <= key.second);
+    base = le ? base + half : base;
+    n -= half;
+  }
+  const bool le =
+      base->first < key.first || (base->first == key.first && base->second <= key.second);
+  return size_t(base - cuts.data()) + le;
+}
+
+}  // namespace
+
+BucketedShards::BucketedShards(const PerftSplit& level, int split_depth, uint64_t cursor,
+                               int threads)
+    : level_(&level), split_depth_(split_depth), cursor_(cursor) {
+  const size_t n = level.unique.size();
+  const int plies = std::max(0, split_depth - level.split_depth);
+  constexpr size_t kBuckets = size_t{1} << kBucketBits;
+  const uint64_t estimate = EstimatePaths(level, plies);
+  // The cuts: quantiles of the keys of the paths from every step-th level position, in the
+  // level's order (the same on every run).
+  const size_t step =
+      n == 0 ? 1 : std::max<size_t>(1, size_t(estimate / std::max<uint64_t>(1, kSampledPaths)));
+  std::vector<GroupKey> sample;
+  for (size_t i = 0; i < n; i += step) {
+    Position pos = level.PositionAt(i);
+    ForEachPath(pos, plies, [&] { sample.push_back(GroupKeyOf(pos)); });
+  }
+  std::sort(sample.begin(), sample.end());
+  std::vector<GroupKey> cuts;  // bucket b holds the keys in [cuts[b - 1], cuts[b])
+  for (size_t b = 1; b < kBuckets && !sample.empty(); ++b)
+    cuts.push_back(sample[b * sample.size() / kBuckets]);
+  const size_t first = cursor >= kShardKeyEnd ? kBuckets : size_t(cursor >> kBucketShift);
+  const int parts = SplitThreads(n, threads);
+  // Room in each bucket for its share of the estimated paths and a quarter more.
+  const size_t reserve = size_t(estimate / (uint64_t(parts) * kBuckets)) * 5 / 4 + 4;
+  buckets_.assign(size_t(parts), std::vector<std::vector<Path>>(kBuckets));
+  std::vector<uint64_t> all(size_t(parts), 0), below(size_t(parts), 0);
+  ParallelFor(n, parts, [&](size_t begin, size_t end, int t) {
+    std::vector<std::vector<Path>>& mine = buckets_[size_t(t)];
+    for (size_t b = first; b < kBuckets; ++b) mine[b].reserve(reserve);
+    for (size_t i = begin; i < end; ++i) {
+      Position pos = level.PositionAt(i);
+      ForEachPath(pos, plies, [&] {
+        ++all[size_t(t)];
+        const size_t b = BucketOf(cuts, GroupKeyOf(pos));
+        if (b < first) {
+          ++below[size_t(t)];
+          return;
+        }
+        mine[b].push_back({PackPosition(pos), uint32_t(i)});
+      });
+    }
+  });
+  for (int t = 0; t < parts; ++t) {
+    paths_ += all[size_t(t)];
+    paths_before_ += below[size_t(t)];
+  }
+}
+
+SplitShard BucketedShards::Next(uint64_t paths, const SplitOptions& opts) {
+  SplitShard shard;
+  shard.split.depth = opts.depth;
+  shard.split.split_depth = split_depth_;
+  shard.split.root = level_->root;
+  constexpr size_t kBuckets = size_t{1} << kBucketBits;
+  const size_t b = cursor_ >= kShardKeyEnd ? kBuckets : size_t(cursor_ >> kBucketShift);
+  // Whole buckets until they hold `paths` (at least one with any).
+  uint64_t taken = 0;
+  size_t end = b;
+  for (; end < kBuckets && (taken == 0 || taken < paths); ++end)
+    for (const auto& mine : buckets_) taken += mine[end].size();
+  // Merged by exact position, each path adding its level position's weights.
+  std::vector<SplitPosition> found;
+  found.reserve(size_t(taken / 2) + 1);
+  absl::flat_hash_map<PackedPosition, uint32_t, PackedHash, PackedEq> index;
+  index.reserve(size_t(taken / 2) + 1);
+  for (size_t k = b; k < end; ++k) {
+    for (auto& mine : buckets_) {
+      for (const Path& p : mine[k]) {
+        const Weights& w = level_->unique[p.parent].weights;
+        for (const auto& [root_move, m] : w) shard.split.split_positions += m;
+        auto [it, inserted] = index.try_emplace(p.packed, uint32_t(found.size()));
+        if (inserted) {
+          found.push_back({p.packed, w, 1});
+        } else {
+          for (const auto& [root_move, m] : w) AddWeight(found[it->second].weights, root_move, m);
+        }
+      }
+      std::vector<Path>().swap(mine[k]);
+    }
+  }
+  index = {};
+  paths_before_ += taken;
+  // The last paths taken: the buckets left (empty) go with them.
+  if (paths_before_ == paths_) end = kBuckets;
+  cursor_ = end >= kBuckets ? kShardKeyEnd : uint64_t(end) << kBucketShift;
+  shard.end = cursor_;
+  OrderLevel(shard.split, found, opts);
+  return shard;
+}
+
 Position PerftSplit::PositionAt(size_t i) const { return Unpack(unique[i].packed, root); }
 
 std::vector<double> JobTargets(double total, size_t jobs) {
@@ -546,6 +719,12 @@ std::vector<double> JobTargets(double total, size_t jobs) {
 }
 
 namespace {
+
+double TotalEstimate(const PerftSplit& split) {
+  double total = 0;
+  for (const SplitPosition& sp : split.unique) total += sp.estimate;
+  return total;
+}
 
 // Largest estimate first onto the least loaded group; groups come out largest first.
 std::vector<std::vector<uint32_t>> PackLargestFirst(const PerftSplit& split, size_t jobs) {
@@ -579,11 +758,10 @@ std::vector<std::vector<uint32_t>> PackLargestFirst(const PerftSplit& split, siz
 
 // Contiguous runs of the split's order: position i goes to the group whose share of the
 // cumulative estimate contains the midpoint of i's own estimate, so no group is off its target
-// by more than one position's estimate.
-std::vector<std::vector<uint32_t>> PackContiguous(const PerftSplit& split, size_t jobs) {
-  double total = 0;
-  for (const SplitPosition& sp : split.unique) total += sp.estimate;
-  const std::vector<double> targets = JobTargets(total, jobs);
+// by more than one position's estimate. `targets` sum to the split's total estimate.
+std::vector<std::vector<uint32_t>> PackContiguous(const PerftSplit& split,
+                                                  const std::vector<double>& targets) {
+  const size_t jobs = targets.size();
   std::vector<std::vector<uint32_t>> out(1);
   double before = 0, bound = targets[0];
   size_t k = 0;
@@ -607,8 +785,21 @@ std::vector<std::vector<uint32_t>> PackJobs(const PerftSplit& split, size_t jobs
   if (n == 0) return {};
   jobs = std::max<size_t>(1, std::min(jobs, n));
   // Contiguous runs need enough positions per job to be balanced.
-  if (n >= 4 * jobs) return PackContiguous(split, jobs);
+  if (n >= 4 * jobs) return PackContiguous(split, JobTargets(TotalEstimate(split), jobs));
   return PackLargestFirst(split, jobs);
+}
+
+std::vector<std::vector<uint32_t>> PackJobs(const PerftSplit& split,
+                                            const std::vector<double>& targets) {
+  const size_t n = split.unique.size();
+  if (n == 0 || targets.empty()) return {};
+  if (n < 4 * targets.size()) return PackJobs(split, targets.size());
+  double sum = 0;
+  for (double t : targets) sum += t;
+  const double scale = sum > 0 ? TotalEstimate(split) / sum : 0;
+  std::vector<double> scaled(targets);
+  for (double& t : scaled) t = sum > 0 ? t * scale : TotalEstimate(split) / double(targets.size());
+  return PackContiguous(split, scaled);
 }
 
 }  // namespace arbiter::coordinator

@@ -32,6 +32,9 @@ struct PerftSplit {
   uint64_t split_positions = 0;         // positions at split_depth counting transpositions
   std::vector<SplitPosition> unique;    // after merging transpositions
   Position root = Position::StartPosition();
+  // 0, or the ply the split should reach, one below split_depth, when it was deferred
+  // (SplitOptions::defer_from_paths): its paths are to be merged as a streamed split's.
+  int deferred_ply = 0;
 
   // unique[i] as a position.
   Position PositionAt(size_t i) const;
@@ -72,7 +75,16 @@ struct SplitOptions {
   bool merge = true;
   // Estimates from two plies below each position up to this many positions, else uniform.
   size_t estimate_positions = kExactEstimatePositions;
+  // 0, or: when the split's last ply would have at least this many paths from the ply above
+  // (estimated), and they fit in memory as a streamed split's paths (at most
+  // kBucketedPathsPerPosition x max_positions), the split stops one ply short and says so in
+  // PerftSplit::deferred_ply. Merging splits only.
+  uint64_t defer_from_paths = 0;
 };
+
+// The last ply of a split whose paths are worth merging while workers already count (perft(8)
+// from the start position: 2.2 M paths from ply 4 to ply 5, merged in ~0.5 s of two cores).
+inline constexpr uint64_t kDeferFromPaths = 500'000;
 
 // Jobs the options ask for.
 size_t TargetJobs(const SplitOptions& opts);
@@ -111,12 +123,64 @@ struct SplitShard {
 SplitShard SplitPerftShard(const PerftSplit& level, int split_depth, uint64_t begin, uint64_t end,
                            const SplitOptions& opts);
 
+// The paths of `plies` moves from the positions of `level`, estimated from a sample of up to
+// 1,024 of them (exact for smaller levels).
+uint64_t EstimatePaths(const PerftSplit& level, int plies);
+
+// A streamed split's paths may be generated once and kept in memory (~40 bytes each, against
+// ~110 for a merged split position and its job spec) when they number at most this many times
+// the split's memory bound.
+inline constexpr uint64_t kBucketedPathsPerPosition = 3;
+
+// A streamed split's shards from one generation of its paths: every path from the positions of
+// `level` (at ply level.split_depth) down to `split_depth`, its end position kept (packed, with
+// the index of the level position it starts from) in one of 2^kBucketBits buckets. The buckets
+// are ranges of the split's order (SplitPerft's: the pawns of the side not to move, then its
+// other pieces), cut at quantiles of a sample of the paths (the same cuts on every run), so a
+// shard is a run of buckets merged with no new walk (SplitPerftShard walks the whole level
+// again for every shard), holds every position of its range with its transpositions and the
+// positions they share children with, and successive shards follow the split's order: a
+// worker's jobs keep the locality of the in-memory split's.
+class BucketedShards {
+ public:
+  static constexpr int kBucketBits = 8;
+  static constexpr int kBucketShift = 63 - kBucketBits;  // cursor = bucket << kBucketShift
+
+  // Generates the paths on `threads` threads (0: every core for large levels), keeping those in
+  // the buckets from `cursor` on (a bucket boundary). `level` must outlive this object.
+  BucketedShards(const PerftSplit& level, int split_depth, uint64_t cursor, int threads);
+
+  uint64_t paths() const { return paths_; }  // of the whole level, whatever the cursor
+  // Paths in the buckets below the cursor.
+  uint64_t paths_before() const { return paths_before_; }
+
+  // The next shard, from the cursor: whole buckets until they hold `paths` paths (at least one
+  // bucket with paths, or every bucket left), merged and ordered as SplitPerftShard's; shard.end
+  // is the new cursor (the next bucket's boundary, or kShardKeyEnd).
+  SplitShard Next(uint64_t paths, const SplitOptions& opts);
+
+ private:
+  struct Path {
+    PackedPosition packed;
+    uint32_t parent;  // index into level_->unique
+  };
+  const PerftSplit* level_;
+  int split_depth_;
+  uint64_t cursor_;
+  uint64_t paths_ = 0, paths_before_ = 0;
+  std::vector<std::vector<std::vector<Path>>> buckets_;  // [thread][bucket]
+};
+
 // Packs the unique positions into at most `jobs` groups, in the order they should be handed
 // out. With several positions per job the groups are contiguous runs of the split's order (which
 // follows the tree, so a job's positions share move prefixes and the worker's hash is reused
 // across them) and their estimates shrink linearly from 1.6x to 0.4x of the mean, so that the
 // last jobs of a run are short; with fewer, largest-estimate-first onto the least loaded group.
 std::vector<std::vector<uint32_t>> PackJobs(const PerftSplit& split, size_t jobs);
+// The same, with each group's share of the estimates given (`targets`, in any unit: they are
+// scaled to the split's total): as many groups as targets at most.
+std::vector<std::vector<uint32_t>> PackJobs(const PerftSplit& split,
+                                            const std::vector<double>& targets);
 
 // The estimate each of `jobs` groups aims at, first to last: linearly from 1.6x to 0.4x of the
 // mean (all equal for one job); they sum to `total`.

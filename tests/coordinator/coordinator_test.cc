@@ -16,6 +16,7 @@
 #include "base/cpu.h"
 #include "base/strings.h"
 #include "base/uint128.h"
+#include "coordinator/perft_split.h"
 #include "coordinator/ratings.h"
 #include "engine/packed_position.h"
 #include "engine/perft.h"
@@ -124,7 +125,11 @@ class CoordinatorTest : public ::testing::Test {
   // 8 queued jobs of one run in two lanes, workers `a` and `b` asking in turn: the first to ask
   // gets the first 4 in order, the second the next 4; a worker whose lane is empty takes the last
   // job of the other lane (the far end of the other worker's range). Every job is handed out once.
-  void ExpectTwoLanesOfFour(const std::string& a, const std::string& b) {
+  // (`lane_a`, `lane_b`: the jobs each gets, counted from a's first, when the lanes are not the
+  // first and the second half.)
+  void ExpectTwoLanesOfFour(const std::string& a, const std::string& b,
+                            std::vector<uint64_t> lane_a = {0, 1, 2, 3, 7},
+                            std::vector<uint64_t> lane_b = {4, 5, 6}) {
     std::optional<v1::Job> first = Acquire(a);
     ASSERT_TRUE(first);
     const uint64_t base = first->job_id();
@@ -140,9 +145,112 @@ class CoordinatorTest : public ::testing::Test {
     std::optional<v1::Job> stolen = Acquire(a);  // a's lane is empty: the end of b's
     ASSERT_TRUE(stolen);
     got_a.push_back(stolen->job_id() - base);
-    EXPECT_EQ(got_a, std::vector<uint64_t>({0, 1, 2, 3, 7}));
-    EXPECT_EQ(got_b, std::vector<uint64_t>({4, 5, 6}));
+    EXPECT_EQ(got_a, lane_a);
+    EXPECT_EQ(got_b, lane_b);
     EXPECT_FALSE(Acquire(b)) << "every job handed out once";
+  }
+
+  // The run's spec as the store holds it.
+  store::v1::StoredPerftRun RunSpec(uint64_t run_id) {
+    store::v1::StoredPerftRun spec;
+    sqlite3* db = nullptr;
+    EXPECT_EQ(sqlite3_open((dir_ / "arbiter.db").c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* read = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db, "SELECT spec FROM runs WHERE id = ?", -1, &read, nullptr),
+              SQLITE_OK);
+    sqlite3_bind_int64(read, 1, int64_t(run_id));
+    if (sqlite3_step(read) == SQLITE_ROW)
+      EXPECT_TRUE(spec.ParseFromArray(sqlite3_column_blob(read, 0), sqlite3_column_bytes(read, 0)));
+    else
+      ADD_FAILURE() << "no run " << run_id;
+    sqlite3_finalize(read);
+    sqlite3_close(db);
+    return spec;
+  }
+
+  // Replaces the run's stored spec (the coordinator closed).
+  void WriteRunSpec(uint64_t run_id, const store::v1::StoredPerftRun& spec) {
+    const std::string blob = spec.SerializeAsString();
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((dir_ / "arbiter.db").c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* write = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db, "UPDATE runs SET spec = ? WHERE id = ?", -1, &write, nullptr),
+              SQLITE_OK);
+    sqlite3_bind_blob(write, 1, blob.data(), int(blob.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_int64(write, 2, int64_t(run_id));
+    EXPECT_EQ(sqlite3_step(write), SQLITE_DONE);
+    sqlite3_finalize(write);
+    sqlite3_close(db);
+  }
+
+  // Runs `req` (perft(6) split at ply 3, streamed, 32 jobs) to the end, then again with a restart
+  // in the middle of its expansion; checks both against the exact counts and each other.
+  void ExpectStreamedRunResumesExactly(v1::SubmitPerftRequest req, bool in_memory,
+                                       uint64_t min_chunks) {
+    std::string w = Register("w");
+    req.set_target_jobs(32);
+    // Completes jobs until the run is finished (or `stop_after` jobs); returns the run.
+    auto work = [&](uint64_t id, int stop_after) {
+      for (int done = 0, idle = 0; done < stop_after && idle < 100;) {
+        absl::StatusOr<v1::Run> r = c_->GetRun(id);
+        if (!r.ok() || r->state() == v1::RUN_STATE_SUCCEEDED) break;
+        std::optional<v1::Job> job = Acquire(w);
+        if (!job) {
+          ++idle;
+          continue;
+        }
+        EXPECT_TRUE(Complete(w, *job).ok());
+        ++done;
+      }
+      return *c_->GetRun(id);
+    };
+    absl::StatusOr<v1::Run> plain = c_->SubmitPerft(req);
+    ASSERT_TRUE(plain.ok()) << plain.status();
+    EXPECT_EQ(RunSpec(plain->id()).paths_in_memory(), in_memory);
+    EXPECT_TRUE(plain->perft().streamed());
+    EXPECT_EQ(plain->perft().chunk_ply(), 2u);
+    EXPECT_EQ(plain->perft().chunk_positions(), 400u);
+    v1::Run done = work(plain->id(), 1'000'000);
+    ASSERT_EQ(done.state(), v1::RUN_STATE_SUCCEEDED) << done.message();
+    EXPECT_EQ(done.perft().result().nodes(), 119060324u);
+    EXPECT_EQ(done.perft().split_positions(), 8902u);
+    // Every transposition merged, as by the in-memory split: the 5,362 unique positions at ply 3.
+    EXPECT_EQ(done.perft().unique_positions(), 5362u);
+    EXPECT_GT(done.perft().chunks(), min_chunks);
+    EXPECT_EQ(done.jobs().total(), done.jobs().done());
+
+    absl::StatusOr<v1::Run> run = c_->SubmitPerft(req);
+    ASSERT_TRUE(run.ok()) << run.status();
+    v1::Run before;
+    for (int i = 0; i < 500; ++i) {  // the producer fills the queue ahead of the worker
+      before = *c_->GetRun(run->id());
+      if (before.jobs().queued() >= 16) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_GE(before.jobs().queued(), 16u);
+    EXPECT_LE(before.jobs().total(), 18u);  // and stops there
+    before = work(run->id(), 10);
+    ASSERT_EQ(before.jobs().done(), 10u);
+    ASSERT_EQ(before.state(), v1::RUN_STATE_RUNNING);
+    ASSERT_LT(before.perft().chunk_positions_expanded(), before.perft().chunk_positions());
+    Open();
+    absl::StatusOr<v1::Run> resumed = c_->GetRun(run->id());
+    ASSERT_TRUE(resumed.ok());
+    EXPECT_EQ(resumed->jobs().done(), 10u);
+    EXPECT_GE(resumed->perft().chunk_positions_expanded(),
+              before.perft().chunk_positions_expanded());
+    w = Register("w2");
+    v1::Run after = work(run->id(), 1'000'000);
+    ASSERT_EQ(after.state(), v1::RUN_STATE_SUCCEEDED) << after.message();
+    EXPECT_EQ(after.perft().result().nodes(), 119060324u);
+    EXPECT_EQ(after.perft().result().nodes_decimal(), "119060324");
+    ASSERT_EQ(after.perft().result().divide_size(), done.perft().result().divide_size());
+    for (int i = 0; i < after.perft().result().divide_size(); ++i)
+      EXPECT_EQ(after.perft().result().divide(i).nodes(), done.perft().result().divide(i).nodes());
+    EXPECT_EQ(after.jobs().total(), done.jobs().total());
+    EXPECT_EQ(after.perft().chunks(), done.perft().chunks());
+    EXPECT_EQ(after.perft().unique_positions(), done.perft().unique_positions());
+    EXPECT_EQ(after.perft().split_positions(), 8902u);
   }
 
   std::filesystem::path dir_;
@@ -180,8 +288,10 @@ TEST_F(CoordinatorTest, WorkersWithOwnHashesWorkOnContiguousLanes) {
   ExpectTwoLanesOfFour(a, b);
 }
 
-// A streamed run's batches get lanes too: perft(6) split at ply 3 with room for the whole split
-// in one chunk (chunk ply 1) comes as one batch of 8 jobs, handed out as the in-memory split's.
+// A streamed run's batches get lanes too: perft(6) split at ply 3 with room for its 8,902 paths
+// in memory comes in shards of one job each (a sixteenth of the run's jobs, rounded up), and
+// the lanes rotate from batch to batch: a takes the even jobs, b the odd ones, and a, its lane
+// empty, the far end of b's.
 TEST_F(CoordinatorTest, StreamedBatchesAreSpreadOverLanes) {
   const std::string a = Register("a"), b = Register("b");
   v1::SubmitPerftRequest req;
@@ -196,7 +306,7 @@ TEST_F(CoordinatorTest, StreamedBatchesAreSpreadOverLanes) {
   for (int i = 0; i < 500 && c_->GetRun(run->id())->jobs().queued() < 8; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));  // the producer's one batch
   ASSERT_EQ(c_->GetRun(run->id())->jobs().total(), 8u);
-  ExpectTwoLanesOfFour(a, b);
+  ExpectTwoLanesOfFour(a, b, {0, 2, 4, 6, 7}, {1, 3, 5});
 }
 
 // The abuse: a worker that registered (so the run has a lane for it) and then never asks. Its
@@ -542,69 +652,18 @@ TEST_F(CoordinatorTest, VerifyAsksAThirdWorkerAndFlagsTheOddOne) {
 // cursor, and the total, the divide, the jobs and the unique positions equal those of the same
 // run without a restart.
 TEST_F(CoordinatorTest, StreamedSplitResumesFromItsStoredCursor) {
-  std::string w = Register("w");
   v1::SubmitPerftRequest req = SmallStreamedRequest();
-  req.set_target_jobs(32);
-  // Completes jobs until the run is finished (or `stop_after` jobs); returns the run.
-  auto work = [&](uint64_t id, int stop_after) {
-    for (int done = 0, idle = 0; done < stop_after && idle < 100;) {
-      absl::StatusOr<v1::Run> r = c_->GetRun(id);
-      if (!r.ok() || r->state() == v1::RUN_STATE_SUCCEEDED) break;
-      std::optional<v1::Job> job = Acquire(w);
-      if (!job) {
-        ++idle;
-        continue;
-      }
-      EXPECT_TRUE(Complete(w, *job).ok());
-      ++done;
-    }
-    return *c_->GetRun(id);
-  };
-  absl::StatusOr<v1::Run> plain = c_->SubmitPerft(req);
-  ASSERT_TRUE(plain.ok()) << plain.status();
-  EXPECT_TRUE(plain->perft().streamed());
-  EXPECT_EQ(plain->perft().chunk_ply(), 2u);
-  EXPECT_EQ(plain->perft().chunk_positions(), 400u);
-  v1::Run done = work(plain->id(), 1'000'000);
-  ASSERT_EQ(done.state(), v1::RUN_STATE_SUCCEEDED) << done.message();
-  EXPECT_EQ(done.perft().result().nodes(), 119060324u);
-  EXPECT_EQ(done.perft().split_positions(), 8902u);
-  // Every transposition merged, as by the in-memory split: the 5,362 unique positions at ply 3.
-  EXPECT_EQ(done.perft().unique_positions(), 5362u);
-  EXPECT_GT(done.perft().chunks(), 50u);
-  EXPECT_EQ(done.jobs().total(), done.jobs().done());
+  ExpectStreamedRunResumesExactly(req, /*in_memory=*/false, 50);
+}
 
-  absl::StatusOr<v1::Run> run = c_->SubmitPerft(req);
-  ASSERT_TRUE(run.ok()) << run.status();
-  v1::Run before;
-  for (int i = 0; i < 500; ++i) {  // the producer fills the queue ahead of the worker
-    before = *c_->GetRun(run->id());
-    if (before.jobs().queued() >= 16) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  EXPECT_GE(before.jobs().queued(), 16u);
-  EXPECT_LE(before.jobs().total(), 18u);  // and stops there
-  before = work(run->id(), 10);
-  ASSERT_EQ(before.jobs().done(), 10u);
-  ASSERT_EQ(before.state(), v1::RUN_STATE_RUNNING);
-  ASSERT_LT(before.perft().chunk_positions_expanded(), before.perft().chunk_positions());
-  Open();
-  absl::StatusOr<v1::Run> resumed = c_->GetRun(run->id());
-  ASSERT_TRUE(resumed.ok());
-  EXPECT_EQ(resumed->jobs().done(), 10u);
-  EXPECT_GE(resumed->perft().chunk_positions_expanded(), before.perft().chunk_positions_expanded());
-  w = Register("w2");
-  v1::Run after = work(run->id(), 1'000'000);
-  ASSERT_EQ(after.state(), v1::RUN_STATE_SUCCEEDED) << after.message();
-  EXPECT_EQ(after.perft().result().nodes(), 119060324u);
-  EXPECT_EQ(after.perft().result().nodes_decimal(), "119060324");
-  ASSERT_EQ(after.perft().result().divide_size(), done.perft().result().divide_size());
-  for (int i = 0; i < after.perft().result().divide_size(); ++i)
-    EXPECT_EQ(after.perft().result().divide(i).nodes(), done.perft().result().divide(i).nodes());
-  EXPECT_EQ(after.jobs().total(), done.jobs().total());
-  EXPECT_EQ(after.perft().chunks(), done.perft().chunks());
-  EXPECT_EQ(after.perft().unique_positions(), done.perft().unique_positions());
-  EXPECT_EQ(after.perft().split_positions(), 8902u);
+// The same when the split's 8,902 paths fit in memory (a bound of 5,000 positions allows 15,000
+// paths): generated once and cut into buckets of the split's order, 16 shards of 2 jobs each;
+// the restarted coordinator generates them again and goes on from the stored bucket. The
+// shards' positions are the in-memory split's, in its order (perft_split_test checks that).
+TEST_F(CoordinatorTest, StreamedSplitWithItsPathsInMemoryResumesFromItsStoredBucket) {
+  v1::SubmitPerftRequest req = SmallStreamedRequest();
+  req.set_split_memory_positions(5000);
+  ExpectStreamedRunResumesExactly(req, /*in_memory=*/true, 15);
 }
 
 // A streamed run stored by an older arbiter (chunks of contiguous positions, no shard cursor)
@@ -618,33 +677,37 @@ TEST_F(CoordinatorTest, AnOlderStreamedRunFailsRatherThanCountingTwice) {
   ASSERT_LT(run->perft().chunk_positions_expanded(), run->perft().chunk_positions());
   c_.reset();
   // The stored spec rewritten as an older arbiter kept it: a chunk cursor, no shards.
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open((dir_ / "arbiter.db").c_str(), &db), SQLITE_OK);
-  sqlite3_stmt* read = nullptr;
-  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT spec FROM runs WHERE id = ?", -1, &read, nullptr),
-            SQLITE_OK);
-  sqlite3_bind_int64(read, 1, int64_t(run->id()));
-  ASSERT_EQ(sqlite3_step(read), SQLITE_ROW);
-  store::v1::StoredPerftRun spec;
-  ASSERT_TRUE(spec.ParseFromArray(sqlite3_column_blob(read, 0), sqlite3_column_bytes(read, 0)));
-  sqlite3_finalize(read);
+  store::v1::StoredPerftRun spec = RunSpec(run->id());
   ASSERT_TRUE(spec.sharded());
   spec.set_sharded(false);
   spec.set_chunk_cursor(10);
-  const std::string blob = spec.SerializeAsString();
-  sqlite3_stmt* write = nullptr;
-  ASSERT_EQ(sqlite3_prepare_v2(db, "UPDATE runs SET spec = ? WHERE id = ?", -1, &write, nullptr),
-            SQLITE_OK);
-  sqlite3_bind_blob(write, 1, blob.data(), int(blob.size()), SQLITE_TRANSIENT);
-  sqlite3_bind_int64(write, 2, int64_t(run->id()));
-  ASSERT_EQ(sqlite3_step(write), SQLITE_DONE);
-  sqlite3_finalize(write);
-  sqlite3_close(db);
+  WriteRunSpec(run->id(), spec);
   Open();
   const v1::Run failed = *c_->GetRun(run->id());
   EXPECT_EQ(failed.state(), v1::RUN_STATE_FAILED);
   EXPECT_NE(failed.message().find("older arbiter"), std::string::npos) << failed.message();
   EXPECT_FALSE(Acquire(Register("w2")).has_value());
+}
+
+// The abuse of a split with its paths in memory: a stored cursor inside a bucket (a changed or
+// damaged store) would count that bucket's positions twice. The restarted coordinator fails the
+// run with the cause and hands out none of its jobs.
+TEST_F(CoordinatorTest, AStoredCursorInsideABucketFailsTheRunRatherThanCountingTwice) {
+  v1::SubmitPerftRequest req = SmallStreamedRequest();
+  req.set_split_memory_positions(5000);
+  absl::StatusOr<v1::Run> run = c_->SubmitPerft(req);
+  ASSERT_TRUE(run.ok()) << run.status();
+  c_.reset();
+  store::v1::StoredPerftRun spec = RunSpec(run->id());
+  ASSERT_TRUE(spec.paths_in_memory());
+  spec.set_shard_cursor(spec.shard_cursor() + (uint64_t{1} << BucketedShards::kBucketShift) / 2);
+  WriteRunSpec(run->id(), spec);
+  Open();
+  const v1::Run failed = *c_->GetRun(run->id());
+  EXPECT_EQ(failed.state(), v1::RUN_STATE_FAILED);
+  EXPECT_NE(failed.message().find("is not the boundary of a bucket"), std::string::npos)
+      << failed.message();
+  EXPECT_FALSE(Acquire(Register("w")).has_value());
 }
 
 // Cancelling a run whose streamed split is expanding stops the split: no job of the run is
@@ -686,6 +749,33 @@ TEST_F(CoordinatorTest, DeepPerftIsStreamedAutomatically) {
   EXPECT_EQ(run->perft().split_depth(), 6u);
   EXPECT_EQ(run->perft().chunk_ply(), 5u);
   EXPECT_EQ(run->perft().chunk_positions(), 822518u);
+}
+
+// perft(8) from the start position: the last ply of the split (ply 5, 2.2 M paths from the
+// 72,078 positions at ply 4) is merged shard by shard while the workers count the first jobs:
+// the run is streamed from ply 4 with its paths in memory. perft(7)'s last ply (ply 4, ~200,000
+// paths) is merged at once as before, and so is any split for workers sharing one hash.
+TEST_F(CoordinatorTest, ALastPlyOfManyPathsIsMergedWhileTheWorkersCount) {
+  v1::SubmitPerftRequest req;
+  req.mutable_perft()->set_fen(std::string(Position::kStartFen));
+  req.mutable_perft()->set_depth(8);
+  absl::StatusOr<v1::Run> run = c_->SubmitPerft(req);
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_TRUE(c_->CancelRun(run->id(), "").ok());
+  EXPECT_TRUE(run->perft().streamed());
+  EXPECT_EQ(run->perft().split_depth(), 5u);
+  EXPECT_EQ(run->perft().chunk_ply(), 4u);
+  EXPECT_EQ(run->perft().chunk_positions(), 72078u);
+  EXPECT_TRUE(RunSpec(run->id()).paths_in_memory());
+  const v1::Run seven = Submit(7, 32);
+  EXPECT_FALSE(seven.perft().streamed());
+  EXPECT_EQ(seven.perft().split_depth(), 4u);
+  EXPECT_EQ(seven.jobs().total(), 32u);
+  Register("a", "local-1");
+  Register("b", "local-1");
+  const v1::Run shared = Submit(8, 32);
+  EXPECT_FALSE(shared.perft().streamed());
+  EXPECT_GT(shared.jobs().total(), 0u);
 }
 
 // split_memory_positions out of its bounds is refused with the bounds in the message.
@@ -924,7 +1014,12 @@ TEST_F(CoordinatorTest, OversizedRequestsAreRefused) {
 // plan a perft as 1,024 would (16 jobs each at most), not 32,000 jobs.
 TEST_F(CoordinatorTest, ManyRegistrationsDoNotBlowUpTheSplit) {
   for (int i = 0; i < 2000; ++i) Register(std::to_string(i));
-  const v1::Run run = Submit(6, 0);
+  v1::Run run = Submit(6, 0);
+  // Its last ply (2.2 M paths) is merged shard by shard while the first jobs go out.
+  for (int i = 0; i < 1000 && run.jobs().total() == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    run = *c_->GetRun(run.id());
+  }
   EXPECT_LE(run.jobs().total(), 16u * 1024u);
   EXPECT_GT(run.jobs().total(), 0u);
 }

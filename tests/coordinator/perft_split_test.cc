@@ -271,6 +271,67 @@ TEST(SplitPerftShard, ABoundBelowOneKeysPositionsKeepsThemTogether) {
   EXPECT_EQ(positions, 400u);
 }
 
+// A streamed split's paths generated once (BucketedShards): Kiwipete's 97,862 paths from ply 1
+// to ply 3, on one and on three threads, taken ~5,000 paths a shard. The shards' positions, one
+// shard after the other, are exactly the in-memory split's unique positions in its order, with
+// the same weights; and a BucketedShards made again from the cursor after the third shard (a
+// restarted coordinator) gives the same shards from there.
+TEST(BucketedShards, ShardsFollowTheSplitsOrderExactlyAndResumeFromTheirCursor) {
+  absl::StatusOr<Position> pos = Position::FromFen(kKiwipete);
+  ASSERT_TRUE(pos.ok());
+  absl::StatusOr<PerftSplit> level =
+      SplitPerft(*pos, {.depth = 4, .split_depth = 1, .estimate_positions = 0});
+  absl::StatusOr<PerftSplit> whole =
+      SplitPerft(*pos, {.depth = 4, .split_depth = 3, .estimate_positions = 0});
+  ASSERT_TRUE(level.ok() && whole.ok());
+  const SplitOptions opts{.depth = 4, .estimate_positions = 0};
+  // The shards from `cursor` to the end.
+  auto shards = [&](uint64_t cursor, int threads, uint64_t* before) {
+    BucketedShards bucketed(*level, 3, cursor, threads);
+    EXPECT_EQ(bucketed.paths(), whole->split_positions);  // 97,862: perft(3) of Kiwipete
+    if (before) *before = bucketed.paths_before();
+    std::vector<SplitShard> out;
+    for (uint64_t at = cursor; at < kShardKeyEnd && out.size() < 1000;) {
+      out.push_back(bucketed.Next(5000, opts));
+      EXPECT_GT(out.back().end, at);
+      at = out.back().end;
+    }
+    return out;
+  };
+  for (int threads : {1, 3}) {
+    const std::vector<SplitShard> all = shards(0, threads, nullptr);
+    EXPECT_GT(all.size(), 10u);
+    std::vector<SplitPosition> joined;
+    uint64_t paths = 0;
+    for (const SplitShard& shard : all) {
+      EXPECT_EQ(shard.split.split_depth, 3);
+      paths += shard.split.split_positions;
+      joined.insert(joined.end(), shard.split.unique.begin(), shard.split.unique.end());
+    }
+    EXPECT_EQ(paths, whole->split_positions);
+    ASSERT_EQ(joined.size(), whole->unique.size());
+    for (size_t i = 0; i < joined.size(); ++i) {
+      ASSERT_EQ(joined[i].packed, whole->unique[i].packed) << i;
+      auto sorted = [](Weights w) {
+        std::sort(w.begin(), w.end());
+        return w;
+      };
+      EXPECT_EQ(sorted(joined[i].weights), sorted(whole->unique[i].weights)) << i;
+    }
+    uint64_t before = 0, expected_before = 0;
+    for (size_t k = 0; k < 3; ++k) expected_before += all[k].split.split_positions;
+    const std::vector<SplitShard> rest = shards(all[2].end, threads, &before);
+    EXPECT_EQ(before, expected_before);
+    ASSERT_EQ(rest.size(), all.size() - 3);
+    for (size_t k = 0; k < rest.size(); ++k) {
+      EXPECT_EQ(rest[k].end, all[k + 3].end);
+      ASSERT_EQ(rest[k].split.unique.size(), all[k + 3].split.unique.size());
+      for (size_t i = 0; i < rest[k].split.unique.size(); ++i)
+        EXPECT_EQ(rest[k].split.unique[i].packed, all[k + 3].split.unique[i].packed);
+    }
+  }
+}
+
 TEST(SplitPerft, RejectsBadDepths) {
   EXPECT_EQ(SplitPerft(Position::StartPosition(), {.depth = 0}).status().code(),
             absl::StatusCode::kInvalidArgument);
