@@ -9,6 +9,10 @@
 #include <queue>
 #include <thread>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "absl/container/flat_hash_map.h"
 #include "base/strings.h"
 #include "engine/movegen.h"
@@ -275,11 +279,33 @@ OrderKey KeyOf(const Position& pos) {
 
 // The same key read straight from the packed bytes (engine/packed_position.h).
 OrderKey KeyOf(const PackedPosition& p) {
+  Bitboard pieces[2][6];
+#if defined(__SSE2__)
+  // The 64 nibbles as 64 bytes in square order (a byte holds an even square low, the next odd
+  // square high), then one comparison per piece: the split orders every position it packs.
+  const __m128i low = _mm_set1_epi8(15);
+  __m128i squares[4];
+  for (int half = 0; half < 2; ++half) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p.data() + 16 * half));
+    const __m128i even = _mm_and_si128(bytes, low);
+    const __m128i odd = _mm_and_si128(_mm_srli_epi16(bytes, 4), low);
+    squares[2 * half] = _mm_unpacklo_epi8(even, odd);
+    squares[2 * half + 1] = _mm_unpackhi_epi8(even, odd);
+  }
+  for (Color c : {kWhite, kBlack})
+    for (int pt = kPawn; pt <= kKing; ++pt) {
+      const __m128i code = _mm_set1_epi8(char(MakePiece(c, PieceType(pt))));
+      Bitboard bb = 0;
+      for (int q = 0; q < 4; ++q)
+        bb |= Bitboard(uint16_t(_mm_movemask_epi8(_mm_cmpeq_epi8(squares[q], code)))) << (16 * q);
+      pieces[c][pt] = bb;
+    }
+#else
   Bitboard by_code[16] = {};
   for (int s = 0; s < 64; ++s) by_code[PackedPieceOn(p.data(), s)] |= SquareBb(Square(s));
-  Bitboard pieces[2][6];
   for (Color c : {kWhite, kBlack})
     for (int pt = kPawn; pt <= kKing; ++pt) pieces[c][pt] = by_code[MakePiece(c, PieceType(pt))];
+#endif
   return KeyOf(pieces, Color(p[32] & 1), p[32] >> 1, p[33]);
 }
 
@@ -646,18 +672,22 @@ BucketedShards::BucketedShards(const PerftSplit& level, int split_depth, uint64_
   ParallelFor(n, parts, [&](size_t begin, size_t end, int t) {
     std::vector<std::vector<Path>>& mine = buckets_[size_t(t)];
     for (size_t b = first; b < kBuckets; ++b) mine[b].reserve(reserve);
+    // Counted in locals: the threads' slots of `all` share a cache line.
+    uint64_t paths = 0, skipped = 0;
     for (size_t i = begin; i < end; ++i) {
       Position pos = level.PositionAt(i);
       ForEachPath(pos, plies, [&] {
-        ++all[size_t(t)];
+        ++paths;
         const size_t b = BucketOf(cuts, GroupKeyOf(pos));
         if (b < first) {
-          ++below[size_t(t)];
+          ++skipped;
           return;
         }
         mine[b].push_back({PackPosition(pos), uint32_t(i)});
       });
     }
+    all[size_t(t)] = paths;
+    below[size_t(t)] = skipped;
   });
   for (int t = 0; t < parts; ++t) {
     paths_ += all[size_t(t)];
@@ -682,9 +712,15 @@ SplitShard BucketedShards::Next(uint64_t paths, const SplitOptions& opts) {
   found.reserve(size_t(taken / 2) + 1);
   absl::flat_hash_map<PackedPosition, uint32_t, PackedHash, PackedEq> index;
   index.reserve(size_t(taken / 2) + 1);
+  // Paths reach their level positions in no order: each one's weights are fetched ahead.
+  constexpr size_t kAhead = 8;
   for (size_t k = b; k < end; ++k) {
     for (auto& mine : buckets_) {
-      for (const Path& p : mine[k]) {
+      const std::vector<Path>& paths_here = mine[k];
+      for (size_t j = 0; j < paths_here.size(); ++j) {
+        if (j + kAhead < paths_here.size())
+          __builtin_prefetch(&level_->unique[paths_here[j + kAhead].parent].weights);
+        const Path& p = paths_here[j];
         const Weights& w = level_->unique[p.parent].weights;
         for (const auto& [root_move, m] : w) shard.split.split_positions += m;
         auto [it, inserted] = index.try_emplace(p.packed, uint32_t(found.size()));

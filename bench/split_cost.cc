@@ -1,0 +1,112 @@
+// The coordinator's cost of splitting start-position perft(DEPTH) for 2 workers with hashes of
+// their own, two ways, alternately in one run (bench/split_cost.sh):
+//   at once:   SplitPerft merges the last ply of the split in memory, then the jobs are packed
+//              (what the coordinator did before the first job existed, up to session 12);
+//   in shards: SplitPerft stops a ply short (its last ply has many paths), BucketedShards
+//              generates the paths once and merges them shard by shard, each packed into its
+//              jobs as it comes (the first shard's jobs can go out while the rest is merged).
+// Prints wall and CPU seconds of each (CPU: this process, every thread) and, for the shards, the
+// wall time to the first shard's jobs; both must find the same unique positions and paths.
+// Usage: arbiter_split_cost [DEPTH=8] [ROUNDS=3]
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "coordinator/perft_split.h"
+#include "engine/position.h"
+
+namespace {
+
+using arbiter::Position;
+using namespace arbiter::coordinator;
+
+double CpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+double WallSeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+struct Cost {
+  double wall = 0, cpu = 0, first = 0;
+  size_t unique = 0, jobs = 0;
+  uint64_t paths = 0;
+};
+
+Cost AtOnce(int depth) {
+  Cost c;
+  const double w0 = WallSeconds(), c0 = CpuSeconds();
+  const SplitOptions so{.depth = depth, .workers = 2};
+  PerftSplit split = *SplitPerft(Position::StartPosition(), so);
+  c.jobs = PackJobs(split, TargetJobs(so)).size();
+  c.unique = split.unique.size();
+  c.paths = split.split_positions;
+  c.wall = WallSeconds() - w0;
+  c.cpu = CpuSeconds() - c0;
+  c.first = c.wall;
+  return c;
+}
+
+Cost InShards(int depth) {
+  Cost c;
+  const double w0 = WallSeconds(), c0 = CpuSeconds();
+  const SplitOptions so{.depth = depth, .workers = 2, .defer_from_paths = kDeferFromPaths};
+  PerftSplit level = *SplitPerft(Position::StartPosition(), so);
+  if (level.deferred_ply == 0) {
+    std::fprintf(stderr, "perft(%d): the split was not deferred\n", depth);
+    std::exit(1);
+  }
+  BucketedShards bucketed(level, level.deferred_ply, 0, 0);
+  const size_t jobs = TargetJobs(so);
+  const uint64_t per_shard = std::max<uint64_t>(1, bucketed.paths() / 16);
+  const SplitOptions shard_opts{.depth = depth, .estimate_positions = 0};
+  for (uint64_t at = 0; at < kShardKeyEnd;) {
+    SplitShard shard = bucketed.Next(per_shard, shard_opts);
+    c.jobs += PackJobs(shard.split, std::max<size_t>(1, jobs / 16)).size();
+    c.unique += shard.split.unique.size();
+    c.paths += shard.split.split_positions;
+    if (c.first == 0) c.first = WallSeconds() - w0;
+    at = shard.end;
+  }
+  c.wall = WallSeconds() - w0;
+  c.cpu = CpuSeconds() - c0;
+  return c;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int depth = argc > 1 ? std::atoi(argv[1]) : 8;
+  const int rounds = argc > 2 ? std::atoi(argv[2]) : 3;
+  std::vector<double> once_cpu, shards_cpu, once_wall, first_wall;
+  for (int r = 1; r <= rounds; ++r) {
+    const Cost a = AtOnce(depth);
+    const Cost b = InShards(depth);
+    if (a.unique != b.unique || a.paths != b.paths) {
+      std::fprintf(stderr, "MISMATCH: at once %zu unique, %lu paths; in shards %zu, %lu\n",
+                   a.unique, (unsigned long)a.paths, b.unique, (unsigned long)b.paths);
+      return 1;
+    }
+    std::printf(
+        "round %d: at once %.3f s wall, %.3f s CPU (%zu jobs); in shards: first jobs after "
+        "%.3f s, all %.3f s wall, %.3f s CPU (%zu jobs); %zu unique positions, %lu paths\n",
+        r, a.wall, a.cpu, a.jobs, b.first, b.wall, b.cpu, b.jobs, a.unique, (unsigned long)a.paths);
+    once_cpu.push_back(a.cpu);
+    shards_cpu.push_back(b.cpu);
+    once_wall.push_back(a.wall);
+    first_wall.push_back(b.first);
+  }
+  auto least = [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); };
+  std::printf(
+      "perft(%d) split, least of %d rounds: at once %.3f s CPU, first jobs after %.3f s; in "
+      "shards %.3f s CPU (%.2fx), first jobs after %.3f s (%.2fx sooner)\n",
+      depth, rounds, least(once_cpu), least(once_wall), least(shards_cpu),
+      least(shards_cpu) / least(once_cpu), least(first_wall), least(once_wall) / least(first_wall));
+  return 0;
+}
