@@ -282,7 +282,8 @@ absl::StatusOr<v1::Run> Coordinator::Submit(absl::StatusOr<RunPlan> planned, con
   run->priority = scheduling.priority();
   run->throughput = scheduling.throughput() == 0 ? 100 : int(scheduling.throughput());
   run->handler = std::move(plan.handler);
-  if (plan.lane_count >= 2) run->lane_workers.assign(plan.lane_count, "");
+  if (const size_t lanes = run->handler->LaneCount(); lanes >= 2)
+    run->lane_workers.assign(lanes, "");
   StoredRun stored;
   stored.kind = run->kind();
   stored.state = run->state;

@@ -560,10 +560,7 @@ absl::StatusOr<RunPlan> PlanStreamedPerftRun(const v1::SubmitPerftRequest& reque
                           kBucketedPathsPerPosition * bound);
   for (const std::string& m : level->root_moves) run.add_root_moves(m);
   RunPlan plan;
-  if (lanes >= 2) {
-    plan.lane_count = lanes;
-    run.set_lanes(uint32_t(lanes));
-  }
+  if (lanes >= 2) run.set_lanes(uint32_t(lanes));
   plan.summary =
       Cat("perft depth ", p.depth(), " of '", run.fen(), "' streamed: split at depth ", split_depth,
           " in shards of at most ", bound, " positions walked from the ", level->unique.size(),
@@ -659,7 +656,6 @@ absl::StatusOr<RunPlan> PlanPerftRun(const v1::SubmitPerftRequest& submitted,
   builder();
   for (std::thread& t : builders) t.join();
   if (lanes >= 2) {
-    plan.lane_count = lanes;
     run.set_lanes(uint32_t(lanes));
     for (size_t i = 0; i < specs.size(); ++i)
       plan.lanes.push_back(uint32_t(i * lanes / specs.size()));

@@ -207,7 +207,7 @@ class RunHandler {
   }
   // Whether a stored run may go on after a restart (an error fails it with that message).
   virtual absl::Status Resumable() const { return absl::OkStatus(); }
-  // The run's lane count as planned (0: none), for a restarted coordinator.
+  // The run's lane count as planned (0 or 1: none), at submit and after a restart.
   virtual size_t LaneCount() const { return 0; }
 };
 
@@ -219,13 +219,12 @@ struct PlanContext {
   std::function<bool(const std::string&)> engine_known;  // an uploaded engine's sha256
 };
 
-// A new run: its handler (holding the jobs' specs), the jobs' stored specs in job order, and
-// the lane of each job (empty: no lanes).
+// A new run: its handler (holding the jobs' specs and its lane count), the jobs' stored specs in
+// job order, and the lane of each job (empty: no lanes).
 struct RunPlan {
   std::unique_ptr<RunHandler> handler;
   std::vector<std::string> job_specs;
   std::vector<uint32_t> lanes;
-  size_t lane_count = 0;
   std::string summary;  // what was planned, for the log
   // Every `path` engine of the run: refused at submit when no connected worker allows them.
   std::vector<std::string> engine_paths;
