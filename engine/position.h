@@ -189,7 +189,6 @@ extern Tables kZobrist;
 
 template <bool kKeys>
 inline void Position::DoMove(Move m, UndoInfo& undo) {
-  using zobrist::kZobrist;
   const Color us = side_, them = ~us;
   const Square from = m.From();
   Square to = m.To();
@@ -199,10 +198,8 @@ inline void Position::DoMove(Move m, UndoInfo& undo) {
   undo.castling = castling_;
   undo.halfmove = halfmove_;
   undo.captured = kNoPiece;
-  if constexpr (kKeys) {
-    key_.Toggle(kZobrist.side);
-    if (ep_ != kNoSquare && EpAttackable(ep_, us)) key_.Toggle(kZobrist.ep_file[FileOf(ep_)]);
-  }
+  // The key's updates live in KeyAfter alone (it reads the position before the move).
+  if constexpr (kKeys) key_ = KeyAfter(m);
   ep_ = kNoSquare;
   ++halfmove_;
   fullmove_ += us;
@@ -216,12 +213,6 @@ inline void Position::DoMove(Move m, UndoInfo& undo) {
     RemovePiece(rook_from);
     PutPiece(pc, king_to);
     PutPiece(rook, rook_to);
-    if constexpr (kKeys) {
-      key_.Toggle(kZobrist.piece[pc][from]);
-      key_.Toggle(kZobrist.piece[pc][king_to]);
-      key_.Toggle(kZobrist.piece[rook][rook_from]);
-      key_.Toggle(kZobrist.piece[rook][rook_to]);
-    }
   } else {
     Square cap_sq = to;
     if (m.KindOf() == Move::kEnPassant) cap_sq = Square(to - kPawnPush[us]);
@@ -230,44 +221,22 @@ inline void Position::DoMove(Move m, UndoInfo& undo) {
       RemovePiece(cap_sq);
       undo.captured = captured;
       halfmove_ = 0;
-      if constexpr (kKeys) key_.Toggle(kZobrist.piece[captured][cap_sq]);
     }
     MovePiece(from, to);
-    if constexpr (kKeys) {
-      key_.Toggle(kZobrist.piece[pc][from]);
-      key_.Toggle(kZobrist.piece[pc][to]);
-    }
     if (TypeOf(pc) == kPawn) {
       halfmove_ = 0;
       if ((to ^ from) == 16) {
         Square ep = Square((to + from) / 2);
-        if (EpAttackable(ep, them)) {
-          ep_ = ep;
-          if constexpr (kKeys) key_.Toggle(kZobrist.ep_file[FileOf(ep)]);
-        }
+        if (EpAttackable(ep, them)) ep_ = ep;
       } else if (m.KindOf() == Move::kPromotion) {
         Piece promo = MakePiece(us, m.Promotion());
         RemovePiece(to);
         PutPiece(promo, to);
-        if constexpr (kKeys) {
-          key_.Toggle(kZobrist.piece[pc][to]);
-          key_.Toggle(kZobrist.piece[promo][to]);
-        }
       }
     }
   }
   const uint8_t lost = castling_ & (castling_mask_[from] | castling_mask_[to]);
-  if (lost) {
-    if constexpr (kKeys) {
-      key_.Toggle(kZobrist.castling[castling_]);
-      key_.Toggle(kZobrist.castling[castling_ ^ lost]);
-      for (uint8_t b = lost; b; b &= b - 1) {
-        const int idx = __builtin_ctz(b);
-        key_.Toggle(kZobrist.castling_rook[idx][castling_rook_[idx]]);
-      }
-    }
-    castling_ ^= lost;
-  }
+  castling_ ^= lost;
   side_ = them;
 }
 

@@ -172,10 +172,12 @@ TEST(PositionKey, NamesTheRookOfEachCastlingRight) {
   }
 }
 
-// KeyAfter(m) is the key DoMove(m) gives, for every move of every suite position and of the
-// positions one ply below (castling in both chess and Chess960, rights lost by a rook captured
-// or moved, en passant squares that are and are not capturable, promotions with capture).
-// Perft's hash looks children up by it: a wrong key would only miss, so this checks it exactly.
+// KeyAfter(m) is the key of the position m makes, computed from scratch, for every move of every
+// suite position and of the positions one ply below (castling in both chess and Chess960, rights
+// lost by a rook captured or moved, en passant squares that are and are not capturable,
+// promotions with capture). DoMove takes its key from KeyAfter (the Zobrist updates live there
+// alone), and perft's hash looks children up by it: a wrong key would only miss, so this checks
+// it exactly.
 TEST(PositionKey, KeyAfterIsTheKeyOfTheMoveMade) {
   size_t checked = 0;
   VisitSuiteTrees(3, 1, [&](const Position&, Position& pos) {
@@ -185,7 +187,8 @@ TEST(PositionKey, KeyAfterIsTheKeyOfTheMoveMade) {
       const Key128 predicted = pos.KeyAfter(m);
       UndoInfo undo;
       pos.DoMove(m, undo);
-      EXPECT_TRUE(predicted.lo == pos.Key().lo && predicted.hi == pos.Key().hi)
+      const Key128 computed = pos.ComputeKey();
+      EXPECT_TRUE(predicted.lo == computed.lo && predicted.hi == computed.hi)
           << pos.Fen() << " after " << m.Raw();
       pos.UndoMove(m, undo);
       ++checked;
