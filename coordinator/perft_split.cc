@@ -88,6 +88,23 @@ Position Unpack(const PackedPosition& packed, const Position& root) {
   return *UnpackPosition(AsBytes(packed), root);
 }
 
+// Calls f() at the end of every path of `plies` moves from pos (pos is then that position).
+template <class F>
+void ForEachPath(Position& pos, int plies, const F& f) {
+  if (plies == 0) {
+    f();
+    return;
+  }
+  MoveList list;
+  GenerateLegal(pos, list);
+  for (Move m : list) {
+    UndoInfo undo;
+    pos.DoMove<false>(m, undo);  // the keys of the split read pieces only
+    ForEachPath(pos, plies - 1, f);
+    pos.UndoMove<false>(m, undo);
+  }
+}
+
 // A child found by the first pass of ExpandLevel and the index of its parent.
 struct ChildRecord {
   PackedPosition packed;
@@ -470,20 +487,11 @@ class ShardCollector {
 
   // Every path of `plies` moves from `pos`, each adding `weights` to the position it reaches.
   void Walk(Position& pos, int plies, const Weights& weights) {
-    if (plies == 0) {
+    ForEachPath(pos, plies, [&] {
       const uint64_t key = ShardKey(pos);
       if (key >= begin_ && key < end_ && key % classes_ == cls_)
         Add(PackPosition(pos), weights, key);
-      return;
-    }
-    MoveList list;
-    GenerateLegal(pos, list);
-    for (Move m : list) {
-      UndoInfo undo;
-      pos.DoMove<false>(m, undo);  // the shard key reads pieces only
-      Walk(pos, plies - 1, weights);
-      pos.UndoMove<false>(m, undo);
-    }
+    });
   }
 
   void Add(const PackedPosition& packed, const Weights& weights, uint64_t key) {
@@ -592,23 +600,6 @@ uint64_t EstimatePaths(const PerftSplit& level, int plies) {
 }
 
 namespace {
-
-// Calls f() at the end of every path of `plies` moves from pos (pos is then that position).
-template <class F>
-void ForEachPath(Position& pos, int plies, const F& f) {
-  if (plies == 0) {
-    f();
-    return;
-  }
-  MoveList list;
-  GenerateLegal(pos, list);
-  for (Move m : list) {
-    UndoInfo undo;
-    pos.DoMove<false>(m, undo);  // the order key reads pieces only
-    ForEachPath(pos, plies - 1, f);
-    pos.UndoMove<false>(m, undo);
-  }
-}
 
 // The leading part of a position's place in the split's order (OrderKey): the pawns of the side
 // not to move, then a hash of its other pieces. Positions with a common child have the same.

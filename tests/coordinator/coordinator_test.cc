@@ -150,6 +150,27 @@ class CoordinatorTest : public ::testing::Test {
     EXPECT_FALSE(Acquire(b)) << "every job handed out once";
   }
 
+  // Start-position perft(depth) submitted and cancelled at once: the run as planned.
+  std::optional<v1::Run> Planned(int depth) {
+    v1::SubmitPerftRequest req;
+    req.mutable_perft()->set_fen(std::string(Position::kStartFen));
+    req.mutable_perft()->set_depth(depth);
+    absl::StatusOr<v1::Run> run = c_->SubmitPerft(req);
+    EXPECT_TRUE(run.ok()) << run.status();
+    if (!run.ok()) return std::nullopt;
+    EXPECT_TRUE(c_->CancelRun(run->id(), "").ok());
+    return *run;
+  }
+
+  // A streamed run split at `split_depth`, walked or generated from `positions` at `chunk_ply`.
+  static void ExpectStreamedFrom(const v1::Run& run, uint32_t split_depth, uint32_t chunk_ply,
+                                 uint64_t positions) {
+    EXPECT_TRUE(run.perft().streamed());
+    EXPECT_EQ(run.perft().split_depth(), split_depth);
+    EXPECT_EQ(run.perft().chunk_ply(), chunk_ply);
+    EXPECT_EQ(run.perft().chunk_positions(), positions);
+  }
+
   // The run's spec as the store holds it.
   store::v1::StoredPerftRun RunSpec(uint64_t run_id) {
     store::v1::StoredPerftRun spec;
@@ -739,16 +760,10 @@ TEST_F(CoordinatorTest, CancelStopsAStreamedSplit) {
 // ply 6, in shards walked from the 822,518 positions at ply 5 the in-memory split reached, at
 // most 1,000,000 split positions a shard.
 TEST_F(CoordinatorTest, DeepPerftIsStreamedAutomatically) {
-  v1::SubmitPerftRequest req;
-  req.mutable_perft()->set_fen(std::string(Position::kStartFen));
-  req.mutable_perft()->set_depth(11);
-  absl::StatusOr<v1::Run> run = c_->SubmitPerft(req);
-  ASSERT_TRUE(run.ok()) << run.status();
-  ASSERT_TRUE(c_->CancelRun(run->id(), "").ok());
-  EXPECT_TRUE(run->perft().streamed());
-  EXPECT_EQ(run->perft().split_depth(), 6u);
-  EXPECT_EQ(run->perft().chunk_ply(), 5u);
-  EXPECT_EQ(run->perft().chunk_positions(), 822518u);
+  const std::optional<v1::Run> run = Planned(11);
+  ASSERT_TRUE(run);
+  ExpectStreamedFrom(*run, 6, 5, 822518);
+  EXPECT_FALSE(RunSpec(run->id()).paths_in_memory());  // ~25 M paths from ply 5
 }
 
 // perft(8) from the start position: the last ply of the split (ply 5, 2.2 M paths from the
@@ -756,16 +771,9 @@ TEST_F(CoordinatorTest, DeepPerftIsStreamedAutomatically) {
 // the run is streamed from ply 4 with its paths in memory. perft(7)'s last ply (ply 4, ~200,000
 // paths) is merged at once as before, and so is any split for workers sharing one hash.
 TEST_F(CoordinatorTest, ALastPlyOfManyPathsIsMergedWhileTheWorkersCount) {
-  v1::SubmitPerftRequest req;
-  req.mutable_perft()->set_fen(std::string(Position::kStartFen));
-  req.mutable_perft()->set_depth(8);
-  absl::StatusOr<v1::Run> run = c_->SubmitPerft(req);
-  ASSERT_TRUE(run.ok()) << run.status();
-  ASSERT_TRUE(c_->CancelRun(run->id(), "").ok());
-  EXPECT_TRUE(run->perft().streamed());
-  EXPECT_EQ(run->perft().split_depth(), 5u);
-  EXPECT_EQ(run->perft().chunk_ply(), 4u);
-  EXPECT_EQ(run->perft().chunk_positions(), 72078u);
+  const std::optional<v1::Run> run = Planned(8);
+  ASSERT_TRUE(run);
+  ExpectStreamedFrom(*run, 5, 4, 72078);
   EXPECT_TRUE(RunSpec(run->id()).paths_in_memory());
   const v1::Run seven = Submit(7, 32);
   EXPECT_FALSE(seven.perft().streamed());
