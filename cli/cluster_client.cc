@@ -544,7 +544,7 @@ void PrintRun(const v1::Run& run, std::ostream& out) {
                            p.split_positions(), p.unique_positions());
     if (p.streamed())
       out << absl::StrFormat(
-          "Streamed: %d shards walked from the %d positions at ply %d, %.1f %% "
+          "Streamed: %d shards from the %d positions at ply %d, %.1f %% "
           "done\n",
           p.chunks(), p.chunk_positions(), p.chunk_ply(),
           p.chunk_positions() > 0

@@ -158,8 +158,8 @@ SplitShard StreamedPerftSplit::NextShard(uint64_t begin, const SplitOptions& opt
     return shard;
   }
   // Job k of the run aims at JobTargets(paths, jobs)[k] paths (large first, small last, as the
-  // in-memory split's); a shard takes the next kShardJobs-th of the run's jobs, counted from the
-  // paths before the cursor (the same shards after a restart).
+  // in-memory split's); a shard takes the next 1 / kShardsPerRun of the run's jobs, counted from
+  // the paths before the cursor (the same shards after a restart).
   const std::vector<double> all = JobTargets(double(bucketed_->paths()), total_jobs);
   const double before = double(bucketed_->paths_before());
   size_t k = 0;
