@@ -77,8 +77,12 @@ run_cluster() {
   local first stamp
   first=$(grep -m1 'streamed split shard 1 ' "$tmp/err" || grep -m1 'split at depth' "$tmp/err" || true)
   stamp=$(sed -n 's/^\[\([0-9-]* [0-9:.]*\)\].*/\1/p' <<<"$first")
-  first=$(awk -v a="$t0" -v b="$(date -d "$stamp" +%s.%N 2>/dev/null || echo "$t0")" \
-    'BEGIN { printf "%.3f", b - a }')
+  if [[ -n "$stamp" ]]; then
+    first=$(awk -v a="$t0" -v b="$(date -d "$stamp" +%s.%N 2>/dev/null || echo "$t0")" \
+      'BEGIN { printf "%.3f", b - a }')
+  else
+    first=0  # not logged (an older coordinator)
+  fi
   stop_all
   awk -v a="$t0" -v b="$t1" -v ca="$c0" -v cb="$c1" -v n="$(echo "$out" | nodes_of)" \
     -v k="$(awk -v x="$k0" -v y="$k1" 'BEGIN { print y - x }')" -v f="$first" \

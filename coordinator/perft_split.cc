@@ -127,6 +127,17 @@ constexpr size_t kChildrenPerShard = 16'384;
 constexpr size_t kChildrenPerChunk = 4'000'000;
 constexpr size_t kSampledParents = 1'024;
 
+// The mean number of paths of `plies` moves from the positions of `level`, from a sample of up to
+// kSampledParents of them (every one of a smaller level).
+double MeanPaths(const std::vector<SplitPosition>& level, const Position& root, int plies) {
+  if (level.empty()) return 0;
+  const size_t step = std::max<size_t>(1, level.size() / kSampledParents);
+  uint64_t sampled = 0, paths = 0;
+  for (size_t i = 0; i < level.size(); i += step, ++sampled)
+    paths += plies <= 0 ? 1 : PerftCount(Unpack(level[i].packed, root), plies);
+  return double(paths) / double(sampled);
+}
+
 // One ply deeper, merging equal positions. Gives up (returns false) as soon as the next ply has
 // more than `limit` unique positions. The level is taken in chunks of about kChildrenPerChunk
 // children, each in two passes on `threads` threads: each thread unpacks the parents of a slice
@@ -141,12 +152,7 @@ bool ExpandLevel(const std::vector<SplitPosition>& level, const Position& root, 
   with_duplicates = 0;
   if (level.empty()) return true;
   const int parts = std::max(1, threads);
-  size_t sampled = 0, sampled_children = 0;
-  for (size_t i = 0; i < level.size(); i += std::max<size_t>(1, level.size() / kSampledParents)) {
-    sampled_children += size_t(CountLegal(Unpack(level[i].packed, root)));
-    ++sampled;
-  }
-  const size_t per_parent = std::max<size_t>(1, (sampled_children + sampled - 1) / sampled);
+  const size_t per_parent = std::max<size_t>(1, size_t(std::ceil(MeanPaths(level, root, 1))));
   const size_t parents_per_chunk = std::max<size_t>(1, kChildrenPerChunk / per_parent);
   const size_t chunk_children = std::min(level.size(), parents_per_chunk) * per_parent;
   const size_t shards = std::clamp<size_t>(chunk_children / kChildrenPerShard, 1, 4096);
@@ -590,13 +596,8 @@ SplitShard SplitPerftShard(const PerftSplit& level, int split_depth, uint64_t be
 }
 
 uint64_t EstimatePaths(const PerftSplit& level, int plies) {
-  const size_t n = level.unique.size();
-  if (n == 0) return 0;
-  const size_t step = std::max<size_t>(1, n / kSampledParents);
-  uint64_t sampled = 0, paths = 0;
-  for (size_t i = 0; i < n; i += step, ++sampled)
-    paths += plies <= 0 ? 1 : PerftCount(level.PositionAt(i), plies);
-  return uint64_t(double(paths) / double(sampled) * double(n) + 0.5);
+  return uint64_t(
+      std::llround(MeanPaths(level.unique, level.root, plies) * double(level.unique.size())));
 }
 
 namespace {
