@@ -96,6 +96,9 @@ absl::StatusOr<BenchResult> RunEngineBench(const EngineSpec& spec, const Sandbox
   }
   const Millis left = std::chrono::duration_cast<Millis>(deadline - SteadyClock::now());
   const int status = p.WaitOrKill(std::max(Millis(0), left));
+  // The summary is on stderr (Stockfish's): its last lines may still be in the pipe when the
+  // engine has exited (a second at most: a process the engine left behind may hold the pipe).
+  p.WaitStderrClosed(SteadyClock::now() + Millis(1000));
   const std::string err = p.StderrTail();
   std::vector<std::string_view> lines(out.begin(), out.end());
   for (std::string_view l : Split(err, '\n')) lines.push_back(l);

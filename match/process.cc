@@ -20,6 +20,7 @@
 #include <iterator>
 #include <mutex>
 
+#include "absl/time/time.h"
 #include "base/strings.h"
 
 extern char** environ;
@@ -259,6 +260,9 @@ void Subprocess::IoLoop() {
             PushLine(std::move(partial_), partial_truncated_, SteadyClock::now());
           absl::MutexLock lock(&mu_);
           eof_ = true;
+        } else {
+          absl::MutexLock lock(&mu_);
+          err_eof_ = true;
         }
         break;
       }
@@ -266,6 +270,7 @@ void Subprocess::IoLoop() {
   }
   absl::MutexLock lock(&mu_);
   eof_ = true;
+  err_eof_ = true;  // nothing more will be read
 }
 
 void Subprocess::ConsumeStdout(const char* data, size_t n, SteadyTime now) {
@@ -416,6 +421,13 @@ int Subprocess::WaitOrKill(std::chrono::milliseconds grace) {
 bool Subprocess::StdoutClosed() const {
   absl::MutexLock lock(&mu_);
   return eof_;
+}
+
+bool Subprocess::WaitStderrClosed(SteadyTime deadline) {
+  absl::MutexLock lock(&mu_);
+  const auto left = deadline - SteadyClock::now();
+  return mu_.AwaitWithTimeout(absl::Condition(&err_eof_),
+                              absl::FromChrono(std::max(left, SteadyClock::duration::zero())));
 }
 
 std::string Subprocess::StderrTail() const {

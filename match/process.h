@@ -107,6 +107,10 @@ class Subprocess {
   bool Exited();  // non-blocking: the child has exited (and was reaped)
   bool StdoutClosed() const;
 
+  // Waits until every byte the child wrote to stderr has been read (its stderr closed) or until
+  // `deadline`; true when it was. After the child exits, its last stderr bytes may still be on
+  // their way to the I/O thread: StderrTail then can miss them.
+  bool WaitStderrClosed(SteadyTime deadline);
   std::string StderrTail() const;
   uint64_t StdoutBytes() const;
   uint64_t StderrBytes() const;
@@ -136,6 +140,7 @@ class Subprocess {
   size_t pending_bytes_ ABSL_GUARDED_BY(mu_) = 0;
   int pending_bestmoves_ ABSL_GUARDED_BY(mu_) = 0;
   bool eof_ ABSL_GUARDED_BY(mu_) = false;
+  bool err_eof_ ABSL_GUARDED_BY(mu_) = false;
   std::string err_ring_ ABSL_GUARDED_BY(mu_);
   size_t err_pos_ ABSL_GUARDED_BY(mu_) = 0;  // next write position once the ring is full
   uint64_t out_bytes_ ABSL_GUARDED_BY(mu_) = 0;
