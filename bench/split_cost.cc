@@ -7,6 +7,8 @@
 //              jobs as it comes (the first shard's jobs can go out while the rest is merged).
 // Prints wall and CPU seconds of each (CPU: this process, every thread) and, for the shards, the
 // wall time to the first shard's jobs; both must find the same unique positions and paths.
+// Both split at the ply the shards reach (perft(8): 5; perft(9): 6, where the merge at once
+// exceeds the coordinator's memory bound and is measured as a reference only).
 // Usage: arbiter_split_cost [DEPTH=8] [ROUNDS=3]
 #include <time.h>
 
@@ -39,10 +41,19 @@ struct Cost {
   uint64_t paths = 0;
 };
 
-Cost AtOnce(int depth) {
+// The split depth the shards reach (perft(8): ply 5; perft(9): ply 6).
+int ShardsSplitDepth(int depth) {
+  const SplitOptions so{.depth = depth, .workers = 2, .defer_from_paths = kDeferFromPaths};
+  return SplitPerft(Position::StartPosition(), so)->deferred_ply;
+}
+
+// Merged at once to `split_depth`, whatever the coordinator's memory bound (perft(9)'s ply 6 has
+// 9.4 M unique positions, more than the bound: the coordinator would stop at ply 5).
+Cost AtOnce(int depth, int split_depth) {
   Cost c;
   const double w0 = WallSeconds(), c0 = CpuSeconds();
-  const SplitOptions so{.depth = depth, .workers = 2};
+  const SplitOptions so{
+      .depth = depth, .split_depth = split_depth, .workers = 2, .max_positions = 1u << 25};
   PerftSplit split = *SplitPerft(Position::StartPosition(), so);
   c.jobs = PackJobs(split, TargetJobs(so)).size();
   c.unique = split.unique.size();
@@ -85,8 +96,13 @@ int main(int argc, char** argv) {
   const int depth = argc > 1 ? std::atoi(argv[1]) : 8;
   const int rounds = argc > 2 ? std::atoi(argv[2]) : 3;
   std::vector<double> once_cpu, shards_cpu, once_wall, first_wall;
+  const int split_depth = ShardsSplitDepth(depth);
+  if (split_depth == 0) {
+    std::fprintf(stderr, "perft(%d): the split is not deferred\n", depth);
+    return 1;
+  }
   for (int r = 1; r <= rounds; ++r) {
-    const Cost a = AtOnce(depth);
+    const Cost a = AtOnce(depth, split_depth);
     const Cost b = InShards(depth);
     if (a.unique != b.unique || a.paths != b.paths) {
       std::fprintf(stderr, "MISMATCH: at once %zu unique, %lu paths; in shards %zu, %lu\n",

@@ -119,6 +119,12 @@ absl::Status ResumableSplit(const store::v1::StoredPerftRun& spec) {
     return absl::DataLossError(Cat("the run's stored split cursor ", spec.shard_cursor(),
                                    " is not the boundary of a bucket of its paths (a multiple of ",
                                    kBucketKeys, "); the store was changed or damaged"));
+  if (spec.streamed() && spec.paths_in_memory() &&
+      spec.split_depth() > spec.chunk_ply() + BucketedShards::kMaxPlies)
+    return absl::FailedPreconditionError(Cat("the run keeps its paths in memory over ",
+                                             spec.split_depth() - spec.chunk_ply(),
+                                             " plies; this arbiter keeps them over at most ",
+                                             BucketedShards::kMaxPlies, "; submit the run again"));
   return absl::OkStatus();
 }
 
@@ -556,8 +562,9 @@ absl::StatusOr<RunPlan> PlanStreamedPerftRun(const v1::SubmitPerftRequest& reque
   }
   run.set_chunk_positions(level->unique.size());
   // Paths that fit in memory are generated once, not walked again for every shard.
-  run.set_paths_in_memory(EstimatePaths(*level, split_depth - int(run.chunk_ply())) <=
-                          kBucketedPathsPerPosition * bound);
+  const int plies = split_depth - int(run.chunk_ply());
+  run.set_paths_in_memory(plies <= BucketedShards::kMaxPlies &&
+                          EstimatePaths(*level, plies) <= kBucketedPathsPerPosition * bound);
   for (const std::string& m : level->root_moves) run.add_root_moves(m);
   RunPlan plan;
   if (lanes >= 2) run.set_lanes(uint32_t(lanes));

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <limits>
+#include <optional>
 #include <queue>
 #include <thread>
 
@@ -88,9 +89,10 @@ Position Unpack(const PackedPosition& packed, const Position& root) {
   return *UnpackPosition(AsBytes(packed), root);
 }
 
-// Calls f() at the end of every path of `plies` moves from pos (pos is then that position).
+// Calls f() at the end of every path of `plies` moves from pos (pos is then that position); with
+// `moves`, the path's moves are in moves[0..plies) when f is called.
 template <class F>
-void ForEachPath(Position& pos, int plies, const F& f) {
+void ForEachPath(Position& pos, int plies, const F& f, Move* moves = nullptr) {
   if (plies == 0) {
     f();
     return;
@@ -98,9 +100,10 @@ void ForEachPath(Position& pos, int plies, const F& f) {
   MoveList list;
   GenerateLegal(pos, list);
   for (Move m : list) {
+    if (moves) moves[0] = m;
     UndoInfo undo;
     pos.DoMove<false>(m, undo);  // the keys of the split read pieces only
-    ForEachPath(pos, plies - 1, f);
+    ForEachPath(pos, plies - 1, f, moves ? moves + 1 : nullptr);
     pos.UndoMove<false>(m, undo);
   }
 }
@@ -636,10 +639,13 @@ size_t BucketOf(const std::vector<GroupKey>& cuts, const GroupKey& key) {
 }  // namespace
 
 BucketedShards::BucketedShards(const PerftSplit& level, int split_depth, uint64_t cursor,
-                               int threads)
-    : level_(&level), split_depth_(split_depth), cursor_(cursor) {
+                               int threads, uint64_t packed_paths)
+    : level_(&level),
+      split_depth_(split_depth),
+      plies_(std::clamp(split_depth - level.split_depth, 0, kMaxPlies)),
+      cursor_(cursor) {
   const size_t n = level.unique.size();
-  const int plies = std::max(0, split_depth - level.split_depth);
+  const int plies = plies_;
   constexpr size_t kBuckets = size_t{1} << kBucketBits;
   const uint64_t estimate = EstimatePaths(level, plies);
   // The cuts: quantiles of the keys of the paths from every step-th level position, in the
@@ -660,23 +666,37 @@ BucketedShards::BucketedShards(const PerftSplit& level, int split_depth, uint64_
   // Room in each bucket for its share of the estimated paths and a quarter more.
   const size_t reserve = size_t(estimate / (uint64_t(parts) * kBuckets)) * 5 / 4 + 4;
   buckets_.assign(size_t(parts), std::vector<std::vector<Path>>(kBuckets));
+  keep_packed_ = estimate <= packed_paths;
+  if (keep_packed_)
+    packed_.assign(size_t(parts), std::vector<std::vector<PackedPosition>>(kBuckets));
   std::vector<uint64_t> all(size_t(parts), 0), below(size_t(parts), 0);
   ParallelFor(n, parts, [&](size_t begin, size_t end, int t) {
     std::vector<std::vector<Path>>& mine = buckets_[size_t(t)];
     for (size_t b = first; b < kBuckets; ++b) mine[b].reserve(reserve);
+    std::vector<std::vector<PackedPosition>>* packed = keep_packed_ ? &packed_[size_t(t)] : nullptr;
+    if (packed)
+      for (size_t b = first; b < kBuckets; ++b) (*packed)[b].reserve(reserve);
     // Counted in locals: the threads' slots of `all` share a cache line.
     uint64_t paths = 0, skipped = 0;
+    Path path{};
+    Move moves[kMaxPlies];
     for (size_t i = begin; i < end; ++i) {
       Position pos = level.PositionAt(i);
-      ForEachPath(pos, plies, [&] {
-        ++paths;
-        const size_t b = BucketOf(cuts, GroupKeyOf(pos));
-        if (b < first) {
-          ++skipped;
-          return;
-        }
-        mine[b].push_back({PackPosition(pos), uint32_t(i)});
-      });
+      path.parent = uint32_t(i);
+      ForEachPath(
+          pos, plies,
+          [&] {
+            ++paths;
+            const size_t b = BucketOf(cuts, GroupKeyOf(pos));
+            if (b < first) {
+              ++skipped;
+              return;
+            }
+            for (int m = 0; m < plies; ++m) path.moves[size_t(m)] = moves[m].Raw();
+            mine[b].push_back(path);
+            if (packed) (*packed)[b].push_back(PackPosition(pos));
+          },
+          moves);
     }
     all[size_t(t)] = paths;
     below[size_t(t)] = skipped;
@@ -699,32 +719,75 @@ SplitShard BucketedShards::Next(uint64_t paths, const SplitOptions& opts) {
   size_t end = b;
   for (; end < kBuckets && (taken == 0 || taken < paths); ++end)
     for (const auto& mine : buckets_) taken += mine[end].size();
-  // Merged by exact position, each path adding its level position's weights.
-  std::vector<SplitPosition> found;
-  found.reserve(size_t(taken / 2) + 1);
-  absl::flat_hash_map<PackedPosition, uint32_t, PackedHash, PackedEq> index;
-  index.reserve(size_t(taken / 2) + 1);
-  // Paths reach their level positions in no order: each one's weights are fetched ahead.
-  constexpr size_t kAhead = 8;
-  for (size_t k = b; k < end; ++k) {
-    for (auto& mine : buckets_) {
-      const std::vector<Path>& paths_here = mine[k];
-      for (size_t j = 0; j < paths_here.size(); ++j) {
-        if (j + kAhead < paths_here.size())
-          __builtin_prefetch(&level_->unique[paths_here[j + kAhead].parent].weights);
-        const Path& p = paths_here[j];
-        const Weights& w = level_->unique[p.parent].weights;
-        for (const auto& [root_move, m] : w) shard.split.split_positions += m;
-        auto [it, inserted] = index.try_emplace(p.packed, uint32_t(found.size()));
-        if (inserted) {
-          found.push_back({p.packed, w, 1});
-        } else {
-          for (const auto& [root_move, m] : w) AddWeight(found[it->second].weights, root_move, m);
+  // The paths' end positions: kept, or made again from their level positions. A generation
+  // thread's paths start from its own range of level positions and each of its buckets lists them
+  // in that order: its buckets of the shard are walked together, level position by level
+  // position, so that each is unpacked once for all its paths in the shard.
+  const size_t parts = buckets_.size();
+  std::vector<size_t> start(parts + 1, 0);
+  for (size_t t = 0; t < parts; ++t) {
+    start[t + 1] = start[t];
+    for (size_t k = b; k < end; ++k) start[t + 1] += buckets_[t][k].size();
+  }
+  std::vector<ChildRecord> children(start[parts]);
+  const int threads = int(std::min<size_t>(parts, size_t(SplitThreads(children.size(), 0))));
+  ParallelFor(parts, threads, [&](size_t from, size_t to, int) {
+    for (size_t t = from; t < to; ++t) {
+      size_t out = start[t];
+      if (keep_packed_) {
+        for (size_t k = b; k < end; ++k) {
+          const std::vector<Path>& paths_here = buckets_[t][k];
+          const std::vector<PackedPosition>& packed = packed_[t][k];
+          for (size_t j = 0; j < paths_here.size(); ++j)
+            children[out++] = {packed[j], paths_here[j].parent};
+          std::vector<PackedPosition>().swap(packed_[t][k]);
+          std::vector<Path>().swap(buckets_[t][k]);
+        }
+        continue;
+      }
+      std::vector<std::pair<const Path*, const Path*>> heads;  // what is left of each bucket
+      for (size_t k = b; k < end; ++k)
+        heads.emplace_back(buckets_[t][k].data(), buckets_[t][k].data() + buckets_[t][k].size());
+      for (;;) {
+        uint32_t next = std::numeric_limits<uint32_t>::max();
+        for (const auto& [at, stop] : heads)
+          if (at != stop) next = std::min(next, at->parent);
+        if (next == std::numeric_limits<uint32_t>::max()) break;
+        Position pos = level_->PositionAt(next);
+        for (auto& [at, stop] : heads) {
+          for (; at != stop && at->parent == next; ++at) {
+            UndoInfo undo[kMaxPlies];
+            for (int m = 0; m < plies_; ++m) pos.DoMove<false>(Move(at->moves[size_t(m)]), undo[m]);
+            children[out++] = {PackPosition(pos), next};
+            for (int m = plies_ - 1; m >= 0; --m)
+              pos.UndoMove<false>(Move(at->moves[size_t(m)]), undo[m]);
+          }
         }
       }
-      std::vector<Path>().swap(mine[k]);
+      for (size_t k = b; k < end; ++k) std::vector<Path>().swap(buckets_[t][k]);
+    }
+  });
+  // Merged by exact position, each path adding its level position's weights.
+  std::vector<SplitPosition> found;
+  found.reserve(children.size() / 2 + 1);
+  absl::flat_hash_map<PackedPosition, uint32_t, PackedHash, PackedEq> index;
+  index.reserve(children.size() / 2 + 1);
+  // Paths reach their level positions in no order: each one's weights are fetched ahead.
+  constexpr size_t kAhead = 8;
+  for (size_t j = 0; j < children.size(); ++j) {
+    if (j + kAhead < children.size())
+      __builtin_prefetch(&level_->unique[children[j + kAhead].parent].weights);
+    const ChildRecord& c = children[j];
+    const Weights& w = level_->unique[c.parent].weights;
+    for (const auto& [root_move, m] : w) shard.split.split_positions += m;
+    auto [it, inserted] = index.try_emplace(c.packed, uint32_t(found.size()));
+    if (inserted) {
+      found.push_back({c.packed, w, 1});
+    } else {
+      for (const auto& [root_move, m] : w) AddWeight(found[it->second].weights, root_move, m);
     }
   }
+  children = {};
   index = {};
   paths_before_ += taken;
   // The last paths taken: the buckets left (empty) go with them.

@@ -129,10 +129,10 @@ SplitShard SplitPerftShard(const PerftSplit& level, int split_depth, uint64_t be
 // 1,024 of them (exact for smaller levels).
 uint64_t EstimatePaths(const PerftSplit& level, int plies);
 
-// A streamed split's paths may be generated once and kept in memory (~40 bytes each, against
-// ~110 for a merged split position and its job spec) when they number at most this many times
-// the split's memory bound.
-inline constexpr uint64_t kBucketedPathsPerPosition = 3;
+// A streamed split's paths may be generated once and kept in memory (8 bytes each, against ~160
+// for a merged split position and its job spec) when they number at most this many times the
+// split's memory bound: 32 M paths, 256 MB, with the default bound.
+inline constexpr uint64_t kBucketedPathsPerPosition = 32;
 
 // A streamed split's shards from one generation of its paths: every path from the positions of
 // `level` (at ply level.split_depth) down to `split_depth`, its end position kept (packed, with
@@ -147,10 +147,18 @@ class BucketedShards {
  public:
   static constexpr int kBucketBits = 8;
   static constexpr int kBucketShift = 63 - kBucketBits;  // cursor = bucket << kBucketShift
+  // Plies from the level to the split at most (a path keeps its moves).
+  static constexpr int kMaxPlies = 2;
+
+  // Up to this many paths (estimated) their end positions are kept too (34 bytes more each:
+  // 136 MB): making them again costs ~0.1 us a path, a third of perft(8)'s split.
+  static constexpr uint64_t kPackedPaths = 4'000'000;
 
   // Generates the paths on `threads` threads (0: every core for large levels), keeping those in
-  // the buckets from `cursor` on (a bucket boundary). `level` must outlive this object.
-  BucketedShards(const PerftSplit& level, int split_depth, uint64_t cursor, int threads);
+  // the buckets from `cursor` on (a bucket boundary); their end positions too when there are at
+  // most `packed_paths` (estimated). `level` must outlive this object.
+  BucketedShards(const PerftSplit& level, int split_depth, uint64_t cursor, int threads,
+                 uint64_t packed_paths = kPackedPaths);
 
   uint64_t paths() const { return paths_; }  // of the whole level, whatever the cursor
   // Paths in the buckets below the cursor.
@@ -162,12 +170,18 @@ class BucketedShards {
   SplitShard Next(uint64_t paths, const SplitOptions& opts);
 
  private:
+  // A path: its level position and its moves (8 bytes: 25 M paths, perft(9)'s from ply 5, take
+  // 200 MB). Its end position is made again when its shard is merged.
   struct Path {
-    PackedPosition packed;
     uint32_t parent;  // index into level_->unique
+    std::array<uint16_t, kMaxPlies> moves;
   };
+  static_assert(sizeof(Path) == 8);
   const PerftSplit* level_;
   int split_depth_;
+  int plies_;
+  bool keep_packed_ = false;
+  std::vector<std::vector<std::vector<PackedPosition>>> packed_;  // [thread][bucket], if kept
   uint64_t cursor_;
   uint64_t paths_ = 0, paths_before_ = 0;
   std::vector<std::vector<std::vector<Path>>> buckets_;  // [thread][bucket]

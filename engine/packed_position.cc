@@ -2,6 +2,10 @@
 
 #include <cstring>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "base/strings.h"
 
 namespace arbiter {
@@ -33,8 +37,21 @@ absl::StatusOr<Position> UnpackPosition(std::string_view bytes, const Position& 
     return absl::InvalidArgumentError(
         Cat("a packed position has ", kPackedPositionSize, " bytes, got ", bytes.size()));
   Position::Parts parts;
+  static_assert(sizeof(parts.board) == 64);
+#ifdef __SSE2__
+  // Byte k holds squares 2k (low nibble) and 2k + 1: the nibbles of 16 bytes interleaved.
+  const __m128i low = _mm_set1_epi8(0x0f);
+  for (int half = 0; half < 2; ++half) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes.data() + 16 * half));
+    const __m128i even = _mm_and_si128(x, low), odd = _mm_and_si128(_mm_srli_epi16(x, 4), low);
+    auto* out = reinterpret_cast<__m128i*>(parts.board.data() + 32 * half);
+    _mm_storeu_si128(out, _mm_unpacklo_epi8(even, odd));
+    _mm_storeu_si128(out + 1, _mm_unpackhi_epi8(even, odd));
+  }
+#else
   for (int s = 0; s < 64; ++s)
     parts.board[s] = PackedPieceOn(reinterpret_cast<const uint8_t*>(bytes.data()), s);
+#endif
   const uint8_t state = uint8_t(bytes[32]);
   if (state >> 5)
     return absl::InvalidArgumentError(Cat("packed position: bad state byte ", int(state)));

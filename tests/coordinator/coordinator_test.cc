@@ -763,18 +763,25 @@ TEST_F(CoordinatorTest, DeepPerftIsStreamedAutomatically) {
   const std::optional<v1::Run> run = Planned(11);
   ASSERT_TRUE(run);
   ExpectStreamedFrom(*run, 6, 5, 822518);
-  EXPECT_FALSE(RunSpec(run->id()).paths_in_memory());  // ~25 M paths from ply 5
+  // ~25 M paths from ply 5: 200 MB as the paths' moves, generated once.
+  EXPECT_TRUE(RunSpec(run->id()).paths_in_memory());
 }
 
 // perft(8) from the start position: the last ply of the split (ply 5, 2.2 M paths from the
-// 72,078 positions at ply 4) is merged shard by shard while the workers count the first jobs:
-// the run is streamed from ply 4 with its paths in memory. perft(7)'s last ply (ply 4, ~200,000
-// paths) is merged at once as before, and so is any split for workers sharing one hash.
+// 72,078 positions at ply 4; perft(9): ply 6, from ply 5) is merged shard by shard while the
+// workers count the first jobs: the run is streamed from ply 4 with its paths in memory. perft(7)'s
+// last ply (ply 4, ~200,000 paths) is merged at once as before, and so is any split for workers
+// sharing one hash.
 TEST_F(CoordinatorTest, ALastPlyOfManyPathsIsMergedWhileTheWorkersCount) {
   const std::optional<v1::Run> run = Planned(8);
   ASSERT_TRUE(run);
   ExpectStreamedFrom(*run, 5, 4, 72078);
   EXPECT_TRUE(RunSpec(run->id()).paths_in_memory());
+  // perft(9)'s last ply too (ply 6: ~25 M paths from the 822,518 positions at ply 5).
+  const std::optional<v1::Run> nine = Planned(9);
+  ASSERT_TRUE(nine);
+  ExpectStreamedFrom(*nine, 6, 5, 822518);
+  EXPECT_TRUE(RunSpec(nine->id()).paths_in_memory());
   const v1::Run seven = Submit(7, 32);
   EXPECT_FALSE(seven.perft().streamed());
   EXPECT_EQ(seven.perft().split_depth(), 4u);

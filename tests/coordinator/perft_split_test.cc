@@ -272,7 +272,8 @@ TEST(SplitPerftShard, ABoundBelowOneKeysPositionsKeepsThemTogether) {
 }
 
 // A streamed split's paths generated once (BucketedShards): Kiwipete's 97,862 paths from ply 1
-// to ply 3, on one and on three threads, taken ~5,000 paths a shard. The shards' positions, one
+// to ply 3, on one and on three threads, with their end positions kept or made again, taken
+// ~5,000 paths a shard. The shards' positions, one
 // shard after the other, are exactly the in-memory split's unique positions in its order, with
 // the same weights; and a BucketedShards made again from the cursor after the third shard (a
 // restarted coordinator) gives the same shards from there.
@@ -286,8 +287,8 @@ TEST(BucketedShards, ShardsFollowTheSplitsOrderExactlyAndResumeFromTheirCursor) 
   ASSERT_TRUE(level.ok() && whole.ok());
   const SplitOptions opts{.depth = 4, .estimate_positions = 0};
   // The shards from `cursor` to the end.
-  auto shards = [&](uint64_t cursor, int threads, uint64_t* before) {
-    BucketedShards bucketed(*level, 3, cursor, threads);
+  auto shards = [&](uint64_t cursor, int threads, uint64_t packed_paths, uint64_t* before) {
+    BucketedShards bucketed(*level, 3, cursor, threads, packed_paths);
     EXPECT_EQ(bucketed.paths(), whole->split_positions);  // 97,862: perft(3) of Kiwipete
     if (before) *before = bucketed.paths_before();
     std::vector<SplitShard> out;
@@ -298,8 +299,12 @@ TEST(BucketedShards, ShardsFollowTheSplitsOrderExactlyAndResumeFromTheirCursor) 
     }
     return out;
   };
-  for (int threads : {1, 3}) {
-    const std::vector<SplitShard> all = shards(0, threads, nullptr);
+  // With the paths' end positions kept, and made again from their moves (what larger levels do).
+  for (const auto& [threads, packed] :
+       {std::pair{1, BucketedShards::kPackedPaths}, std::pair{3, BucketedShards::kPackedPaths},
+        std::pair{1, uint64_t{0}}, std::pair{3, uint64_t{0}}}) {
+    SCOPED_TRACE(testing::Message() << threads << " threads, packed up to " << packed);
+    const std::vector<SplitShard> all = shards(0, threads, packed, nullptr);
     EXPECT_GT(all.size(), 10u);
     std::vector<SplitPosition> joined;
     uint64_t paths = 0;
@@ -320,7 +325,7 @@ TEST(BucketedShards, ShardsFollowTheSplitsOrderExactlyAndResumeFromTheirCursor) 
     }
     uint64_t before = 0, expected_before = 0;
     for (size_t k = 0; k < 3; ++k) expected_before += all[k].split.split_positions;
-    const std::vector<SplitShard> rest = shards(all[2].end, threads, &before);
+    const std::vector<SplitShard> rest = shards(all[2].end, threads, packed, &before);
     EXPECT_EQ(before, expected_before);
     ASSERT_EQ(rest.size(), all.size() - 3);
     for (size_t k = 0; k < rest.size(); ++k) {
