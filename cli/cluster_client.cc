@@ -184,7 +184,12 @@ class InterruptCanceller {
   InterruptCanceller() = default;
   ~InterruptCanceller() {
     done_ = true;
-    if (thread_.joinable()) thread_.join();
+    if (!thread_.joinable()) return;
+    // Wakes its wait now rather than at the next tick (up to 200 ms added to every command that
+    // follows a run: a tenth of a second on perft(8)'s 5 s); the signal, sent to that thread
+    // only and blocked everywhere, is taken by its wait or dropped with it.
+    pthread_kill(thread_.native_handle(), SIGTERM);
+    thread_.join();
   }
   // Starts watching for the signals on behalf of `run_id`.
   void Watch(v1::RunService::Stub& stub, uint64_t run_id) {
@@ -193,7 +198,7 @@ class InterruptCanceller {
       const timespec tick = {0, 200'000'000};
       while (!done_) {
         const int sig = sigtimedwait(&set, nullptr, &tick);
-        if (sig <= 0) continue;
+        if (sig <= 0 || done_) continue;
         if (interrupted_) {
           std::cerr << "\ninterrupted again: leaving run " << run_id << " as it is\n";
           _exit(130);

@@ -229,6 +229,7 @@ absl::Status ProbeNamespaces(const std::string& bwrap) {
     } else {
       const int status = (*p)->WaitOrKill(std::chrono::milliseconds(5000));
       if (status != 0) {
+        (*p)->WaitStderrClosed(SteadyClock::now() + std::chrono::milliseconds(1000));
         std::string err = std::string(Strip((*p)->StderrTail()));
         result = absl::FailedPreconditionError(Cat("bwrap cannot create namespaces here (",
                                                    DescribeExit(status), err.empty() ? "" : ": ",

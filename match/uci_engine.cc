@@ -242,6 +242,9 @@ absl::Status UciEngine::WaitFor(std::string_view token, Millis timeout,
         return absl::DeadlineExceededError(
             Cat(spec_.name, ": no '", token, "' within ", timeout.count(), " ms"));
       case ReadResult::kEof: {
+        // Its last stderr bytes may still be on their way (a process it left behind may hold the
+        // pipe: not past the deadline, nor more than half a second).
+        process_->WaitStderrClosed(std::min(deadline, SteadyClock::now() + Millis(500)));
         std::string tail = process_->StderrTail();
         if (tail.size() > 400) tail = tail.substr(tail.size() - 400);
         return absl::UnavailableError(Cat(spec_.name, ": exited while waiting for '", token, "'",

@@ -35,6 +35,7 @@
 // `bench` as an argument (Stockfish's convention) prints a bench summary on stderr and exits:
 //   --bench-nodes N  the node signature (default 123456)   --bench-nps N  nodes/s (default 1e6)
 //   --bench-hang     never finishes                          --bench-garbage  prints no summary
+//   --bench-orphan   leaves a process (in a session of its own) holding its stderr for 30 s
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
@@ -282,7 +283,8 @@ void Misbehave(const Flags& f) {
 }  // namespace
 
 // `ENGINE bench`: Stockfish's summary lines on stderr (or junk, or nothing ever).
-int Bench(long nodes, long nps, bool hang, bool garbage) {
+// With `orphan`, it leaves a process behind that holds its stderr open for 30 s.
+int Bench(long nodes, long nps, bool hang, bool garbage, bool orphan) {
   if (hang) {
     for (;;) pause();
   }
@@ -293,13 +295,22 @@ int Bench(long nodes, long nps, bool hang, bool garbage) {
   fprintf(stdout, "info depth 1 nodes %ld\n", nodes);
   fprintf(stderr, "\n===========================\nTotal time (ms) : %ld\n", 1000 * nodes / nps);
   fprintf(stderr, "Nodes searched  : %ld\nNodes/second    : %ld\n", nodes, nps);
+  fflush(stdout);
+  fflush(stderr);
+  if (orphan && fork() == 0) {
+    setsid();  // out of the engine's process group, which is killed when the engine exits
+    close(0);
+    close(1);
+    sleep(30);
+    _exit(0);
+  }
   return 0;
 }
 
 int main(int argc, char** argv) {
   Flags f;
   long bench_nodes = 123456, bench_nps = 1000000;
-  bool bench = false, bench_hang = false, bench_garbage = false;
+  bool bench = false, bench_hang = false, bench_garbage = false, bench_orphan = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto num = [&] { return i + 1 < argc ? std::atol(argv[++i]) : 0; };
@@ -368,12 +379,14 @@ int main(int argc, char** argv) {
       bench_hang = true;
     else if (a == "--bench-garbage")
       bench_garbage = true;
+    else if (a == "--bench-orphan")
+      bench_orphan = true;
     else {
       fprintf(stderr, "test_engine: unknown flag %s\n", a.c_str());
       return 2;
     }
   }
-  if (bench) return Bench(bench_nodes, bench_nps, bench_hang, bench_garbage);
+  if (bench) return Bench(bench_nodes, bench_nps, bench_hang, bench_garbage, bench_orphan);
   test_engine::BuggyState state;
   Position& pos = state.pos;
   bool chess960 = false;

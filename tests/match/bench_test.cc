@@ -84,6 +84,18 @@ TEST(EngineBench, GarbageIsAClearError) {
   EXPECT_NE(m.find("exited with code 3"), std::string::npos) << m;
 }
 
+// The summary is read from stderr to its end, but an engine that leaves a process behind holding
+// its stderr (30 s here) does not hold the bench: the summary it wrote is read within a second.
+TEST(EngineBench, AProcessLeftHoldingStderrDoesNotHoldTheBench) {
+  const auto start = std::chrono::steady_clock::now();
+  auto r =
+      RunEngineBench(TestEngine({"--bench-nodes", "4242", "--bench-orphan"}), {}, Millis(20000));
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->nodes, 4242u);
+  EXPECT_LT(took, std::chrono::seconds(10));
+}
+
 TEST(EngineBench, NoBenchAtAllIsAClearError) {
   // /bin/true takes `bench` as an argument and prints nothing.
   auto r = RunEngineBench(EngineSpec{.name = "true", .cmd = "/bin/true"}, {}, Millis(10000));

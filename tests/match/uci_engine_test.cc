@@ -105,6 +105,8 @@ TEST(Subprocess, BoundsLinesAndStderr) {
   EXPECT_EQ(l.text, "tail-line");
   EXPECT_FALSE(l.truncated);
   EXPECT_EQ((*p)->ReadLine(In(10000), l), ReadResult::kEof);
+  // stdout's end says nothing of stderr's: its last bytes may still be on their way.
+  EXPECT_TRUE((*p)->WaitStderrClosed(In(10000)));
   EXPECT_EQ((*p)->StderrBytes(), 3000000u);
   EXPECT_EQ((*p)->StderrTail(), std::string(4096, 'e'));
 }
