@@ -581,6 +581,11 @@ absl::StatusOr<RunPlan> PlanStreamedPerftRun(const v1::SubmitPerftRequest& reque
 
 }  // namespace
 
+// Workers pooling one hash get a merged split from this depth when its last ply has at least
+// this many paths (PlanPerftRun).
+constexpr int kPooledMergeDepth = 9;
+constexpr uint64_t kPooledMergeFromPaths = 8'000'000;
+
 absl::StatusOr<RunPlan> PlanPerftRun(const v1::SubmitPerftRequest& submitted,
                                      const PlanContext& context) {
   RETURN_IF_ERROR(CheckPerftRequest(submitted));
@@ -610,6 +615,22 @@ absl::StatusOr<RunPlan> PlanPerftRun(const v1::SubmitPerftRequest& submitted,
       so.merge && !request.verify() && context.hash_tables <= kMaxLanes ? context.hash_tables : 0;
   if (request.split_memory_positions() > 0)
     return PlanStreamedPerftRun(request, *root, so, lanes, kMaxPerftDepth, kMaxPerftDepth);
+  // Workers pooling one hash merge transpositions in it as one process's threads do, except
+  // below a split whose last ply has very many paths (perft(9) from the start position: 25 M
+  // from ply 5 to ply 6): a pooled table of a few hundred MB saturates on such trees, and the
+  // exact merge of that ply on the coordinator left the workers 1.38x less to count
+  // (`DEPTH=9 bench/cluster_scaling.sh`: arbiter local 1.33 of in-process, against 0.95
+  // unmerged). Tried from depth 9 only: shallower perfts have too few paths to qualify, and the
+  // try would cost their plan its time (a deeper one that does not qualify pays ~1 s for it).
+  if (!so.merge && so.split_depth == 0 && int(p.depth()) >= kPooledMergeDepth) {
+    SplitOptions merged = so;
+    merged.merge = true;
+    ASSIGN_OR_RETURN(PerftSplit split, SplitPerft(*root, merged));
+    const int chunk_ply = split.split_depth, deferred = split.deferred_ply;
+    if (deferred > 0 && EstimatePaths(split, deferred - chunk_ply) >= kPooledMergeFromPaths)
+      return PlanStreamedPerftRun(request, *root, merged, 0, chunk_ply, deferred, std::move(split),
+                                  deferred);
+  }
   const auto split_start = SteadyClock::now();
   ASSIGN_OR_RETURN(PerftSplit split, SplitPerft(*root, so));
   // The split left its last ply, of many paths, to be merged shard by shard by key while the

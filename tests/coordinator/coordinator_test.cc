@@ -770,8 +770,8 @@ TEST_F(CoordinatorTest, DeepPerftIsStreamedAutomatically) {
 // perft(8) from the start position: the last ply of the split (ply 5, 2.2 M paths from the
 // 72,078 positions at ply 4; perft(9): ply 6, from ply 5) is merged shard by shard while the
 // workers count the first jobs: the run is streamed from ply 4 with its paths in memory. perft(7)'s
-// last ply (ply 4, ~200,000 paths) is merged at once as before, and so is any split for workers
-// sharing one hash.
+// last ply (ply 4, ~200,000 paths) is merged at once as before, and perft(8) for workers sharing
+// one hash is not merged (the hash merges it); perft(9)'s ply 6 is merged for them too.
 TEST_F(CoordinatorTest, ALastPlyOfManyPathsIsMergedWhileTheWorkersCount) {
   const std::optional<v1::Run> run = Planned(8);
   ASSERT_TRUE(run);
@@ -791,6 +791,11 @@ TEST_F(CoordinatorTest, ALastPlyOfManyPathsIsMergedWhileTheWorkersCount) {
   const v1::Run shared = Submit(8, 32);
   EXPECT_FALSE(shared.perft().streamed());
   EXPECT_GT(shared.jobs().total(), 0u);
+  // But perft(9)'s 25 M paths from ply 5 are merged for a pooled hash too (it saturates there).
+  const std::optional<v1::Run> pooled = Planned(9);
+  ASSERT_TRUE(pooled);
+  ExpectStreamedFrom(*pooled, 6, 5, 822518);
+  EXPECT_TRUE(RunSpec(pooled->id()).paths_in_memory());
 }
 
 // split_memory_positions out of its bounds is refused with the bounds in the message.
