@@ -74,12 +74,12 @@ Cost InShards(int depth) {
     std::exit(1);
   }
   BucketedShards bucketed(level, level.deferred_ply, 0, 0);
-  const size_t jobs = TargetJobs(so);
-  const uint64_t per_shard = std::max<uint64_t>(1, bucketed.paths() / 16);
   const SplitOptions shard_opts{.depth = depth, .estimate_positions = 0};
+  std::vector<double> targets;
   for (uint64_t at = 0; at < kShardKeyEnd;) {
-    SplitShard shard = bucketed.Next(per_shard, shard_opts);
-    c.jobs += PackJobs(shard.split, std::max<size_t>(1, jobs / 16)).size();
+    // As the coordinator: each shard the next sixteenth of the run's jobs.
+    SplitShard shard = bucketed.NextJobs(TargetJobs(so), 16, shard_opts, targets);
+    c.jobs += PackJobs(shard.split, targets).size();
     c.unique += shard.split.unique.size();
     c.paths += shard.split.split_positions;
     if (c.first == 0) c.first = WallSeconds() - w0;

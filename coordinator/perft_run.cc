@@ -163,25 +163,7 @@ SplitShard StreamedPerftSplit::NextShard(uint64_t begin, const SplitOptions& opt
     targets = JobTargets(1.0, std::max<size_t>(1, size_t(std::ceil(double(total_jobs) * share))));
     return shard;
   }
-  // Job k of the run aims at JobTargets(paths, jobs)[k] paths (large first, small last, as the
-  // in-memory split's); a shard takes the next 1 / kShardsPerRun of the run's jobs, counted from
-  // the paths before the cursor (the same shards after a restart).
-  const std::vector<double> all = JobTargets(double(bucketed_->paths()), total_jobs);
-  const double before = double(bucketed_->paths_before());
-  size_t k = 0;
-  double covered = 0;
-  while (k < total_jobs && covered + all[k] <= before + 0.5) covered += all[k++];  // done
-  targets.clear();
-  const size_t per_shard = (total_jobs + kShardsPerRun - 1) / kShardsPerRun;
-  for (size_t j = k; j < std::min(total_jobs, k + per_shard); ++j) {
-    covered += all[j];
-    targets.push_back(all[j]);
-  }
-  if (targets.empty()) targets.push_back(1.0);  // the paths left past the last target
-  // Rounded up: the shard ends at or past its last job's target, which the next one skips.
-  const uint64_t want = k < total_jobs ? uint64_t(std::max(1.0, std::ceil(covered - before)))
-                                       : std::numeric_limits<uint64_t>::max();
-  return bucketed_->Next(want, opts);
+  return bucketed_->NextJobs(total_jobs, kShardsPerRun, opts, targets);
 }
 
 absl::StatusOr<JobBatch> StreamedPerftSplit::Next() {

@@ -798,6 +798,27 @@ SplitShard BucketedShards::Next(uint64_t paths, const SplitOptions& opts) {
   return shard;
 }
 
+SplitShard BucketedShards::NextJobs(size_t jobs, size_t shards, const SplitOptions& opts,
+                                    std::vector<double>& targets) {
+  jobs = std::max<size_t>(1, jobs);
+  const std::vector<double> all = JobTargets(double(paths_), jobs);
+  const double before = double(paths_before_);
+  size_t k = 0;
+  double covered = 0;
+  while (k < jobs && covered + all[k] <= before + 0.5) covered += all[k++];  // done
+  targets.clear();
+  const size_t per_shard = (jobs + shards - 1) / std::max<size_t>(1, shards);
+  for (size_t j = k; j < std::min(jobs, k + per_shard); ++j) {
+    covered += all[j];
+    targets.push_back(all[j]);
+  }
+  if (targets.empty()) targets.push_back(1.0);  // the paths left past the last target
+  // Rounded up: the shard ends at or past its last job's target, which the next one skips.
+  const uint64_t want = k < jobs ? uint64_t(std::max(1.0, std::ceil(covered - before)))
+                                 : std::numeric_limits<uint64_t>::max();
+  return Next(want, opts);
+}
+
 Position PerftSplit::PositionAt(size_t i) const { return Unpack(unique[i].packed, root); }
 
 std::vector<double> JobTargets(double total, size_t jobs) {

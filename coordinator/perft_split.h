@@ -168,6 +168,12 @@ class BucketedShards {
   // bucket with paths, or every bucket left), merged and ordered as SplitPerftShard's; shard.end
   // is the new cursor (the next bucket's boundary, or kShardKeyEnd).
   SplitShard Next(uint64_t paths, const SplitOptions& opts);
+  // The next shard of a run of `jobs` jobs, job k aiming at JobTargets(paths(), jobs)[k] paths
+  // (large first, small last, as the in-memory split's): the buckets that hold the next
+  // 1 / `shards` of the run's jobs, counted from the paths before the cursor (the same shards
+  // after a restart). `targets` receives those jobs' targets (one when past the last).
+  SplitShard NextJobs(size_t jobs, size_t shards, const SplitOptions& opts,
+                      std::vector<double>& targets);
 
  private:
   // A path: its level position and its moves (8 bytes: 25 M paths, perft(9)'s from ply 5, take
