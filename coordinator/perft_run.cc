@@ -119,12 +119,6 @@ absl::Status ResumableSplit(const store::v1::StoredPerftRun& spec) {
     return absl::DataLossError(Cat("the run's stored split cursor ", spec.shard_cursor(),
                                    " is not the boundary of a bucket of its paths (a multiple of ",
                                    kBucketKeys, "); the store was changed or damaged"));
-  if (spec.streamed() && spec.paths_in_memory() &&
-      spec.split_depth() > spec.chunk_ply() + BucketedShards::kMaxPlies)
-    return absl::FailedPreconditionError(Cat("the run keeps its paths in memory over ",
-                                             spec.split_depth() - spec.chunk_ply(),
-                                             " plies; this arbiter keeps them over at most ",
-                                             BucketedShards::kMaxPlies, "; submit the run again"));
   return absl::OkStatus();
 }
 
@@ -544,9 +538,11 @@ absl::StatusOr<RunPlan> PlanStreamedPerftRun(const v1::SubmitPerftRequest& reque
   }
   run.set_chunk_positions(level->unique.size());
   // Paths that fit in memory are generated once, not walked again for every shard.
+  // Paths of more plies keep their end positions: ~40 bytes each, so fewer of them fit.
   const int plies = split_depth - int(run.chunk_ply());
-  run.set_paths_in_memory(plies <= BucketedShards::kMaxPlies &&
-                          EstimatePaths(*level, plies) <= kBucketedPathsPerPosition * bound);
+  const uint64_t per_position =
+      plies <= BucketedShards::kMaxPlies ? kBucketedPathsPerPosition : kPackedPathsPerPosition;
+  run.set_paths_in_memory(EstimatePaths(*level, plies) <= per_position * bound);
   for (const std::string& m : level->root_moves) run.add_root_moves(m);
   RunPlan plan;
   if (lanes >= 2) run.set_lanes(uint32_t(lanes));

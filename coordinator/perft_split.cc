@@ -642,7 +642,7 @@ BucketedShards::BucketedShards(const PerftSplit& level, int split_depth, uint64_
                                int threads, uint64_t packed_paths)
     : level_(&level),
       split_depth_(split_depth),
-      plies_(std::clamp(split_depth - level.split_depth, 0, kMaxPlies)),
+      plies_(std::max(0, split_depth - level.split_depth)),
       cursor_(cursor) {
   const size_t n = level.unique.size();
   const int plies = plies_;
@@ -666,7 +666,9 @@ BucketedShards::BucketedShards(const PerftSplit& level, int split_depth, uint64_
   // Room in each bucket for its share of the estimated paths and a quarter more.
   const size_t reserve = size_t(estimate / (uint64_t(parts) * kBuckets)) * 5 / 4 + 4;
   buckets_.assign(size_t(parts), std::vector<std::vector<Path>>(kBuckets));
-  keep_packed_ = estimate <= packed_paths;
+  // Paths of more plies than a Path holds moves for keep their end positions whatever their
+  // number.
+  keep_packed_ = estimate <= packed_paths || plies > kMaxPlies;
   if (keep_packed_)
     packed_.assign(size_t(parts), std::vector<std::vector<PackedPosition>>(kBuckets));
   std::vector<uint64_t> all(size_t(parts), 0), below(size_t(parts), 0);
@@ -680,6 +682,7 @@ BucketedShards::BucketedShards(const PerftSplit& level, int split_depth, uint64_
     uint64_t paths = 0, skipped = 0;
     Path path{};
     Move moves[kMaxPlies];
+    Move* const record = plies <= kMaxPlies ? moves : nullptr;
     for (size_t i = begin; i < end; ++i) {
       Position pos = level.PositionAt(i);
       path.parent = uint32_t(i);
@@ -692,11 +695,12 @@ BucketedShards::BucketedShards(const PerftSplit& level, int split_depth, uint64_
               ++skipped;
               return;
             }
-            for (int m = 0; m < plies; ++m) path.moves[size_t(m)] = moves[m].Raw();
+            if (record)
+              for (int m = 0; m < plies; ++m) path.moves[size_t(m)] = moves[m].Raw();
             mine[b].push_back(path);
             if (packed) (*packed)[b].push_back(PackPosition(pos));
           },
-          moves);
+          record);
     }
     all[size_t(t)] = paths;
     below[size_t(t)] = skipped;

@@ -133,6 +133,9 @@ uint64_t EstimatePaths(const PerftSplit& level, int plies);
 // for a merged split position and its job spec) when they number at most this many times the
 // split's memory bound: 32 M paths, 256 MB, with the default bound.
 inline constexpr uint64_t kBucketedPathsPerPosition = 32;
+// The same for paths of more plies than BucketedShards::kMaxPlies, which keep their end
+// positions (~40 bytes each).
+inline constexpr uint64_t kPackedPathsPerPosition = 3;
 
 // A streamed split's shards from one generation of its paths: every path from the positions of
 // `level` (at ply level.split_depth) down to `split_depth`, its end position kept (packed, with
@@ -147,7 +150,8 @@ class BucketedShards {
  public:
   static constexpr int kBucketBits = 8;
   static constexpr int kBucketShift = 63 - kBucketBits;  // cursor = bucket << kBucketShift
-  // Plies from the level to the split at most (a path keeps its moves).
+  // Plies from the level to the split a path keeps the moves of (paths of more keep their end
+  // positions, whatever their number).
   static constexpr int kMaxPlies = 2;
 
   // Up to this many paths (estimated) their end positions are kept too (34 bytes more each:

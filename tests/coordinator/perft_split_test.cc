@@ -337,6 +337,33 @@ TEST(BucketedShards, ShardsFollowTheSplitsOrderExactlyAndResumeFromTheirCursor) 
   }
 }
 
+// Paths of more plies than a path keeps the moves of (3 here: the start position's ply 1 to ply
+// 4) keep their end positions even when asked not to: the shards are still the in-memory split's
+// positions in its order.
+TEST(BucketedShards, PathsOfMorePliesKeepTheirEndPositions) {
+  const Position pos = Position::StartPosition();
+  absl::StatusOr<PerftSplit> level =
+      SplitPerft(pos, {.depth = 5, .split_depth = 1, .estimate_positions = 0});
+  absl::StatusOr<PerftSplit> whole =
+      SplitPerft(pos, {.depth = 5, .split_depth = 4, .estimate_positions = 0});
+  ASSERT_TRUE(level.ok() && whole.ok());
+  ASSERT_GT(4 - level->split_depth, BucketedShards::kMaxPlies);
+  BucketedShards bucketed(*level, 4, 0, 1, /*packed_paths=*/0);
+  EXPECT_EQ(bucketed.paths(), 197281u);  // perft(4)
+  std::vector<PackedPosition> joined;
+  uint64_t paths = 0;
+  for (uint64_t at = 0; at < kShardKeyEnd;) {
+    SplitShard shard = bucketed.Next(20000, {.depth = 5, .estimate_positions = 0});
+    ASSERT_GT(shard.end, at);
+    at = shard.end;
+    paths += shard.split.split_positions;
+    for (const SplitPosition& sp : shard.split.unique) joined.push_back(sp.packed);
+  }
+  EXPECT_EQ(paths, 197281u);
+  ASSERT_EQ(joined.size(), whole->unique.size());
+  for (size_t i = 0; i < joined.size(); ++i) ASSERT_EQ(joined[i], whole->unique[i].packed) << i;
+}
+
 TEST(SplitPerft, RejectsBadDepths) {
   EXPECT_EQ(SplitPerft(Position::StartPosition(), {.depth = 0}).status().code(),
             absl::StatusCode::kInvalidArgument);
