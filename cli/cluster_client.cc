@@ -188,7 +188,7 @@ class InterruptCanceller {
     // Wakes its wait now rather than at the next tick (up to 200 ms added to every command that
     // follows a run: a tenth of a second on perft(8)'s 5 s); the signal, sent to that thread
     // only and blocked everywhere, is taken by its wait or dropped with it.
-    pthread_kill(thread_.native_handle(), SIGTERM);
+    pthread_kill(thread_.native_handle(), SIGINT);
     thread_.join();
   }
   // Starts watching for the signals on behalf of `run_id`.
