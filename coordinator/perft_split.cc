@@ -6,7 +6,6 @@
 #include <cstring>
 #include <initializer_list>
 #include <limits>
-#include <optional>
 #include <queue>
 #include <thread>
 
@@ -776,7 +775,7 @@ SplitShard BucketedShards::Next(uint64_t paths, const SplitOptions& opts) {
   found.reserve(children.size() / 2 + 1);
   absl::flat_hash_map<PackedPosition, uint32_t, PackedHash, PackedEq> index;
   index.reserve(children.size() / 2 + 1);
-  // Paths reach their level positions in no order: each one's weights are fetched ahead.
+  // Paths reach their level positions in little order: each one's weights are fetched ahead.
   constexpr size_t kAhead = 8;
   for (size_t j = 0; j < children.size(); ++j) {
     if (j + kAhead < children.size())
