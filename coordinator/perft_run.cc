@@ -594,18 +594,19 @@ absl::StatusOr<RunPlan> PlanPerftRun(const v1::SubmitPerftRequest& submitted,
   if (request.split_memory_positions() > 0)
     return PlanStreamedPerftRun(request, *root, so, lanes, kMaxPerftDepth, kMaxPerftDepth);
   // Workers pooling one hash merge transpositions in it as one process's threads do, except
-  // below a split whose last ply has very many paths (perft(9) from the start position: 25 M
-  // from ply 5 to ply 6): a pooled table of a few hundred MB saturates on such trees, and the
-  // exact merge of that ply on the coordinator left the workers 1.38x less to count
-  // (`DEPTH=9 bench/cluster_scaling.sh`: arbiter local 1.33 of in-process, against 0.95
+  // below a split whose deferred ply has very many paths (perft(9) and deeper from the start
+  // position: 25 M from ply 5 to ply 6): a pooled table of a few hundred MB saturates on such
+  // trees, and the exact merge of that ply on the coordinator left the workers 1.38x less to
+  // count (`DEPTH=9 bench/cluster_scaling.sh`: arbiter local 1.33 of in-process, against 0.95
   // unmerged). Tried from depth 9 only: shallower perfts have too few paths to qualify, and the
-  // try would cost their plan its time (a deeper one that does not qualify pays ~1 s for it).
+  // try would cost their plan its time (a deeper one that does not qualify, which the start
+  // position's do, pays ~1 s for it).
   if (!so.merge && so.split_depth == 0 && int(p.depth()) >= kPooledMergeDepth) {
     SplitOptions merged = so;
     merged.merge = true;
     ASSIGN_OR_RETURN(PerftSplit split, SplitPerft(*root, merged));
     const int chunk_ply = split.split_depth, deferred = split.deferred_ply;
-    if (deferred > 0 && EstimatePaths(split, deferred - chunk_ply) >= kPooledMergeFromPaths)
+    if (deferred > 0 && split.deferred_paths >= kPooledMergeFromPaths)
       return PlanStreamedPerftRun(request, *root, merged, 0, chunk_ply, deferred, std::move(split),
                                   deferred);
   }
@@ -619,13 +620,13 @@ absl::StatusOr<RunPlan> PlanPerftRun(const v1::SubmitPerftRequest& submitted,
     return PlanStreamedPerftRun(request, *root, so, lanes, chunk_ply, deferred, std::move(split),
                                 deferred);
   }
-  // The automatic split stopped three or more plies short of where it merges (perft(11) and
-  // deeper from the start position): the split is streamed instead, one ply deeper than the
-  // in-memory split reached (ply 6 from the start position: ~18 M positions merged chunk by
-  // chunk). Not deeper: every position of the split passes through the coordinator (~3 us of
-  // its CPU and ~38 bytes of SQLite each), so a split at ply 8 (~1-2 G positions) would keep a
-  // thousand workers waiting on the coordinator for hours; their hashes merge the plies below
-  // (docs/scaling.md, "Going deep").
+  // The automatic split stopped three or more plies short of where it merges, at a ply whose
+  // next one has too many paths to keep in memory (SplitPerft defers a next ply whose paths fit:
+  // perft(10) and deeper from the start position, ply 6): the split is streamed instead, one ply
+  // deeper than the in-memory split reached, each shard walking its level again. Not deeper: every
+  // position of the split passes through the coordinator (~3 us of its CPU and ~38 bytes of SQLite
+  // each), so a split at ply 8 (~1-2 G positions) would keep a thousand workers waiting on the
+  // coordinator for hours; their hashes merge the plies below (docs/scaling.md, "Going deep").
   if (so.split_depth == 0 && so.merge && split.split_depth + 2 < so.depth - kWorkerPlies) {
     const int fits = split.split_depth;
     return PlanStreamedPerftRun(request, *root, so, lanes, fits, fits + 1, std::move(split));

@@ -424,17 +424,25 @@ absl::StatusOr<PerftSplit> SplitPerft(const Position& root, const SplitOptions& 
     const bool last = opts.split_depth > 0 ? plies + 1 == opts.split_depth
                                            : plies + 1 >= deepest ||
                                                  (level.size() >= wanted && plies + 1 >= merge_to);
-    if (opts.merge && opts.defer_from_paths > 0 && last) {
+    // The next ply's paths (estimated) when they may be deferred: whether they are is decided
+    // below, for a last ply, or when the next ply has more positions than the bound.
+    const bool may_defer = opts.merge && opts.defer_from_paths > 0;
+    auto next_paths = [&] {
       split.unique = std::move(level);  // EstimatePaths reads a PerftSplit
       split.split_depth = plies;
       const uint64_t paths = EstimatePaths(split, 1);
       level = std::move(split.unique);
-      if (paths >= opts.defer_from_paths &&
-          paths <= kBucketedPathsPerPosition * uint64_t(opts.max_positions)) {
-        split.deferred_ply = plies + 1;
-        break;
-      }
-    }
+      return paths;
+    };
+    auto defer = [&](uint64_t paths) {
+      if (paths < opts.defer_from_paths ||
+          paths > kBucketedPathsPerPosition * uint64_t(opts.max_positions))
+        return false;
+      split.deferred_ply = plies + 1;
+      split.deferred_paths = paths;
+      return true;
+    };
+    if (may_defer && last && defer(next_paths())) break;
     uint64_t dup = 0;
     // An explicit split depth is bounded like the automatic one: beyond the cap it is refused.
     if (!ExpandLevel(level, root, opts.max_positions, SplitThreads(level.size(), opts.threads),
@@ -445,6 +453,10 @@ absl::StatusOr<PerftSplit> SplitPerft(const Position& root, const SplitOptions& 
                 " unique positions at ply ", plies + 1,
                 " (the coordinator's bound); choose a smaller split depth, 0 for automatic, or a "
                 "streamed split (split_memory_positions)"));
+      // Short of where it merges, the next ply has more positions than the bound (perft(10)
+      // and deeper from the start position: ply 6, 9.4 M positions from 25 M paths): deferred
+      // too when its paths fit in memory, to be merged as a streamed split's.
+      if (may_defer && !last) defer(next_paths());
       break;
     }
     level.swap(next);

@@ -37,6 +37,7 @@ struct PerftSplit {
   // 0, or the ply the split should reach, one below split_depth, when it was deferred
   // (SplitOptions::defer_from_paths): its paths are to be merged as a streamed split's.
   int deferred_ply = 0;
+  uint64_t deferred_paths = 0;  // the deferred ply's paths (estimated), or 0
 
   // unique[i] as a position.
   Position PositionAt(size_t i) const;
@@ -80,7 +81,8 @@ struct SplitOptions {
   // 0, or: when the split's last ply would have at least this many paths from the ply above
   // (estimated), and they fit in memory as a streamed split's paths (at most
   // kBucketedPathsPerPosition x max_positions), the split stops one ply short and says so in
-  // PerftSplit::deferred_ply. Merging splits only.
+  // PerftSplit::deferred_ply. The same for a ply short of the last that has more unique
+  // positions than max_positions (the automatic split stops there). Merging splits only.
   uint64_t defer_from_paths = 0;
 };
 

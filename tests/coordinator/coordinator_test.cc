@@ -771,7 +771,8 @@ TEST_F(CoordinatorTest, DeepPerftIsStreamedAutomatically) {
 // 72,078 positions at ply 4; perft(9): ply 6, from ply 5) is merged shard by shard while the
 // workers count the first jobs: the run is streamed from ply 4 with its paths in memory. perft(7)'s
 // last ply (ply 4, ~200,000 paths) is merged at once as before, and perft(8) for workers sharing
-// one hash is not merged (the hash merges it); perft(9)'s ply 6 is merged for them too.
+// one hash is not merged (the hash merges it); perft(9)'s and perft(10)'s ply 6 is merged for
+// them too.
 TEST_F(CoordinatorTest, ALastPlyOfManyPathsIsMergedWhileTheWorkersCount) {
   const std::optional<v1::Run> run = Planned(8);
   ASSERT_TRUE(run);
@@ -782,6 +783,12 @@ TEST_F(CoordinatorTest, ALastPlyOfManyPathsIsMergedWhileTheWorkersCount) {
   ASSERT_TRUE(nine);
   ExpectStreamedFrom(*nine, 6, 5, 822518);
   EXPECT_TRUE(RunSpec(nine->id()).paths_in_memory());
+  // perft(10)'s split stops at ply 5 (ply 6 has more positions than the bound) short of where it
+  // merges (ply 7): its ply 6 is merged the same way, not left to the workers' hashes.
+  const std::optional<v1::Run> ten = Planned(10);
+  ASSERT_TRUE(ten);
+  ExpectStreamedFrom(*ten, 6, 5, 822518);
+  EXPECT_TRUE(RunSpec(ten->id()).paths_in_memory());
   const v1::Run seven = Submit(7, 32);
   EXPECT_FALSE(seven.perft().streamed());
   EXPECT_EQ(seven.perft().split_depth(), 4u);
@@ -796,6 +803,10 @@ TEST_F(CoordinatorTest, ALastPlyOfManyPathsIsMergedWhileTheWorkersCount) {
   ASSERT_TRUE(pooled);
   ExpectStreamedFrom(*pooled, 6, 5, 822518);
   EXPECT_TRUE(RunSpec(pooled->id()).paths_in_memory());
+  const std::optional<v1::Run> pooled_ten = Planned(10);
+  ASSERT_TRUE(pooled_ten);
+  ExpectStreamedFrom(*pooled_ten, 6, 5, 822518);
+  EXPECT_TRUE(RunSpec(pooled_ten->id()).paths_in_memory());
 }
 
 // split_memory_positions out of its bounds is refused with the bounds in the message.
