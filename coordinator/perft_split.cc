@@ -170,6 +170,7 @@ bool ExpandLevel(const std::vector<SplitPosition>& level, const Position& root, 
     std::vector<uint64_t> with_dup(parts, 0);
     ParallelFor(last - first, parts, [&](size_t begin, size_t end, int t) {
       for (auto& buffer : buffers[t]) buffer.reserve(per_buffer);
+      uint64_t paths = 0;  // counted in a local: the threads' slots share a cache line
       for (size_t i = first + begin; i < first + end; ++i) {
         Position pos = Unpack(level[i].packed, root);
         MoveList list;
@@ -183,8 +184,9 @@ bool ExpandLevel(const std::vector<SplitPosition>& level, const Position& root, 
           buffers[t][(PackedHash()(r.packed) >> 40) % shards].push_back(r);
           pos.UndoMove<false>(m, undo);
         }
-        with_dup[t] += mult * list.size;
+        paths += mult * list.size;
       }
+      with_dup[t] = paths;
     });
     for (uint64_t p : with_dup) with_duplicates += p;
     std::atomic<size_t> next_shard{0};
@@ -676,19 +678,18 @@ BucketedShards::BucketedShards(const PerftSplit& level, int split_depth, uint64_
   const int parts = SplitThreads(n, threads);
   // Room in each bucket for its share of the estimated paths and a quarter more.
   const size_t reserve = size_t(estimate / (uint64_t(parts) * kBuckets)) * 5 / 4 + 4;
-  buckets_.assign(size_t(parts), std::vector<std::vector<Path>>(kBuckets));
+  buckets_.assign(size_t(parts), std::vector<Bucket>(kBuckets));
   // Paths of more plies than a Path holds moves for keep their end positions whatever their
   // number.
   keep_packed_ = estimate <= packed_paths || plies > kMaxPlies;
-  if (keep_packed_)
-    packed_.assign(size_t(parts), std::vector<std::vector<PackedPosition>>(kBuckets));
   std::vector<uint64_t> all(size_t(parts), 0), below(size_t(parts), 0);
   ParallelFor(n, parts, [&](size_t begin, size_t end, int t) {
-    std::vector<std::vector<Path>>& mine = buckets_[size_t(t)];
-    for (size_t b = first; b < kBuckets; ++b) mine[b].reserve(reserve);
-    std::vector<std::vector<PackedPosition>>* packed = keep_packed_ ? &packed_[size_t(t)] : nullptr;
-    if (packed)
-      for (size_t b = first; b < kBuckets; ++b) (*packed)[b].reserve(reserve);
+    std::vector<Bucket>& mine = buckets_[size_t(t)];
+    const bool packed = keep_packed_;
+    for (size_t b = first; b < kBuckets; ++b) {
+      mine[b].paths.reserve(reserve);
+      if (packed) mine[b].packed.reserve(reserve);
+    }
     // Counted in locals: the threads' slots of `all` share a cache line.
     uint64_t paths = 0, skipped = 0;
     Path path{};
@@ -708,8 +709,8 @@ BucketedShards::BucketedShards(const PerftSplit& level, int split_depth, uint64_
             }
             if (record)
               for (int m = 0; m < plies; ++m) path.moves[size_t(m)] = moves[m].Raw();
-            mine[b].push_back(path);
-            if (packed) (*packed)[b].push_back(PackPosition(pos));
+            mine[b].paths.push_back(path);
+            if (packed) mine[b].packed.push_back(PackPosition(pos));
           },
           record);
     }
@@ -733,7 +734,7 @@ SplitShard BucketedShards::Next(uint64_t paths, const SplitOptions& opts) {
   uint64_t taken = 0;
   size_t end = b;
   for (; end < kBuckets && (taken == 0 || taken < paths); ++end)
-    for (const auto& mine : buckets_) taken += mine[end].size();
+    for (const auto& mine : buckets_) taken += mine[end].paths.size();
   // The paths' end positions: kept, or made again from their level positions. A generation
   // thread's paths start from its own range of level positions and each of its buckets lists them
   // in that order: its buckets of the shard are walked together, level position by level
@@ -742,7 +743,7 @@ SplitShard BucketedShards::Next(uint64_t paths, const SplitOptions& opts) {
   std::vector<size_t> start(parts + 1, 0);
   for (size_t t = 0; t < parts; ++t) {
     start[t + 1] = start[t];
-    for (size_t k = b; k < end; ++k) start[t + 1] += buckets_[t][k].size();
+    for (size_t k = b; k < end; ++k) start[t + 1] += buckets_[t][k].paths.size();
   }
   std::vector<ChildRecord> children(start[parts]);
   const int threads = int(std::min<size_t>(parts, size_t(SplitThreads(children.size(), 0))));
@@ -751,18 +752,21 @@ SplitShard BucketedShards::Next(uint64_t paths, const SplitOptions& opts) {
       size_t out = start[t];
       if (keep_packed_) {
         for (size_t k = b; k < end; ++k) {
-          const std::vector<Path>& paths_here = buckets_[t][k];
-          const std::vector<PackedPosition>& packed = packed_[t][k];
-          for (size_t j = 0; j < paths_here.size(); ++j)
-            children[out++] = {packed[j], paths_here[j].parent};
-          std::vector<PackedPosition>().swap(packed_[t][k]);
-          std::vector<Path>().swap(buckets_[t][k]);
+          Bucket& bucket = buckets_[t][k];
+          for (size_t j = 0; j < bucket.paths.size(); ++j)
+            children[out++] = {bucket.packed[j], bucket.paths[j].parent};
+          bucket.Release();
         }
         continue;
       }
-      std::vector<std::pair<const Path*, const Path*>> heads;  // what is left of each bucket
-      for (size_t k = b; k < end; ++k)
-        heads.emplace_back(buckets_[t][k].data(), buckets_[t][k].data() + buckets_[t][k].size());
+      // What is left of each bucket that has paths (a last shard takes every bucket left, most
+      // of them empty: each head is looked at once per level position).
+      std::vector<std::pair<const Path*, const Path*>> heads;
+      for (size_t k = b; k < end; ++k) {
+        const std::vector<Path>& paths_here = buckets_[t][k].paths;
+        if (!paths_here.empty())
+          heads.emplace_back(paths_here.data(), paths_here.data() + paths_here.size());
+      }
       for (;;) {
         uint32_t next = std::numeric_limits<uint32_t>::max();
         for (const auto& [at, stop] : heads)
@@ -779,7 +783,7 @@ SplitShard BucketedShards::Next(uint64_t paths, const SplitOptions& opts) {
           }
         }
       }
-      for (size_t k = b; k < end; ++k) std::vector<Path>().swap(buckets_[t][k]);
+      for (size_t k = b; k < end; ++k) buckets_[t][k].Release();
     }
   });
   // Merged by exact position, each path adding its level position's weights.

@@ -189,14 +189,22 @@ class BucketedShards {
     std::array<uint16_t, kMaxPlies> moves;
   };
   static_assert(sizeof(Path) == 8);
+  // One generation thread's paths of one bucket, in the order of their level positions.
+  struct Bucket {
+    std::vector<Path> paths;
+    std::vector<PackedPosition> packed;  // their end positions, when kept (keep_packed_)
+    void Release() {
+      std::vector<Path>().swap(paths);
+      std::vector<PackedPosition>().swap(packed);
+    }
+  };
   const PerftSplit* level_;
   int split_depth_;
   int plies_;
   bool keep_packed_ = false;
-  std::vector<std::vector<std::vector<PackedPosition>>> packed_;  // [thread][bucket], if kept
   uint64_t cursor_;
   uint64_t paths_ = 0, paths_before_ = 0;
-  std::vector<std::vector<std::vector<Path>>> buckets_;  // [thread][bucket]
+  std::vector<std::vector<Bucket>> buckets_;  // [thread][bucket]
 };
 
 // Packs the unique positions into at most `jobs` groups, in the order they should be handed
