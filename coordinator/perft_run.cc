@@ -594,19 +594,29 @@ absl::StatusOr<RunPlan> PlanPerftRun(const v1::SubmitPerftRequest& submitted,
   if (request.split_memory_positions() > 0)
     return PlanStreamedPerftRun(request, *root, so, lanes, kMaxPerftDepth, kMaxPerftDepth);
   // Workers pooling one hash merge transpositions in it as one process's threads do, except
-  // below a split whose deferred ply has very many paths (perft(9) and deeper from the start
-  // position: 25 M from ply 5 to ply 6): a pooled table of a few hundred MB saturates on such
-  // trees, and the exact merge of that ply on the coordinator left the workers 1.38x less to
-  // count (`DEPTH=9 bench/cluster_scaling.sh`: arbiter local 1.33 of in-process, against 0.95
-  // unmerged). Tried from depth 9 only: shallower perfts have too few paths to qualify, and the
-  // try would cost their plan its time (a deeper one that does not qualify, which the start
-  // position's do, pays ~1 s for it).
-  if (!so.merge && so.split_depth == 0 && int(p.depth()) >= kPooledMergeDepth) {
+  // below a split whose deferred ply has very many paths, more than the pooled table has entries
+  // (perft(9) and deeper from the start position: 25 M from ply 5 to ply 6): a table of a few
+  // hundred MB saturates on such trees, and the exact merge of that ply on the coordinator left
+  // the workers 1.38x less to count (`DEPTH=9 bench/cluster_scaling.sh`, a 256 MB table of 8 M
+  // entries: arbiter local 1.33 of in-process, against 0.95 unmerged). A larger table does
+  // better without: perft(10) on 2 workers pooling 4 GB (134 M entries), 1,121 s merged at ply 6
+  // against 965 s unmerged (`DEPTH=10 HASH=2048 MEMORY=0 bench/perft_streamed.sh`, SPLIT=0 and
+  // 3). The table is taken as the run's hash on each connected worker (what `arbiter local`
+  // pools when its --hash is the run's). Tried from depth 9 only, and only for tables that the
+  // most paths a deferred ply may have could outnumber: the try costs a plan that does not
+  // qualify ~1 s.
+  constexpr uint64_t kPerftEntryBytes = 32;  // engine/perft_table.h: two to a cache line
+  const uint64_t pooled_entries = uint64_t(p.hash_mb()) *
+                                  std::max<size_t>(1, context.connected_workers) * (1u << 20) /
+                                  kPerftEntryBytes;
+  const uint64_t most_deferred = kBucketedPathsPerPosition * uint64_t(so.max_positions);
+  if (!so.merge && so.split_depth == 0 && int(p.depth()) >= kPooledMergeDepth &&
+      pooled_entries < most_deferred) {
     SplitOptions merged = so;
     merged.merge = true;
     ASSIGN_OR_RETURN(PerftSplit split, SplitPerft(*root, merged));
     const int chunk_ply = split.split_depth, deferred = split.deferred_ply;
-    if (deferred > 0 && split.deferred_paths >= kPooledMergeFromPaths)
+    if (deferred > 0 && split.deferred_paths >= std::max(kPooledMergeFromPaths, pooled_entries))
       return PlanStreamedPerftRun(request, *root, merged, 0, chunk_ply, deferred, std::move(split),
                                   deferred);
   }
