@@ -816,6 +816,26 @@ TEST_F(CoordinatorTest, ALastPlyOfManyPathsIsMergedWhileTheWorkersCount) {
   EXPECT_EQ(large_table->perft().split_depth(), 3u);
 }
 
+// A run's hash past its bound is refused; at the bound, on workers pooling one table, the
+// planner's count of the table's entries (hash x workers) neither overflows nor merges.
+TEST_F(CoordinatorTest, PerftHashBoundIsCheckedAndTheLargestTablePlansUnmerged) {
+  v1::SubmitPerftRequest req;
+  req.mutable_perft()->set_fen(std::string(Position::kStartFen));
+  req.mutable_perft()->set_depth(10);
+  req.mutable_perft()->set_hash_mb(65537);
+  absl::StatusOr<v1::Run> r = c_->SubmitPerft(req);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("perft.hash_mb must be at most 65536, got 65537"),
+            std::string::npos)
+      << r.status();
+  Register("a", "local-1");
+  Register("b", "local-1");
+  const std::optional<v1::Run> largest = Planned(10, 65536);
+  ASSERT_TRUE(largest);
+  EXPECT_FALSE(largest->perft().streamed());
+  EXPECT_EQ(largest->perft().split_depth(), 3u);
+}
+
 // split_memory_positions out of its bounds is refused with the bounds in the message.
 TEST_F(CoordinatorTest, StreamedSplitBoundIsChecked) {
   v1::SubmitPerftRequest req;
