@@ -16,6 +16,7 @@
 #include "coordinator/perft_split.h"
 #include "engine/packed_position.h"
 #include "engine/perft.h"
+#include "engine/perft_table.h"
 #include "engine/position.h"
 #include "proto/arbiter/store/v1/store.pb.h"
 #include "spdlog/spdlog.h"
@@ -585,6 +586,8 @@ absl::StatusOr<RunPlan> PlanPerftRun(const v1::SubmitPerftRequest& submitted,
                   .merge = context.hash_tables != 1 || request.verify(),
                   // A last ply of many paths is merged while the workers count its first jobs.
                   .defer_from_paths = kDeferFromPaths};
+  // The run's hash on each worker (workers with a fixed --hash of their own may differ).
+  if (so.merge) so.table_entries = PerftTable::Entries(p.hash_mb());
   // Workers with hashes of their own get lanes: contiguous ranges of the jobs, one per worker,
   // so that each worker's hash sees one region of the tree (a streamed run's: of each batch).
   // Up to kMaxLanes workers: each has a large share of the tree then, and the queue scans stay
@@ -605,15 +608,14 @@ absl::StatusOr<RunPlan> PlanPerftRun(const v1::SubmitPerftRequest& submitted,
   // pools when its --hash is the run's). Tried from depth 9 only, and only for tables that the
   // most paths a deferred ply may have could outnumber: the try costs a plan that does not
   // qualify ~1 s.
-  constexpr uint64_t kPerftEntryBytes = 32;  // engine/perft_table.h: two to a cache line
-  const uint64_t pooled_entries = uint64_t(p.hash_mb()) *
-                                  std::max<size_t>(1, context.connected_workers) * (1u << 20) /
-                                  kPerftEntryBytes;
+  const uint64_t pooled_entries =
+      PerftTable::Entries(p.hash_mb()) * std::max<size_t>(1, context.connected_workers);
   const uint64_t most_deferred = kBucketedPathsPerPosition * uint64_t(so.max_positions);
   if (!so.merge && so.split_depth == 0 && int(p.depth()) >= kPooledMergeDepth &&
       pooled_entries < most_deferred) {
     SplitOptions merged = so;
     merged.merge = true;
+    merged.table_entries = pooled_entries;
     ASSIGN_OR_RETURN(PerftSplit split, SplitPerft(*root, merged));
     const int chunk_ply = split.split_depth, deferred = split.deferred_ply;
     if (deferred > 0 && split.deferred_paths >= std::max(kPooledMergeFromPaths, pooled_entries))

@@ -457,8 +457,12 @@ absl::StatusOr<PerftSplit> SplitPerft(const Position& root, const SplitOptions& 
                 "streamed split (split_memory_positions)"));
       // Short of where it merges, the next ply has more positions than the bound (perft(10)
       // and deeper from the start position: ply 6, 9.4 M positions from 25 M paths): deferred
-      // too when its paths fit in memory, to be merged as a streamed split's.
-      if (may_defer && !last) defer(next_paths());
+      // too when its paths fit in memory, to be merged as a streamed split's, unless the
+      // workers' tables outnumber them (SplitOptions::table_entries).
+      if (may_defer && !last) {
+        const uint64_t paths = next_paths();
+        if (paths >= opts.table_entries) defer(paths);
+      }
       break;
     }
     level.swap(next);

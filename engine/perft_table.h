@@ -25,8 +25,7 @@ class PerftTable {
   // Zeroes the table on `threads` threads: the first touch of fresh memory (the kernel clearing
   // its pages) is the cost, ~0.3-2 s a GB depending on the machine, and it divides.
   explicit PerftTable(size_t mb, int threads = 1) {
-    size_t bytes = mb << 20, buckets = 1;
-    while (buckets * 2 * sizeof(Bucket) <= bytes) buckets *= 2;
+    const size_t buckets = Buckets(mb);
     mask_ = buckets - 1;
     size_ = buckets * sizeof(Bucket);
     mem_ = static_cast<Bucket*>(std::aligned_alloc(2 << 20, std::max<size_t>(size_, 2 << 20)));
@@ -35,6 +34,8 @@ class PerftTable {
     Clear(threads);
   }
   ~PerftTable() { std::free(mem_); }
+  // The entries a table of `mb` MB holds (a power of two: the most that fit; none for 0 MB).
+  static uint64_t Entries(size_t mb) { return mb == 0 ? 0 : Buckets(mb) * 2; }
   bool ok() const { return mem_ != nullptr; }
 
   // Zeroes every entry on `threads` threads.
@@ -89,6 +90,12 @@ class PerftTable {
   struct alignas(64) Bucket {
     std::atomic<uint64_t> w[8];
   };
+  // The most buckets, a power of two, that fit in `mb` MB (at least one).
+  static size_t Buckets(size_t mb) {
+    size_t buckets = 1;
+    while (buckets * 2 * sizeof(Bucket) <= mb << 20) buckets *= 2;
+    return buckets;
+  }
   Bucket* mem_ = nullptr;
   size_t mask_ = 0, size_ = 0;
 };

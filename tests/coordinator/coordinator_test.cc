@@ -790,6 +790,23 @@ TEST_F(CoordinatorTest, ALastPlyOfManyPathsIsMergedWhileTheWorkersCount) {
   ASSERT_TRUE(ten);
   ExpectStreamedFrom(*ten, 6, 5, 822518);
   EXPECT_TRUE(RunSpec(ten->id()).paths_in_memory());
+  // Unless each worker's own table has more entries than that ply has paths (2 GB: 67 M entries
+  // against 25 M; 512 MB: 16.8 M, fewer): split at ply 5 then, each table merging ply 6 in its
+  // worker's jobs (measured faster on perft(10)). perft(9)'s last ply stays merged for such
+  // tables (measured faster too), and perft(11) stays streamed at ply 6.
+  const std::optional<v1::Run> own_large = Planned(10, 2048);
+  ASSERT_TRUE(own_large);
+  EXPECT_FALSE(own_large->perft().streamed());
+  EXPECT_EQ(own_large->perft().split_depth(), 5u);
+  const std::optional<v1::Run> own_smaller = Planned(10, 512);
+  ASSERT_TRUE(own_smaller);
+  ExpectStreamedFrom(*own_smaller, 6, 5, 822518);
+  const std::optional<v1::Run> nine_large = Planned(9, 2048);
+  ASSERT_TRUE(nine_large);
+  ExpectStreamedFrom(*nine_large, 6, 5, 822518);
+  const std::optional<v1::Run> eleven_large = Planned(11, 2048);
+  ASSERT_TRUE(eleven_large);
+  ExpectStreamedFrom(*eleven_large, 6, 5, 822518);
   const v1::Run seven = Submit(7, 32);
   EXPECT_FALSE(seven.perft().streamed());
   EXPECT_EQ(seven.perft().split_depth(), 4u);
