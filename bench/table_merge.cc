@@ -25,11 +25,6 @@ double CpuSeconds() {
   return double(t.tv_sec) + double(t.tv_nsec) * 1e-9;
 }
 
-uint64_t Mix(uint64_t h, uint64_t word) {
-  h = (h ^ word) * 0x9e3779b97f4a7c15;
-  return h ^ (h >> 32);
-}
-
 // The merged positions at `ply` of start-position perft(8), in the split's order.
 std::vector<Position> MergedAt(int ply) {
   const Position root = Position::StartPosition();
@@ -101,12 +96,8 @@ int main(int argc, char** argv) {
       "%zu at ply 5 (merged)\n",
       lanes, hash_mb, ply4.size(), ply5.size());
   auto whole = [](const Position& p) { return p.Key().hi; };
-  auto theirs = [](const Position& p) {
-    const Color them = ~p.SideToMove();
-    uint64_t h = 1;
-    for (int pt = kPawn; pt <= kKing; ++pt) h = Mix(h, p.Pieces(them, PieceType(pt)));
-    return h;
-  };
+  // The streamed split's shard key: a hash of the pieces of the side not to move.
+  auto theirs = [](const Position& p) { return coordinator::ShardKey(p); };
   for (int round = 1; round <= rounds; ++round) {
     const double merged = Merged(ply5, lanes, hash_mb);
     const double by_whole = ByKey(ply4, lanes, hash_mb, whole);

@@ -833,8 +833,8 @@ TEST_F(CoordinatorTest, ALastPlyOfManyPathsIsMergedWhileTheWorkersCount) {
   EXPECT_EQ(large_table->perft().split_depth(), 3u);
 }
 
-// A run's hash past its bound is refused; at the bound, on workers pooling one table, the
-// planner's count of the table's entries (hash x workers) neither overflows nor merges.
+// A run's hash past its bound is refused; at the bound the planner's count of the tables' entries
+// (each worker's own, or hash x workers pooled) neither overflows nor merges.
 TEST_F(CoordinatorTest, PerftHashBoundIsCheckedAndTheLargestTablePlansUnmerged) {
   v1::SubmitPerftRequest req;
   req.mutable_perft()->set_fen(std::string(Position::kStartFen));
@@ -845,6 +845,11 @@ TEST_F(CoordinatorTest, PerftHashBoundIsCheckedAndTheLargestTablePlansUnmerged) 
   EXPECT_NE(r.status().message().find("perft.hash_mb must be at most 65536, got 65537"),
             std::string::npos)
       << r.status();
+  // Workers of their own at the bound: 2^31 entries each, no overflow, ply 6 left to them.
+  const std::optional<v1::Run> own = Planned(10, 65536);
+  ASSERT_TRUE(own);
+  EXPECT_FALSE(own->perft().streamed());
+  EXPECT_EQ(own->perft().split_depth(), 5u);
   Register("a", "local-1");
   Register("b", "local-1");
   const std::optional<v1::Run> largest = Planned(10, 65536);
