@@ -55,8 +55,10 @@ absl::StatusOr<v1::RegisterResponse> Coordinator::Register(const v1::RegisterReq
   if (shutting_down_) return ShuttingDownError();
   WorkerInfo info;
   info.name = request.name();
-  // A worker leases at most as many jobs as it runs threads; the declaration is capped.
+  // A worker leases at most as many jobs as it runs threads (and one whose result it reports
+  // while counting the next, when it says so); the declarations are capped.
   info.threads = std::clamp<uint32_t>(request.threads(), 1, kMaxWorkerThreads);
+  info.results_in_flight = std::min<uint32_t>(request.results_in_flight(), 1);
   info.hash_group = request.hash_group();
   info.token = caller.name;
   info.isolated = request.isolation() == "namespaces";
@@ -139,10 +141,11 @@ uint64_t Coordinator::AcquireJob(const v1::AcquireJobRequest& request, JobCallba
       now = ShuttingDownError();
     } else if (!found.ok()) {
       now = found.status();
-    } else if (w->leases >= w->threads) {
-      now = absl::ResourceExhaustedError(Cat("worker ", request.worker_id(), " holds ", w->leases,
-                                             " leases, as many as the threads it declared (",
-                                             w->threads, "); complete or release one first"));
+    } else if (w->leases >= w->LeaseSlots()) {
+      now = absl::ResourceExhaustedError(Cat(
+          "worker ", request.worker_id(), " holds ", w->leases,
+          " leases, as many as the threads it declared (", w->threads, ") and the results ",
+          "it reports while counting (", w->results_in_flight, "); complete or release one first"));
     } else if (request.wait_seconds() < 0 || request.wait_seconds() > 60) {
       now = absl::InvalidArgumentError(
           Cat("wait_seconds must be in 0..60, got ", request.wait_seconds()));

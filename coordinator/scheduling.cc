@@ -76,7 +76,7 @@ absl::StatusOr<v1::Run> Coordinator::SetScheduling(const v1::SetSchedulingReques
 
 Job* Coordinator::TakeJobLocked(const std::string& worker_id) {
   WorkerInfo* w = workers_.Find(worker_id);
-  if (!w || w->draining || w->leases >= w->threads) return nullptr;
+  if (!w || w->draining || w->leases >= w->LeaseSlots()) return nullptr;
   const WorkerInfo& worker = *w;
   return queue_.Take(
       worker_id, w->token,

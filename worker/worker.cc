@@ -128,7 +128,9 @@ struct Worker::Impl {
   std::unique_ptr<EngineCache> cache;
   std::unique_ptr<EngineChecker> checker;
   KeptEngine kept_engine;  // movegen-check: the run's engine between its jobs
-  int cores = 1;           // physical cores: game slots never exceed them
+  std::thread reporting;   // reports the last completed job's result (Execute)
+  ~Impl() { AwaitReport(); }
+  int cores = 1;  // physical cores: game slots never exceed them
 
   absl::Mutex mu;
   bool draining ABSL_GUARDED_BY(mu) = false;
@@ -164,6 +166,7 @@ struct Worker::Impl {
       req.set_perft_path(ActivePerftPath().name);
       req.set_version("arbiter 0.1.0");
       req.set_threads(options.threads);
+      req.set_results_in_flight(1);  // Execute reports while the next job counts
       if (options.shared_hash) req.set_hash_group(options.hash_group);
       req.set_isolation(std::string(match::IsolationName(options.sandbox.isolation)));
       for (const std::string& dir : options.engine_dirs) {
@@ -348,6 +351,23 @@ struct Worker::Impl {
     req.set_job_id(job.job_id());
     req.set_lease_id(job.lease_id());
     req.set_seconds(seconds);
+    // Reported on a thread of its own: the coordinator answers once the result is durable (its
+    // group commit's fsync), and this worker leases and counts its next job meanwhile. One
+    // report at a time, so that it holds at most a lease a thread and one more
+    // (RegisterRequest.results_in_flight).
+    AwaitReport();
+    reporting = std::thread([this, &owner, req = std::move(req), positions = positions.size()] {
+      Report(req, positions, owner);
+    });
+  }
+
+  // Waits for the result on its way, if any, to be answered (or given up).
+  void AwaitReport() {
+    if (reporting.joinable()) reporting.join();
+  }
+
+  // Sends a completed job's result until the coordinator answers (at most 5 minutes).
+  void Report(const v1::CompleteJobRequest& req, size_t positions, Worker& owner) {
     uint64_t total = 0;
     for (uint64_t c : req.perft().counts()) total += c;
     // Retry until the coordinator answers: the same job and lease are counted once.
@@ -365,12 +385,12 @@ struct Worker::Impl {
           metrics->Job("completed");
           metrics->nodes_.Increment(double(total));
         }
-        spdlog::debug("job {}: {} positions, {} nodes, {} games in {:.3f} s", job.job_id(),
-                      positions.size(), total, req.match().games_size(), seconds);
+        spdlog::debug("job {}: {} positions, {} nodes, {} games in {:.3f} s", req.job_id(),
+                      positions, total, req.match().games_size(), req.seconds());
         return;
       }
       if (!Retryable(s.error_code()) || Clock::now() > give_up) {
-        spdlog::warn("job {}: result not accepted: {} ({})", job.job_id(), s.error_message(),
+        spdlog::warn("job {}: result not accepted: {} ({})", req.job_id(), s.error_message(),
                      net::StatusCodeName(s.error_code()));
         if (metrics) metrics->Job("rejected");
         return;
@@ -500,6 +520,7 @@ absl::Status Worker::Run() {
     backoff = std::min(2.0, backoff * 2);
     if (w.metrics) w.metrics->registered_.Set(1);
   }
+  w.AwaitReport();
   w.kept_engine.Release();
   spdlog::info("worker {}: drained after {} jobs", w.worker_id, jobs_completed());
   return absl::OkStatus();

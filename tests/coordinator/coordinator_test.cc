@@ -944,6 +944,31 @@ TEST_F(CoordinatorTest, LeasesAreCappedByDeclaredThreads) {
   ASSERT_TRUE(c_->Register(big, Caller{"t", v1::ROLE_WORKER}).ok());
 }
 
+// A worker that reports a result while it counts its next job (results_in_flight) may hold one
+// lease more than its threads, the job whose result is on its way; no more, whatever it declares.
+TEST_F(CoordinatorTest, AResultInFlightHoldsOneLeaseMore) {
+  v1::RegisterRequest reg;
+  reg.set_name("pipelined");
+  reg.set_threads(1);
+  reg.set_results_in_flight(1'000);  // capped at 1
+  const std::string w = c_->Register(reg, Caller{"t", v1::ROLE_WORKER})->worker_id();
+  const std::string plain = Register("plain", "", "t", /*threads=*/1);
+  Submit(5, 8);
+  // The plain worker: one lease a thread.
+  std::optional<v1::Job> p = Acquire(plain, "t");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(AcquireAs(plain, "t").status().code(), absl::StatusCode::kResourceExhausted);
+  // The pipelined one: its counted job's result not yet reported, it leases the next one.
+  std::optional<v1::Job> a = Acquire(w, "t"), b = Acquire(w, "t");
+  ASSERT_TRUE(a && b) << "a worker reporting while it counts holds threads + 1 leases";
+  absl::StatusOr<v1::AcquireJobResponse> third = AcquireAs(w, "t");
+  EXPECT_EQ(third.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(third.status().message().find("while counting (1)"), std::string::npos)
+      << third.status();
+  ASSERT_TRUE(Complete(w, *a, "t").ok());
+  EXPECT_TRUE(Acquire(w, "t")) << "the reported result frees its slot";
+}
+
 // --verify needs two different worker tokens: two ids under one token count as one worker, so a
 // single client cannot confirm its own forged count.
 TEST_F(CoordinatorTest, VerificationNeedsTwoTokens) {

@@ -1,0 +1,153 @@
+// The worker reports a job's result on a thread of its own, so that it counts its next job while
+// the coordinator makes the last result durable; and never has more than one result on its way.
+// Against a scripted WorkService on loopback whose CompleteJob answers only when the test lets it.
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "engine/packed_position.h"
+#include "engine/perft.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "proto/arbiter/v1/cluster.grpc.pb.h"
+#include "worker/worker.h"
+
+namespace arbiter::worker {
+namespace {
+
+// Hands out `jobs` perft(2) jobs of the start position, one at a time; answers the first job's
+// CompleteJob only once the second job was leased and `hold` later, recording what the worker
+// asked for before that answer.
+class ScriptedWork final : public v1::WorkService::Service {
+ public:
+  ScriptedWork(int jobs, absl::Duration hold) : jobs_(jobs), hold_(hold) {}
+
+  grpc::Status Register(grpc::ServerContext*, const v1::RegisterRequest* req,
+                        v1::RegisterResponse* resp) override {
+    absl::MutexLock lock(&mu_);
+    results_in_flight_ = req->results_in_flight();
+    resp->set_worker_id("w-1");
+    resp->set_heartbeat_seconds(60);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status AcquireJob(grpc::ServerContext*, const v1::AcquireJobRequest*,
+                          v1::AcquireJobResponse* resp) override {
+    absl::MutexLock lock(&mu_);
+    if (leased_ == jobs_) {
+      // Nothing left: a short long-poll, so that Drain() ends the worker soon.
+      mu_.AwaitWithTimeout(absl::Condition(&stop_), absl::Milliseconds(50));
+      return grpc::Status::OK;
+    }
+    const int id = ++leased_;
+    if (id > 1 && !first_answered_) leased_before_answer_.push_back(id);
+    v1::Job& job = *resp->mutable_job();
+    job.set_job_id(uint64_t(id));
+    job.set_run_id(1);
+    job.set_lease_id(100 + uint64_t(id));
+    job.set_lease_seconds(60);
+    v1::PerftJob& perft = *job.mutable_perft();
+    perft.set_depth(2);
+    perft.set_root_fen(std::string(Position::kStartFen));
+    const PackedPosition packed = PackPosition(Position::StartPosition());
+    perft.set_packed_positions(std::string(AsBytes(packed)));
+    return grpc::Status::OK;
+  }
+
+  grpc::Status CompleteJob(grpc::ServerContext*, const v1::CompleteJobRequest* req,
+                           v1::CompleteJobResponse*) override {
+    absl::MutexLock lock(&mu_);
+    if (req->job_id() != 1 && !first_answered_)
+      completed_before_answer_.push_back(int(req->job_id()));
+    completed_.push_back(int(req->job_id()));
+    counts_.push_back(req->perft().counts_size() == 1 ? req->perft().counts(0) : 0);
+    if (req->job_id() != 1) return grpc::Status::OK;
+    // The first result: answered once the next job was leased (a worker that waits for this
+    // answer before it leases never gets there: the bound ends the wait), then `hold` longer.
+    auto second_leased = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return leased_ >= 2; };
+    second_leased_in_time_ =
+        mu_.AwaitWithTimeout(absl::Condition(&second_leased), absl::Seconds(20));
+    mu_.AwaitWithTimeout(absl::Condition(&stop_), hold_);
+    first_answered_ = true;
+    return grpc::Status::OK;
+  }
+
+  void Stop() {
+    absl::MutexLock lock(&mu_);
+    stop_ = true;
+  }
+
+  absl::Mutex mu_;
+  const int jobs_;
+  const absl::Duration hold_;
+  int leased_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  bool first_answered_ ABSL_GUARDED_BY(mu_) = false;
+  bool second_leased_in_time_ ABSL_GUARDED_BY(mu_) = false;
+  uint32_t results_in_flight_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<int> leased_before_answer_ ABSL_GUARDED_BY(mu_);
+  std::vector<int> completed_before_answer_ ABSL_GUARDED_BY(mu_);
+  std::vector<int> completed_ ABSL_GUARDED_BY(mu_);
+  std::vector<uint64_t> counts_ ABSL_GUARDED_BY(mu_);
+};
+
+// Runs a worker against `work` until it has reported `results` results, then drains it.
+void RunWorker(ScriptedWork& work, size_t results) {
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&work);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_TRUE(server && port > 0);
+  WorkerOptions options;
+  options.coordinator = "127.0.0.1:" + std::to_string(port);
+  options.sandbox.isolation = match::Isolation::kNone;
+  options.wait_seconds = 1;
+  Worker worker(options, nullptr);
+  std::thread runner([&] { EXPECT_TRUE(worker.Run().ok()); });
+  {
+    absl::MutexLock lock(&work.mu_);
+    auto done = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(work.mu_) {
+      return work.completed_.size() >= results;
+    };
+    EXPECT_TRUE(work.mu_.AwaitWithTimeout(absl::Condition(&done), absl::Seconds(60)));
+  }
+  work.Stop();
+  worker.Drain();
+  runner.join();
+  EXPECT_EQ(worker.jobs_completed(), results);
+  server->Shutdown();
+}
+
+TEST(WorkerReports, TheNextJobCountsWhileTheLastResultIsOnItsWay) {
+  ScriptedWork work(/*jobs=*/2, /*hold=*/absl::ZeroDuration());
+  RunWorker(work, 2);
+  absl::MutexLock lock(&work.mu_);
+  EXPECT_EQ(work.results_in_flight_, 1u) << "the worker declares the result it reports ahead";
+  EXPECT_TRUE(work.second_leased_in_time_)
+      << "the worker leased job 2 only after job 1's result was answered";
+  EXPECT_EQ(work.leased_before_answer_, std::vector<int>({2}));
+  EXPECT_EQ(work.completed_, std::vector<int>({1, 2}));
+  EXPECT_EQ(work.counts_, std::vector<uint64_t>({400, 400}));
+}
+
+// The abuse: with job 1's answer held for a while after job 2 was leased, the worker counts job 2
+// but neither reports it nor leases job 3 until job 1's result is answered: one result on its
+// way, so at most a lease a thread and one more.
+TEST(WorkerReports, NoMoreThanOneResultOnItsWay) {
+  ScriptedWork work(/*jobs=*/3, /*hold=*/absl::Milliseconds(500));
+  RunWorker(work, 3);
+  absl::MutexLock lock(&work.mu_);
+  EXPECT_TRUE(work.second_leased_in_time_);
+  EXPECT_EQ(work.leased_before_answer_, std::vector<int>({2}))
+      << "job 3 was leased while job 1's result was still unanswered";
+  EXPECT_TRUE(work.completed_before_answer_.empty())
+      << "job 2's result was sent while job 1's was still unanswered";
+  EXPECT_EQ(work.completed_, std::vector<int>({1, 2, 3}));
+}
+
+}  // namespace
+}  // namespace arbiter::worker
