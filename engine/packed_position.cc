@@ -6,6 +6,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "base/status_macros.h"
 #include "base/strings.h"
 
 namespace arbiter {
@@ -33,6 +34,12 @@ PackedPosition PackPosition(const Position& pos) {
 }
 
 absl::StatusOr<Position> UnpackPosition(std::string_view bytes, const Position& game) {
+  Position pos = game;
+  RETURN_IF_ERROR(UnpackPosition(bytes, game, pos));
+  return pos;
+}
+
+absl::Status UnpackPosition(std::string_view bytes, const Position& game, Position& out) {
   if (bytes.size() != kPackedPositionSize)
     return absl::InvalidArgumentError(
         Cat("a packed position has ", kPackedPositionSize, " bytes, got ", bytes.size()));
@@ -65,10 +72,9 @@ absl::StatusOr<Position> UnpackPosition(std::string_view bytes, const Position& 
   }
   parts.ep = Square(uint8_t(bytes[33]));
   parts.chess960 = game.IsChess960();
-  absl::StatusOr<Position> pos = Position::FromParts(parts);
-  if (!pos.ok())
-    return absl::InvalidArgumentError(Cat("packed ", std::string(pos.status().message())));
-  return pos;
+  if (absl::Status s = Position::FromParts(parts, out); !s.ok())
+    return absl::InvalidArgumentError(Cat("packed ", std::string(s.message())));
+  return absl::OkStatus();
 }
 
 }  // namespace arbiter

@@ -33,5 +33,7 @@ inline std::string_view AsBytes(const PackedPosition& p) {
 // variant (Chess960 or not) are those of `game`, any position of the same game, e.g. its root;
 // the move clocks are 0 and 1. Bad bytes give INVALID_ARGUMENT.
 absl::StatusOr<Position> UnpackPosition(std::string_view bytes, const Position& game);
+// The same into `out` (any position; unspecified on error), with no copy of a Position.
+absl::Status UnpackPosition(std::string_view bytes, const Position& game, Position& out);
 
 }  // namespace arbiter

@@ -156,23 +156,34 @@ absl::StatusOr<std::vector<uint64_t>> PerftBatch(std::span<const Position> posit
   // Few positions for many threads: split each one a ply or two deeper.
   int split = 0;
   if (threads > 1 && positions.size() < 8 * size_t(threads)) split = opts.depth >= 6 ? 2 : 1;
+  split = std::min(split, std::max(0, opts.depth - 1));
+  // Unsplit, the positions are the tasks (a worker's job holds up to ~50,000 of them: no copy
+  // of each into a task list).
   std::vector<Task> tasks;
-  for (size_t i = 0; i < positions.size(); ++i) {
-    Position pos = positions[i];
-    Expand(pos, int(i), opts.depth, std::min(split, std::max(0, opts.depth - 1)), tasks);
+  if (split > 0) {
+    for (size_t i = 0; i < positions.size(); ++i) {
+      Position pos = positions[i];
+      Expand(pos, int(i), opts.depth, split, tasks);
+    }
   }
-  std::vector<uint64_t> task_nodes(tasks.size(), 0);
+  const size_t n = split > 0 ? tasks.size() : positions.size();
+  std::vector<uint64_t> task_nodes(n, 0);
   std::atomic<size_t> next{0};
   auto worker = [&] {
-    for (size_t t; (t = next.fetch_add(1, std::memory_order_relaxed)) < tasks.size();) {
+    for (size_t t; (t = next.fetch_add(1, std::memory_order_relaxed)) < n;) {
       if (opts.stop && opts.stop->load(std::memory_order_relaxed)) return;
-      // A task at a batch position's own depth is that position (not a descendant).
-      const bool own_entry = !opts.distinct || tasks[t].depth != opts.depth;
-      task_nodes[t] = CountSubtree(tasks[t].pos, tasks[t].depth, table, own_entry, path);
+      if (split > 0) {
+        // A task at a batch position's own depth is that position (not a descendant).
+        const bool own_entry = !opts.distinct || tasks[t].depth != opts.depth;
+        task_nodes[t] = CountSubtree(tasks[t].pos, tasks[t].depth, table, own_entry, path);
+      } else {
+        Position pos = positions[t];
+        task_nodes[t] = CountSubtree(pos, opts.depth, table, !opts.distinct, path);
+      }
       if (opts.nodes_done) opts.nodes_done->fetch_add(task_nodes[t], std::memory_order_relaxed);
     }
   };
-  if (threads <= 1 || tasks.size() <= 1) {
+  if (threads <= 1 || n <= 1) {
     worker();
   } else {
     std::vector<std::thread> pool;
@@ -180,6 +191,7 @@ absl::StatusOr<std::vector<uint64_t>> PerftBatch(std::span<const Position> posit
     for (auto& th : pool) th.join();
   }
   if (opts.stop && opts.stop->load()) return absl::CancelledError("perft batch stopped");
+  if (split == 0) return task_nodes;
   std::vector<uint64_t> counts(positions.size(), 0);
   for (size_t t = 0; t < tasks.size(); ++t) counts[tasks[t].root_index] += task_nodes[t];
   return counts;

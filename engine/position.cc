@@ -3,7 +3,12 @@
 #include <cstring>
 #include <vector>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "base/numbers.h"
+#include "base/status_macros.h"
 #include "base/strings.h"
 
 namespace arbiter {
@@ -262,37 +267,58 @@ absl::StatusOr<Position> Position::FromFen(std::string_view fen) {
 }
 
 absl::StatusOr<Position> Position::FromParts(const Parts& parts) {
+  Position pos;
+  RETURN_IF_ERROR(FromParts(parts, pos));
+  return pos;
+}
+
+absl::Status Position::FromParts(const Parts& parts, Position& out) {
   auto error = [](std::string_view what) {
     return absl::InvalidArgumentError(Cat("position: ", what));
   };
-  Position pos;
-  // One bitboard per piece code, without a branch per square (codes 6, 14 and 15 are no piece).
-  // Occupancy first (no memory dependency), then one bitboard per code of the occupied squares.
-  Bitboard by_code[16] = {}, occupied = 0;
-  uint8_t high = 0;
+  out = Position();
+  Position& pos = out;
+  // The four bits of every square's piece code as four bitboards (bit planes), without a branch
+  // per square: a piece's type is its three low bits, its colour the fourth (types.h).
+  Bitboard plane[4] = {}, high = 0;
+#ifdef __SSE2__
+  for (int q = 0; q < 4; ++q) {
+    const __m128i x =
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(parts.board.data() + 16 * q));
+    // Bit k of each byte to its top bit (a 16-bit shift moves both bytes' bits alike).
+    plane[0] |= Bitboard(uint16_t(_mm_movemask_epi8(_mm_slli_epi16(x, 7)))) << (16 * q);
+    plane[1] |= Bitboard(uint16_t(_mm_movemask_epi8(_mm_slli_epi16(x, 6)))) << (16 * q);
+    plane[2] |= Bitboard(uint16_t(_mm_movemask_epi8(_mm_slli_epi16(x, 5)))) << (16 * q);
+    plane[3] |= Bitboard(uint16_t(_mm_movemask_epi8(_mm_slli_epi16(x, 4)))) << (16 * q);
+    // Codes above 15: any of the high four bits.
+    high |= uint16_t(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(x, _mm_set1_epi8(char(0xf0))),
+                                                      _mm_setzero_si128())) ^
+                     0xffff);
+  }
+#else
   for (int s = 0; s < 64; ++s) {
-    occupied |= Bitboard(parts.board[s] != kNoPiece) << s;
-    high |= parts.board[s];
+    for (int k = 0; k < 4; ++k) plane[k] |= Bitboard((parts.board[s] >> k) & 1) << s;
+    high |= Bitboard(parts.board[s] >> 4);
   }
-  for (Bitboard b = occupied; b;) {
-    const Square s = PopLsb(b);
-    by_code[parts.board[s] & 15] |= SquareBb(s);
-  }
-  if ((by_code[6] | by_code[14] | by_code[15]) || (high & 0xf0)) {
+#endif
+  // Codes 6, 14 and 15 are no piece (both middle bits set, but not the empty square's 7).
+  const Bitboard bad = (plane[1] & plane[2] & ~(plane[0] & ~plane[3])) | (high ? ~Bitboard{0} : 0);
+  if (bad) {
     for (int s = 0; s < 64; ++s) {
       const Piece p = parts.board[s];
       if (p > 15 || (p != kNoPiece && TypeOf(p) > kKing))
         return error(Cat("bad piece code ", int(p), " on ", SquareName(Square(s))));
     }
   }
-  std::memcpy(pos.board_, parts.board.data(), 64);
+  const Bitboard empty = plane[0] & plane[1] & plane[2] & ~plane[3];
   for (int t = kPawn; t <= kKing; ++t) {
-    const Bitboard white = by_code[MakePiece(kWhite, PieceType(t))];
-    const Bitboard black = by_code[MakePiece(kBlack, PieceType(t))];
-    pos.by_type_[t] = white | black;
-    pos.by_color_[kWhite] |= white;
-    pos.by_color_[kBlack] |= black;
+    Bitboard b = ~empty;
+    for (int k = 0; k < 3; ++k) b &= (t >> k) & 1 ? plane[k] : ~plane[k];
+    pos.by_type_[t] = b;
   }
+  pos.by_color_[kWhite] = ~empty & ~plane[3];
+  pos.by_color_[kBlack] = plane[3];
+  std::memcpy(pos.board_, parts.board.data(), 64);
   if (std::string problem = MaterialProblem(pos); !problem.empty()) return error(problem);
   if (parts.side != kWhite && parts.side != kBlack)
     return error(Cat("bad side to move ", int(parts.side)));
@@ -325,7 +351,7 @@ absl::StatusOr<Position> Position::FromParts(const Parts& parts) {
   int field = 0;
   if (std::string problem = CheckProblem(pos, field); !problem.empty()) return error(problem);
   pos.key_ = pos.ComputeKey();
-  return pos;
+  return absl::OkStatus();
 }
 
 std::string Position::Fen() const {

@@ -61,6 +61,9 @@ class Position {
     bool chess960 = false;
   };
   static absl::StatusOr<Position> FromParts(const Parts& parts);
+  // The same into `out` (any position; unspecified on error): no Position is copied on the way
+  // (a worker builds every position of its jobs so).
+  static absl::Status FromParts(const Parts& parts, Position& out);
   static Position StartPosition();
 
   // FEN with castling written the way it was read (KQkq / X-FEN letters, or Shredder files).

@@ -1,7 +1,9 @@
 #include "engine/position.h"
 
 #include <functional>
+#include <tuple>
 
+#include "base/strings.h"
 #include "engine/movegen.h"
 #include "engine/notation.h"
 #include "engine/packed_position.h"
@@ -131,11 +133,18 @@ void VisitSuiteTrees(size_t step, int plies,
 // Every suite position and every position one and two plies below it (castling rights lost,
 // en passant squares, promotions, Chess960 rooks) packs to 34 bytes and unpacks to the same
 // position: same 128-bit key, same legal moves, same castling rooks.
+// Unpacked in place too (as a worker does), into the same Position each time: nothing of the
+// previous position (rights, rooks, en passant, Chess960) stays behind.
 TEST(PackedPosition, RoundTripsSuitePositionsAndTheirChildren) {
   size_t checked = 0;
+  Position reused = Position::StartPosition();
   VisitSuiteTrees(7, 2, [&](const Position& root, Position& pos) {
     absl::StatusOr<Position> back = UnpackPosition(AsBytes(PackPosition(pos)), root);
     ASSERT_TRUE(back.ok()) << back.status() << " for " << pos.Fen();
+    ASSERT_TRUE(UnpackPosition(AsBytes(PackPosition(pos)), root, reused).ok()) << pos.Fen();
+    EXPECT_EQ(reused.Fen(), back->Fen());
+    EXPECT_TRUE(reused.Key() == back->Key()) << back->Fen();
+    EXPECT_EQ(reused.IsChess960(), back->IsChess960()) << back->Fen();
     EXPECT_EQ(back->Key().lo, pos.Key().lo) << pos.Fen() << " vs " << back->Fen();
     EXPECT_EQ(back->Key().hi, pos.Key().hi) << pos.Fen();
     EXPECT_EQ(back->IsChess960(), pos.IsChess960()) << pos.Fen();
@@ -205,6 +214,26 @@ TEST(PackedPosition, RejectsBadBytes) {
   bad_piece[12] = 0x66;  // piece code 6 is no piece
   EXPECT_EQ(UnpackPosition(AsBytes(bad_piece), start).status().code(),
             absl::StatusCode::kInvalidArgument);
+  // Nor are 14 and 15 (a black piece's bit over 6 and over the empty square's 7), nor anything
+  // above 15 in an unpacked board; each named with its square.
+  for (const auto& [byte, code, square] :
+       {std::tuple{0xe7, 14, "f3"}, std::tuple{0x7f, 15, "e3"}}) {
+    PackedPosition bad = p;
+    bad[10] = uint8_t(byte);  // squares e3 (low nibble) and f3
+    absl::StatusOr<Position> back = UnpackPosition(AsBytes(bad), start);
+    EXPECT_NE(back.status().message().find(Cat("bad piece code ", code, " on ", square)),
+              std::string::npos)
+        << back.status();
+  }
+  Position::Parts parts;
+  parts.board.fill(kNoPiece);
+  parts.board[4] = MakePiece(kWhite, kKing);
+  parts.board[60] = MakePiece(kBlack, kKing);
+  parts.board[33] = Piece(0x17);
+  EXPECT_NE(Position::FromParts(parts).status().message().find("bad piece code 23 on b5"),
+            std::string::npos);
+  parts.board[33] = kNoPiece;
+  EXPECT_TRUE(Position::FromParts(parts).ok());
   PackedPosition bad_ep = p;
   bad_ep[33] = 99;
   EXPECT_FALSE(UnpackPosition(AsBytes(bad_ep), start).ok());
