@@ -9,9 +9,11 @@
 #include <cstring>
 #include <thread>
 
+#include "absl/synchronization/mutex.h"
 #include "base/status_macros.h"
 #include "base/strings.h"
 #include "engine/movegen.h"
+#include "engine/packed_position.h"
 #include "engine/perft_path.h"
 #include "engine/perft_table.h"
 
@@ -63,6 +65,42 @@ absl::Status HashError(int hash_mb) {
   return absl::ResourceExhaustedError(Cat("cannot allocate a perft hash of ", hash_mb, " MB"));
 }
 
+// Calls count(t) for every t in [0, n) on `threads` threads pulling from one queue; a thread
+// stops early when count returns false or `stop` becomes true.
+template <class F>
+void RunQueue(size_t n, int threads, const std::atomic<bool>* stop, const F& count) {
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t t; (t = next.fetch_add(1, std::memory_order_relaxed)) < n;) {
+      if (stop && stop->load(std::memory_order_relaxed)) return;
+      if (!count(t)) return;
+    }
+  };
+  if (threads <= 1 || n <= 1) {
+    worker();
+  } else {
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
+    for (auto& th : pool) th.join();
+  }
+}
+
+// A batch's table: opts.table, else one of opts.hash_mb in `own` (none below depth 3).
+absl::StatusOr<PerftTable*> BatchTable(const PerftBatchOptions& opts, int threads,
+                                       std::unique_ptr<PerftTable>& own) {
+  if (opts.table || opts.hash_mb <= 0 || opts.depth < 3) return opts.table;
+  own = std::make_unique<PerftTable>(opts.hash_mb, threads);
+  if (!own->ok()) return HashError(opts.hash_mb);
+  return own.get();
+}
+
+// Plies a batch of `n` positions splits each one further: few positions for many threads.
+int BatchSplit(size_t n, int threads, int depth) {
+  int split = 0;
+  if (threads > 1 && n < 8 * size_t(threads)) split = depth >= 6 ? 2 : 1;
+  return std::min(split, std::max(0, depth - 1));
+}
+
 }  // namespace
 
 uint64_t PerftReference(Position& pos, int depth) {
@@ -111,18 +149,10 @@ absl::StatusOr<PerftResult> Perft(const Position& root, const PerftOptions& opts
       pos.UndoMove(roots.moves[i], undo);
     }
     std::vector<uint64_t> task_nodes(tasks.size(), 0);
-    std::atomic<size_t> next{0};
-    auto worker = [&] {
-      for (size_t t; (t = next.fetch_add(1, std::memory_order_relaxed)) < tasks.size();)
-        task_nodes[t] = CountSubtree(tasks[t].pos, tasks[t].depth, table, true, path);
-    };
-    if (threads <= 1 || tasks.size() <= 1) {
-      worker();
-    } else {
-      std::vector<std::thread> pool;
-      for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
-      for (auto& th : pool) th.join();
-    }
+    RunQueue(tasks.size(), threads, nullptr, [&](size_t t) {
+      task_nodes[t] = CountSubtree(tasks[t].pos, tasks[t].depth, table, true, path);
+      return true;
+    });
     for (size_t t = 0; t < tasks.size(); ++t) per_root[tasks[t].root_index] += task_nodes[t];
     for (uint64_t n : per_root) result.nodes += n;
   }
@@ -146,19 +176,10 @@ absl::StatusOr<std::vector<uint64_t>> PerftBatch(std::span<const Position> posit
                                                  const PerftBatchOptions& opts) {
   ASSIGN_OR_RETURN(const int threads, CheckOptions(opts.depth, opts.hash_mb, opts.threads));
   std::unique_ptr<PerftTable> own;
-  PerftTable* table = opts.table;
-  if (!table && opts.hash_mb > 0 && opts.depth >= 3) {
-    own = std::make_unique<PerftTable>(opts.hash_mb, threads);
-    if (!own->ok()) return HashError(opts.hash_mb);
-    table = own.get();
-  }
+  ASSIGN_OR_RETURN(PerftTable* const table, BatchTable(opts, threads, own));
   const PerftPath& path = ActivePerftPath();
-  // Few positions for many threads: split each one a ply or two deeper.
-  int split = 0;
-  if (threads > 1 && positions.size() < 8 * size_t(threads)) split = opts.depth >= 6 ? 2 : 1;
-  split = std::min(split, std::max(0, opts.depth - 1));
-  // Unsplit, the positions are the tasks (a worker's job holds up to ~50,000 of them: no copy
-  // of each into a task list).
+  const int split = BatchSplit(positions.size(), threads, opts.depth);
+  // Unsplit, the positions are the tasks (no copy of each into a task list).
   std::vector<Task> tasks;
   if (split > 0) {
     for (size_t i = 0; i < positions.size(); ++i) {
@@ -168,32 +189,70 @@ absl::StatusOr<std::vector<uint64_t>> PerftBatch(std::span<const Position> posit
   }
   const size_t n = split > 0 ? tasks.size() : positions.size();
   std::vector<uint64_t> task_nodes(n, 0);
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t t; (t = next.fetch_add(1, std::memory_order_relaxed)) < n;) {
-      if (opts.stop && opts.stop->load(std::memory_order_relaxed)) return;
-      if (split > 0) {
-        // A task at a batch position's own depth is that position (not a descendant).
-        const bool own_entry = !opts.distinct || tasks[t].depth != opts.depth;
-        task_nodes[t] = CountSubtree(tasks[t].pos, tasks[t].depth, table, own_entry, path);
-      } else {
-        Position pos = positions[t];
-        task_nodes[t] = CountSubtree(pos, opts.depth, table, !opts.distinct, path);
-      }
-      if (opts.nodes_done) opts.nodes_done->fetch_add(task_nodes[t], std::memory_order_relaxed);
+  RunQueue(n, threads, opts.stop, [&](size_t t) {
+    if (split > 0) {
+      // A task at a batch position's own depth is that position (not a descendant).
+      const bool own_entry = !opts.distinct || tasks[t].depth != opts.depth;
+      task_nodes[t] = CountSubtree(tasks[t].pos, tasks[t].depth, table, own_entry, path);
+    } else {
+      Position pos = positions[t];
+      task_nodes[t] = CountSubtree(pos, opts.depth, table, !opts.distinct, path);
     }
-  };
-  if (threads <= 1 || n <= 1) {
-    worker();
-  } else {
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
-    for (auto& th : pool) th.join();
-  }
+    if (opts.nodes_done) opts.nodes_done->fetch_add(task_nodes[t], std::memory_order_relaxed);
+    return true;
+  });
   if (opts.stop && opts.stop->load()) return absl::CancelledError("perft batch stopped");
   if (split == 0) return task_nodes;
   std::vector<uint64_t> counts(positions.size(), 0);
   for (size_t t = 0; t < tasks.size(); ++t) counts[tasks[t].root_index] += task_nodes[t];
+  return counts;
+}
+
+absl::StatusOr<std::vector<uint64_t>> PerftPackedBatch(std::string_view packed,
+                                                       const Position& game,
+                                                       const PerftBatchOptions& opts) {
+  if (packed.size() % kPackedPositionSize != 0)
+    return absl::InvalidArgumentError(Cat("packed positions are ", packed.size(),
+                                          " bytes, not a multiple of ", kPackedPositionSize));
+  const size_t n = packed.size() / kPackedPositionSize;
+  auto bytes = [&](size_t i) {
+    return packed.substr(i * kPackedPositionSize, kPackedPositionSize);
+  };
+  ASSIGN_OR_RETURN(const int threads, CheckOptions(opts.depth, opts.hash_mb, opts.threads));
+  if (BatchSplit(n, threads, opts.depth) > 0) {
+    // Few positions, split further: unpacked first.
+    std::vector<Position> positions(n, game);
+    for (size_t i = 0; i < n; ++i)
+      if (absl::Status s = UnpackPosition(bytes(i), game, positions[i]); !s.ok())
+        return absl::InvalidArgumentError(Cat("position ", i, ": ", std::string(s.message())));
+    return PerftBatch(positions, opts);
+  }
+  std::unique_ptr<PerftTable> own;
+  ASSIGN_OR_RETURN(PerftTable* const table, BatchTable(opts, threads, own));
+  const PerftPath& path = ActivePerftPath();
+  std::vector<uint64_t> counts(n, 0);
+  absl::Mutex mu;
+  absl::Status bad;  // the first bad position's error
+  std::atomic<bool> failed{false};
+  RunQueue(n, threads, opts.stop, [&](size_t i) {
+    if (failed.load(std::memory_order_relaxed)) return false;
+    Position pos = game;
+    if (absl::Status s = UnpackPosition(bytes(i), game, pos); !s.ok()) {
+      absl::MutexLock lock(&mu);
+      if (bad.ok())
+        bad = absl::InvalidArgumentError(Cat("position ", i, ": ", std::string(s.message())));
+      failed = true;
+      return false;
+    }
+    counts[i] = CountSubtree(pos, opts.depth, table, !opts.distinct, path);
+    if (opts.nodes_done) opts.nodes_done->fetch_add(counts[i], std::memory_order_relaxed);
+    return true;
+  });
+  if (failed) {
+    absl::MutexLock lock(&mu);
+    return bad;
+  }
+  if (opts.stop && opts.stop->load()) return absl::CancelledError("perft batch stopped");
   return counts;
 }
 

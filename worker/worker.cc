@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <thread>
 
 #include "base/cpu.h"
@@ -49,11 +50,10 @@ std::string HostName() {
   return buf;
 }
 
-// The positions of a perft job: its packed positions (castling rooks of its root).
-absl::StatusOr<std::vector<Position>> PerftJobPositions(const v1::PerftJob& work) {
-  std::vector<Position> out;
+// The root of a perft job, whose castling rooks and variant its packed positions take, or what is
+// wrong with the job (its positions are checked as they are counted: PerftPackedBatch).
+absl::StatusOr<Position> PerftJobRoot(const v1::PerftJob& work) {
   const std::string& packed = work.packed_positions();
-  if (packed.empty()) return out;
   if (packed.size() % kPackedPositionSize != 0)
     return absl::InvalidArgumentError(Cat("packed positions are ", packed.size(),
                                           " bytes, not a multiple of ", kPackedPositionSize));
@@ -62,13 +62,7 @@ absl::StatusOr<std::vector<Position>> PerftJobPositions(const v1::PerftJob& work
     return absl::InvalidArgumentError(
         Cat("bad root position '", work.root_fen(), "': ", std::string(root.status().message())));
   root->SetChess960(work.chess960());
-  // Each built in its place (a job holds up to ~50,000 positions; copies cost as much as the rest).
-  out.assign(packed.size() / kPackedPositionSize, *root);
-  for (size_t i = 0; i < out.size(); ++i)
-    RETURN_IF_ERROR(UnpackPosition(
-        std::string_view(packed).substr(i * kPackedPositionSize, kPackedPositionSize), *root,
-        out[i]));
-  return out;
+  return root;
 }
 
 }  // namespace
@@ -206,8 +200,8 @@ struct Worker::Impl {
   }
 
   // A perft job's counts into `out`, or why there are none (Cancelled: stopped).
-  absl::Status RunPerftJob(const v1::PerftJob& work, const std::vector<Position>& positions,
-                           std::atomic<bool>& stop, v1::CompleteJobRequest& out) {
+  absl::Status RunPerftJob(const v1::PerftJob& work, const Position& root, std::atomic<bool>& stop,
+                           v1::CompleteJobRequest& out) {
     std::shared_ptr<PerftTable> job_table;  // held until the job ends
     if (work.hash_mb() > 0 && work.depth() >= 3) job_table = HashFor(work).For(int(work.hash_mb()));
     std::atomic<uint64_t> nodes{0};
@@ -218,7 +212,8 @@ struct Worker::Impl {
                            .distinct = !work.packed_positions().empty(),
                            .stop = &stop,
                            .nodes_done = &nodes};
-    absl::StatusOr<std::vector<uint64_t>> counts = PerftBatch(positions, opts);
+    absl::StatusOr<std::vector<uint64_t>> counts =
+        PerftPackedBatch(work.packed_positions(), root, opts);
     if (!counts.ok()) return counts.status();
     for (uint64_t c : *counts) out.mutable_perft()->add_counts(c);
     return absl::OkStatus();
@@ -242,15 +237,15 @@ struct Worker::Impl {
 
   // Runs one leased job to the end: completed, released (draining) or dropped.
   void Execute(const v1::Job& job, Worker& owner) {
-    std::vector<Position> positions;
+    std::optional<Position> root;
     if (job.has_perft()) {
-      absl::StatusOr<std::vector<Position>> decoded = PerftJobPositions(job.perft());
-      if (!decoded.ok()) {
-        spdlog::error("job {}: {}; releasing", job.job_id(), decoded.status().ToString());
+      absl::StatusOr<Position> checked = PerftJobRoot(job.perft());
+      if (!checked.ok()) {
+        spdlog::error("job {}: {}; releasing", job.job_id(), checked.status().ToString());
         Release(job, "bad position in job");
         return;
       }
-      positions = std::move(*decoded);
+      root = *checked;
     } else if (!job.has_match() && !job.has_movegen_check()) {
       spdlog::error("job {}: neither perft nor match work; releasing", job.job_id());
       Release(job, "job without work");
@@ -309,7 +304,7 @@ struct Worker::Impl {
       worked = r.status();
       if (r.ok()) *req.mutable_movegen_check() = std::move(*r);
     } else {
-      worked = RunPerftJob(job.perft(), positions, stop, req);
+      worked = RunPerftJob(job.perft(), *root, stop, req);
     }
     {
       absl::MutexLock lock(&hb_mu);
@@ -331,7 +326,10 @@ struct Worker::Impl {
     }
     if (!worked.ok() && !absl::IsCancelled(worked)) {
       spdlog::warn("job {}: cannot run: {}; releasing", job.job_id(), worked.ToString());
-      Release(job, Cat("worker error: ", std::string(worked.message())));
+      // A perft job's bad position shows only as it is counted.
+      const bool bad = job.has_perft() && absl::IsInvalidArgument(worked);
+      Release(job,
+              Cat(bad ? "bad position in job: " : "worker error: ", std::string(worked.message())));
       if (metrics) metrics->Job("released");
       return;
     }
@@ -356,9 +354,9 @@ struct Worker::Impl {
     // report at a time, so that it holds at most a lease a thread and one more
     // (RegisterRequest.results_in_flight).
     AwaitReport();
-    reporting = std::thread([this, &owner, req = std::move(req), positions = positions.size()] {
-      Report(req, positions, owner);
-    });
+    const size_t positions = job.perft().packed_positions().size() / kPackedPositionSize;
+    reporting = std::thread(
+        [this, &owner, req = std::move(req), positions] { Report(req, positions, owner); });
   }
 
   // Waits for the result on its way, if any, to be answered (or given up).

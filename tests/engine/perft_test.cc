@@ -7,6 +7,7 @@
 #include "base/strings.h"
 #include "engine/movegen.h"
 #include "engine/notation.h"
+#include "engine/packed_position.h"
 #include "engine/perft_path.h"
 #include "gtest/gtest.h"
 #include "tests/engine/suite_util.h"
@@ -157,6 +158,67 @@ TEST(Perft, DepthZeroAndOne) {
   Position pos = Position::StartPosition();
   EXPECT_EQ(Perft(pos, {.depth = 0})->nodes, 1u);
   EXPECT_EQ(Perft(pos, {.depth = 1})->nodes, 20u);
+}
+
+// A batch of packed positions counts what the same positions count one by one (with and without
+// a hash, on one thread and on two, few positions (split further) and many (unpacked as they are
+// counted)); a bad position stops it with its index, and so does a torn last one.
+TEST(PerftPackedBatch, CountsAsPositionsDoAndNamesABadOne) {
+  const Position root =
+      *Position::FromFen("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1");
+  std::vector<Position> positions;
+  std::string packed;
+  std::vector<uint64_t> expected;
+  Position pos = root;
+  MoveList list;
+  GenerateLegal(pos, list);
+  for (Move m : list) {
+    UndoInfo undo;
+    pos.DoMove(m, undo);
+    positions.push_back(pos);
+    packed += AsBytes(PackPosition(pos));
+    expected.push_back(PerftCount(pos, 3));
+    pos.UndoMove(m, undo);
+  }
+  ASSERT_EQ(positions.size(), 48u);
+  for (int threads : {1, 2}) {
+    for (int hash_mb : {0, 4}) {
+      for (size_t n : {size_t{3}, positions.size()}) {
+        SCOPED_TRACE(Cat(threads, " threads, hash ", hash_mb, " MB, ", n, " positions"));
+        const PerftBatchOptions opts{
+            .depth = 3, .threads = threads, .hash_mb = hash_mb, .distinct = true};
+        absl::StatusOr<std::vector<uint64_t>> counts = PerftPackedBatch(
+            std::string_view(packed).substr(0, n * kPackedPositionSize), root, opts);
+        ASSERT_TRUE(counts.ok()) << counts.status();
+        EXPECT_EQ(*counts, std::vector<uint64_t>(expected.begin(), expected.begin() + long(n)));
+        EXPECT_EQ(*counts, *PerftBatch(std::span(positions).first(n), opts));
+      }
+    }
+  }
+  EXPECT_TRUE(PerftPackedBatch("", root, {.depth = 3})->empty());
+  std::string bad = packed;
+  bad[17 * kPackedPositionSize + 12] = 0x66;  // piece code 6 in position 17
+  for (int threads : {1, 2}) {
+    absl::StatusOr<std::vector<uint64_t>> counts =
+        PerftPackedBatch(bad, root, {.depth = 3, .threads = threads});
+    EXPECT_EQ(counts.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(counts.status().message().find("position 17: packed position: bad piece code 6"),
+              std::string::npos)
+        << counts.status();
+  }
+  // Few positions on two threads (unpacked before they are split): the same check.
+  const PerftBatchOptions split{.depth = 3, .threads = 2};
+  EXPECT_TRUE(PerftPackedBatch(bad.substr(0, 3 * kPackedPositionSize), root, split).ok());
+  EXPECT_NE(
+      PerftPackedBatch(bad.substr(16 * kPackedPositionSize, 3 * kPackedPositionSize), root, split)
+          .status()
+          .message()
+          .find("position 1: packed position: bad piece code 6"),
+      std::string::npos);
+  absl::StatusOr<std::vector<uint64_t>> torn =
+      PerftPackedBatch(std::string_view(packed).substr(0, packed.size() - 1), root, {.depth = 3});
+  EXPECT_NE(torn.status().message().find("not a multiple of 34"), std::string::npos)
+      << torn.status();
 }
 
 TEST(Perft, RejectsBadOptions) {

@@ -8,6 +8,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "engine/movegen.h"
 #include "engine/packed_position.h"
 #include "engine/perft.h"
 #include "grpcpp/grpcpp.h"
@@ -24,6 +25,8 @@ namespace {
 class ScriptedWork final : public v1::WorkService::Service {
  public:
   ScriptedWork(int jobs, absl::Duration hold) : jobs_(jobs), hold_(hold) {}
+  // Jobs of these packed positions instead (the start position's children), one of them bad.
+  std::string packed_;
 
   grpc::Status Register(grpc::ServerContext*, const v1::RegisterRequest* req,
                         v1::RegisterResponse* resp) override {
@@ -53,7 +56,14 @@ class ScriptedWork final : public v1::WorkService::Service {
     perft.set_depth(2);
     perft.set_root_fen(std::string(Position::kStartFen));
     const PackedPosition packed = PackPosition(Position::StartPosition());
-    perft.set_packed_positions(std::string(AsBytes(packed)));
+    perft.set_packed_positions(packed_.empty() ? std::string(AsBytes(packed)) : packed_);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status ReleaseJob(grpc::ServerContext*, const v1::ReleaseJobRequest* req,
+                          v1::ReleaseJobResponse*) override {
+    absl::MutexLock lock(&mu_);
+    released_.push_back(req->reason());
     return grpc::Status::OK;
   }
 
@@ -92,9 +102,11 @@ class ScriptedWork final : public v1::WorkService::Service {
   std::vector<int> completed_before_answer_ ABSL_GUARDED_BY(mu_);
   std::vector<int> completed_ ABSL_GUARDED_BY(mu_);
   std::vector<uint64_t> counts_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> released_ ABSL_GUARDED_BY(mu_);
 };
 
-// Runs a worker against `work` until it has reported `results` results, then drains it.
+// Runs a worker against `work` until it has reported `results` results (or released as many
+// jobs), then drains it.
 void RunWorker(ScriptedWork& work, size_t results) {
   grpc::ServerBuilder builder;
   int port = 0;
@@ -111,14 +123,15 @@ void RunWorker(ScriptedWork& work, size_t results) {
   {
     absl::MutexLock lock(&work.mu_);
     auto done = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(work.mu_) {
-      return work.completed_.size() >= results;
+      return work.completed_.size() + work.released_.size() >= results;
     };
     EXPECT_TRUE(work.mu_.AwaitWithTimeout(absl::Condition(&done), absl::Seconds(60)));
   }
   work.Stop();
   worker.Drain();
   runner.join();
-  EXPECT_EQ(worker.jobs_completed(), results);
+  absl::MutexLock lock(&work.mu_);
+  EXPECT_EQ(worker.jobs_completed(), work.completed_.size());
   server->Shutdown();
 }
 
@@ -147,6 +160,30 @@ TEST(WorkerReports, NoMoreThanOneResultOnItsWay) {
   EXPECT_TRUE(work.completed_before_answer_.empty())
       << "job 2's result was sent while job 1's was still unanswered";
   EXPECT_EQ(work.completed_, std::vector<int>({1, 2, 3}));
+}
+
+// The abuse: a job with a bad position among good ones is given back, naming the position, and
+// no result is sent for it (its positions are checked as they are counted, not before).
+TEST(WorkerReports, AJobWithABadPositionIsReleased) {
+  ScriptedWork work(/*jobs=*/1, absl::ZeroDuration());
+  Position start = Position::StartPosition();
+  MoveList list;
+  GenerateLegal(start, list);
+  for (Move m : list) {
+    UndoInfo undo;
+    start.DoMove(m, undo);
+    work.packed_ += AsBytes(PackPosition(start));
+    start.UndoMove(m, undo);
+  }
+  work.packed_[7 * kPackedPositionSize + 20] = char(0xee);  // piece code 14 twice
+  RunWorker(work, 1);
+  absl::MutexLock lock(&work.mu_);
+  EXPECT_TRUE(work.completed_.empty());
+  ASSERT_EQ(work.released_.size(), 1u);
+  EXPECT_EQ(work.released_[0].find("bad position in job: position 7: packed position: bad piece "
+                                   "code 14"),
+            0u)
+      << work.released_[0];
 }
 
 }  // namespace
