@@ -352,8 +352,11 @@ struct Keyed {
 };
 
 // Fills split.unique with `level` in the split's order, with estimates (split.depth and
-// split.split_depth set).
-void OrderLevel(PerftSplit& split, std::vector<SplitPosition>& level, const SplitOptions& opts) {
+// split.split_depth set). With `runs` (bounds into `level`, first 0, last level.size()), each
+// run is already in place: its positions sort among themselves (their keys lie between the
+// previous run's and the next one's), a sort of a few thousand at a time.
+void OrderLevel(PerftSplit& split, std::vector<SplitPosition>& level, const SplitOptions& opts,
+                const std::vector<size_t>& runs = {}) {
   const Position& root = split.root;
   const int remaining = split.depth - split.split_depth;
   // Order keys and estimates on every core, then the positions in key order.
@@ -376,7 +379,15 @@ void OrderLevel(PerftSplit& split, std::vector<SplitPosition>& level, const Spli
       level[i].estimate = std::max(1.0, estimate);
     }
   });
-  ParallelSort(keyed, parts);
+  if (runs.size() < 2) {
+    ParallelSort(keyed, parts);
+  } else {
+    std::atomic<size_t> next_run{0};
+    ParallelFor(size_t(parts), parts, [&](size_t, size_t, int) {
+      for (size_t r; (r = next_run.fetch_add(1)) + 1 < runs.size();)
+        std::sort(keyed.begin() + long(runs[r]), keyed.begin() + long(runs[r + 1]));
+    });
+  }
   split.unique.resize(n);
   ParallelFor(n, parts, [&](size_t begin, size_t end, int) {
     for (size_t i = begin; i < end; ++i) split.unique[i] = std::move(level[keyed[i].index]);
@@ -739,24 +750,26 @@ SplitShard BucketedShards::Next(uint64_t paths, const SplitOptions& opts) {
   size_t end = b;
   for (; end < kBuckets && (taken == 0 || taken < paths); ++end)
     for (const auto& mine : buckets_) taken += mine[end].paths.size();
-  // The paths' end positions: kept, or made again from their level positions. A generation
-  // thread's paths start from its own range of level positions and each of its buckets lists them
-  // in that order: its buckets of the shard are walked together, level position by level
-  // position, so that each is unpacked once for all its paths in the shard.
+  // The paths' end positions: kept, or made again from their level positions, bucket by bucket
+  // (each bucket's paths of every generation thread together: see the merge below). A
+  // generation thread's paths start from its own range of level positions and each of its
+  // buckets lists them in that order: its buckets of the shard are walked together, level
+  // position by level position, so that each is unpacked once for all its paths in the shard.
   const size_t parts = buckets_.size();
-  std::vector<size_t> start(parts + 1, 0);
-  for (size_t t = 0; t < parts; ++t) {
-    start[t + 1] = start[t];
-    for (size_t k = b; k < end; ++k) start[t + 1] += buckets_[t][k].paths.size();
-  }
-  std::vector<ChildRecord> children(start[parts]);
+  std::vector<size_t> at((end - b) * parts + 1, 0);  // [bucket - b][thread]: first record
+  for (size_t k = b; k < end; ++k)
+    for (size_t t = 0; t < parts; ++t) {
+      const size_t slot = (k - b) * parts + t;
+      at[slot + 1] = at[slot] + buckets_[t][k].paths.size();
+    }
+  std::vector<ChildRecord> children(at.back());
   const int threads = int(std::min<size_t>(parts, size_t(SplitThreads(children.size(), 0))));
   ParallelFor(parts, threads, [&](size_t from, size_t to, int) {
     for (size_t t = from; t < to; ++t) {
-      size_t out = start[t];
       if (keep_packed_) {
         for (size_t k = b; k < end; ++k) {
           Bucket& bucket = buckets_[t][k];
+          size_t out = at[(k - b) * parts + t];
           for (size_t j = 0; j < bucket.paths.size(); ++j)
             children[out++] = {bucket.packed[j], bucket.paths[j].parent};
           bucket.Release();
@@ -764,51 +777,72 @@ SplitShard BucketedShards::Next(uint64_t paths, const SplitOptions& opts) {
         continue;
       }
       // What is left of each bucket that has paths (a last shard takes every bucket left, most
-      // of them empty: each head is looked at once per level position).
-      std::vector<std::pair<const Path*, const Path*>> heads;
+      // of them empty: each head is looked at once per level position), and where it goes.
+      struct Head {
+        const Path* at;
+        const Path* stop;
+        size_t out;
+      };
+      std::vector<Head> heads;
       for (size_t k = b; k < end; ++k) {
         const std::vector<Path>& paths_here = buckets_[t][k].paths;
         if (!paths_here.empty())
-          heads.emplace_back(paths_here.data(), paths_here.data() + paths_here.size());
+          heads.push_back(
+              {paths_here.data(), paths_here.data() + paths_here.size(), at[(k - b) * parts + t]});
       }
       for (;;) {
         uint32_t next = std::numeric_limits<uint32_t>::max();
-        for (const auto& [at, stop] : heads)
-          if (at != stop) next = std::min(next, at->parent);
+        for (const Head& h : heads)
+          if (h.at != h.stop) next = std::min(next, h.at->parent);
         if (next == std::numeric_limits<uint32_t>::max()) break;
         Position pos = level_->PositionAt(next);
-        for (auto& [at, stop] : heads) {
-          for (; at != stop && at->parent == next; ++at) {
+        for (Head& h : heads) {
+          for (; h.at != h.stop && h.at->parent == next; ++h.at) {
             UndoInfo undo[kMaxPlies];
-            for (int m = 0; m < plies_; ++m) pos.DoMove<false>(Move(at->moves[size_t(m)]), undo[m]);
-            children[out++] = {PackPosition(pos), next};
+            for (int m = 0; m < plies_; ++m)
+              pos.DoMove<false>(Move(h.at->moves[size_t(m)]), undo[m]);
+            children[h.out++] = {PackPosition(pos), next};
             for (int m = plies_ - 1; m >= 0; --m)
-              pos.UndoMove<false>(Move(at->moves[size_t(m)]), undo[m]);
+              pos.UndoMove<false>(Move(h.at->moves[size_t(m)]), undo[m]);
           }
         }
       }
       for (size_t k = b; k < end; ++k) buckets_[t][k].Release();
     }
   });
-  // Merged by exact position, each path adding its level position's weights.
+  // Merged by exact position, each path adding its level position's weights, one bucket at a
+  // time: a position and its transpositions share their bucket (its key is the pieces of the
+  // side not to move), so each bucket's merge is whole with a table of a few thousand entries
+  // that stays in the processor's cache, and the buckets' positions are runs of the split's
+  // order (OrderLevel sorts each run alone).
   std::vector<SplitPosition> found;
   found.reserve(children.size() / 2 + 1);
+  std::vector<size_t> runs{0};
   absl::flat_hash_map<PackedPosition, uint32_t, PackedHash, PackedEq> index;
-  index.reserve(children.size() / 2 + 1);
+  size_t largest = 0;
+  for (size_t k = b; k < end; ++k)
+    largest = std::max(largest, at[(k + 1 - b) * parts] - at[(k - b) * parts]);
+  index.reserve(largest);
   // Paths reach their level positions in little order: each one's weights are fetched ahead.
   constexpr size_t kAhead = 8;
-  for (size_t j = 0; j < children.size(); ++j) {
-    if (j + kAhead < children.size())
-      __builtin_prefetch(&level_->unique[children[j + kAhead].parent].weights);
-    const ChildRecord& c = children[j];
-    const Weights& w = level_->unique[c.parent].weights;
-    for (const auto& [root_move, m] : w) shard.split.split_positions += m;
-    auto [it, inserted] = index.try_emplace(c.packed, uint32_t(found.size()));
-    if (inserted) {
-      found.push_back({c.packed, w, 1});
-    } else {
-      for (const auto& [root_move, m] : w) AddWeight(found[it->second].weights, root_move, m);
+  for (size_t k = b; k < end; ++k) {
+    const size_t first = at[(k - b) * parts], last = at[(k + 1 - b) * parts];
+    if (first == last) continue;
+    index.clear();
+    for (size_t j = first; j < last; ++j) {
+      if (j + kAhead < last)
+        __builtin_prefetch(&level_->unique[children[j + kAhead].parent].weights);
+      const ChildRecord& c = children[j];
+      const Weights& w = level_->unique[c.parent].weights;
+      for (const auto& [root_move, m] : w) shard.split.split_positions += m;
+      auto [it, inserted] = index.try_emplace(c.packed, uint32_t(found.size()));
+      if (inserted) {
+        found.push_back({c.packed, w, 1});
+      } else {
+        for (const auto& [root_move, m] : w) AddWeight(found[it->second].weights, root_move, m);
+      }
     }
+    runs.push_back(found.size());
   }
   children = {};
   index = {};
@@ -817,7 +851,7 @@ SplitShard BucketedShards::Next(uint64_t paths, const SplitOptions& opts) {
   if (paths_before_ == paths_) end = kBuckets;
   cursor_ = end >= kBuckets ? kShardKeyEnd : uint64_t(end) << kBucketShift;
   shard.end = cursor_;
-  OrderLevel(shard.split, found, opts);
+  OrderLevel(shard.split, found, opts, runs);
   return shard;
 }
 
