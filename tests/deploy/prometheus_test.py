@@ -142,11 +142,18 @@ scrape_configs:
     dash = json.load(open(DASHBOARD))
     exprs = [t["expr"] for p in dash["panels"] for t in p.get("targets", [])]
     check(len(exprs) >= 9, f"{len(exprs)} dashboard queries")
-    end = time.time()
+    # Up to now, polled: a rate() has data at a step only once its series has two samples
+    # before that step, and a series born with the last games may have one sample yet when the
+    # scrape waited for above is taken (one scrape a second, steps of a second).
     for e in exprs:
-        params = {"query": e, "start": f"{start:.3f}", "end": f"{end:.3f}", "step": "1"}
-        r = json.loads(http_get(f"{api}/query_range?" + urllib.parse.urlencode(params)))
-        check(r["status"] == "success" and r["data"]["result"], f"dashboard query returns data: {e}")
+        def returns_data(e=e):
+            params = {"query": e, "start": f"{start:.3f}", "end": f"{time.time():.3f}", "step": "1"}
+            r = json.loads(http_get(f"{api}/query_range?" + urllib.parse.urlencode(params)))
+            if r["status"] != "success":
+                raise Failure(f"dashboard query fails: {e}: {r}")
+            return bool(r["data"]["result"])
+        check(wait_for(f"dashboard query {e} to return data", returns_data, 30),
+              f"dashboard query returns data: {e}")
 
     # Coordinator down: the alert's expression is empty now, and not once the target is gone.
     down = 'absent(up{component="coordinator"} == 1)'
