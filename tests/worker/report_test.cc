@@ -130,8 +130,11 @@ void RunWorker(ScriptedWork& work, size_t results) {
   work.Stop();
   worker.Drain();
   runner.join();
-  absl::MutexLock lock(&work.mu_);
-  EXPECT_EQ(worker.jobs_completed(), work.completed_.size());
+  {
+    absl::MutexLock lock(&work.mu_);
+    EXPECT_EQ(worker.jobs_completed(), work.completed_.size());
+  }
+  // Not under the lock: Shutdown waits for handlers still running, which take it.
   server->Shutdown();
 }
 
