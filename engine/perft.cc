@@ -215,16 +215,18 @@ absl::StatusOr<std::vector<uint64_t>> PerftPackedBatch(std::string_view packed,
     return absl::InvalidArgumentError(Cat("packed positions are ", packed.size(),
                                           " bytes, not a multiple of ", kPackedPositionSize));
   const size_t n = packed.size() / kPackedPositionSize;
-  auto bytes = [&](size_t i) {
-    return packed.substr(i * kPackedPositionSize, kPackedPositionSize);
+  // Position i into `out`, or what is wrong with it.
+  auto unpack = [&](size_t i, Position& out) -> absl::Status {
+    absl::Status s =
+        UnpackPosition(packed.substr(i * kPackedPositionSize, kPackedPositionSize), game, out);
+    if (s.ok()) return s;
+    return absl::InvalidArgumentError(Cat("position ", i, ": ", std::string(s.message())));
   };
   ASSIGN_OR_RETURN(const int threads, CheckOptions(opts.depth, opts.hash_mb, opts.threads));
   if (BatchSplit(n, threads, opts.depth) > 0) {
     // Few positions, split further: unpacked first.
     std::vector<Position> positions(n, game);
-    for (size_t i = 0; i < n; ++i)
-      if (absl::Status s = UnpackPosition(bytes(i), game, positions[i]); !s.ok())
-        return absl::InvalidArgumentError(Cat("position ", i, ": ", std::string(s.message())));
+    for (size_t i = 0; i < n; ++i) RETURN_IF_ERROR(unpack(i, positions[i]));
     return PerftBatch(positions, opts);
   }
   std::unique_ptr<PerftTable> own;
@@ -237,10 +239,9 @@ absl::StatusOr<std::vector<uint64_t>> PerftPackedBatch(std::string_view packed,
   RunQueue(n, threads, opts.stop, [&](size_t i) {
     if (failed.load(std::memory_order_relaxed)) return false;
     Position pos = game;
-    if (absl::Status s = UnpackPosition(bytes(i), game, pos); !s.ok()) {
+    if (absl::Status s = unpack(i, pos); !s.ok()) {
       absl::MutexLock lock(&mu);
-      if (bad.ok())
-        bad = absl::InvalidArgumentError(Cat("position ", i, ": ", std::string(s.message())));
+      if (bad.ok()) bad = std::move(s);
       failed = true;
       return false;
     }

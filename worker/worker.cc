@@ -51,12 +51,8 @@ std::string HostName() {
 }
 
 // The root of a perft job, whose castling rooks and variant its packed positions take, or what is
-// wrong with the job (its positions are checked as they are counted: PerftPackedBatch).
+// wrong with it (the packed positions are checked as they are counted: PerftPackedBatch).
 absl::StatusOr<Position> PerftJobRoot(const v1::PerftJob& work) {
-  const std::string& packed = work.packed_positions();
-  if (packed.size() % kPackedPositionSize != 0)
-    return absl::InvalidArgumentError(Cat("packed positions are ", packed.size(),
-                                          " bytes, not a multiple of ", kPackedPositionSize));
   absl::StatusOr<Position> root = Position::FromFen(work.root_fen());
   if (!root.ok())
     return absl::InvalidArgumentError(
@@ -242,7 +238,7 @@ struct Worker::Impl {
       absl::StatusOr<Position> checked = PerftJobRoot(job.perft());
       if (!checked.ok()) {
         spdlog::error("job {}: {}; releasing", job.job_id(), checked.status().ToString());
-        Release(job, "bad position in job");
+        Release(job, Cat("bad position in job: ", std::string(checked.status().message())));
         return;
       }
       root = *checked;

@@ -189,5 +189,18 @@ TEST(WorkerReports, AJobWithABadPositionIsReleased) {
       << work.released_[0];
 }
 
+// The abuse: a job whose packed positions are torn (not a whole number of positions) is given back
+// with the reason, and no result is sent for it.
+TEST(WorkerReports, AJobWithTornPositionsIsReleased) {
+  ScriptedWork work(/*jobs=*/1, absl::ZeroDuration());
+  work.packed_ = std::string(AsBytes(PackPosition(Position::StartPosition()))).substr(1);
+  RunWorker(work, 1);
+  absl::MutexLock lock(&work.mu_);
+  EXPECT_TRUE(work.completed_.empty());
+  ASSERT_EQ(work.released_.size(), 1u);
+  EXPECT_EQ(work.released_[0],
+            "bad position in job: packed positions are 33 bytes, not a multiple of 34");
+}
+
 }  // namespace
 }  // namespace arbiter::worker
