@@ -115,6 +115,120 @@ class LeafBoard {
 using movegen_detail::Generate;
 using movegen_detail::kAll;
 
+// The squares the diagonal and the straight sliders attack through `occupied`, apart.
+inline void SliderSight(Bitboard diagonal, Bitboard straight, Bitboard occupied, Bitboard& diag_out,
+                        Bitboard& straight_out) {
+#if ARBITER_SIMD_SLIDERS
+  // Lanes 0-3 hold the straight rays, 4-7 the diagonal ones (SliderRays).
+  alignas(64) Bitboard lanes[8];
+  _mm512_store_si512(lanes, SliderRays(diagonal, straight, ~occupied));
+  straight_out = lanes[0] | lanes[1] | lanes[2] | lanes[3];
+  diag_out = lanes[4] | lanes[5] | lanes[6] | lanes[7];
+#else
+  diag_out = straight_out = 0;
+  for (Bitboard b = diagonal; b;) diag_out |= BishopAttacks(PopLsb(b), occupied);
+  for (Bitboard b = straight; b;) straight_out |= RookAttacks(PopLsb(b), occupied);
+#endif
+}
+
+// The last interior ply's moves after which the opponent's move count is the one it has in the
+// parent position itself (as if the side to move passed): a quiet move far from everything the
+// opponent's moves depend on. Then the parent's count stands for the child's and no leaf board is
+// built. The test is conservative: a move it does not pass is counted in full.
+//
+// Us moves, Them's moves are counted. Them's count in the child depends on: Them's pieces (a quiet
+// move captures nothing); the occupancy, which changes on the move's two squares only; and Us's
+// attacks, checks and pins. So a move passes when neither square
+//  - lies on a line through Them's king that holds a slider of Us of that line's kind (pins and
+//    discovered checks), nor on a castling path of Them (which must be empty);
+//  - is a square Them's pawns push to (one or two steps) or capture on;
+//  - is seen by a slider of Them (its rays would grow or shrink);
+//  - is seen both from the squares Them's king may step or castle to (the zone) and by a slider of
+//    Us of the same kind (Us's attacks on the zone would change), with Them's king and castling
+//    rooks lifted off the board, as the counter lifts them;
+// and the moved piece attacks no square of the zone nor the king before or after the move, does
+// not land on a line through the king of its own kind (a new pin or check), is not a king, and a
+// pawn's double step gives Them no en passant capture.
+template <Color Us>
+class QuietMoves {
+ public:
+  static constexpr Color Them = ~Us;
+
+  explicit QuietMoves(const Position& pos) : pos_(pos) {
+    const Bitboard occ = pos.Pieces();
+    ksq_ = pos.KingSquare(Them);
+    const Bitboard bq = pos.Pieces(Us, kBishop, kQueen), rq = pos.Pieces(Us, kRook, kQueen);
+    Bitboard zone = KingAttacks(ksq_), lifted = occ ^ SquareBb(ksq_);
+    for (CastlingSide side : {kKingSide, kQueenSide}) {
+      const int idx = CastlingIndex(Them, side);
+      if (!pos.CanCastle(idx)) continue;
+      zone |= pos.CastlingKingPath(idx);
+      forbid_ |= pos.CastlingPath(idx);
+      lifted &= ~SquareBb(pos.CastlingRook(idx));
+    }
+    zone_ = zone;
+    for (Bitboard s = (PseudoRookAttacks(ksq_) & rq) | (PseudoBishopAttacks(ksq_) & bq); s;)
+      forbid_ |= Line(ksq_, PopLsb(s));
+    const Bitboard their_pawns = pos.Pieces(Them, kPawn);
+    constexpr Bitboard kStart = Them == kWhite ? kRank2 : kRank7;
+    const Bitboard push = Them == kWhite ? their_pawns << 8 : their_pawns >> 8;
+    const Bitboard push2 =
+        Them == kWhite ? (push & (kStart << 8)) << 8 : (push & (kStart >> 8)) >> 8;
+    forbid_ |= push | push2 | PawnAttacksBb<Them>(their_pawns);
+    Bitboard d, st;
+    SliderSight(pos.Pieces(Them, kBishop, kQueen), pos.Pieces(Them, kRook, kQueen), occ, d, st);
+    forbid_ |= d | st;
+    Bitboard zone_d, zone_st, ours_d, ours_st;
+    SliderSight(zone, zone, lifted, zone_d, zone_st);
+    SliderSight(bq, rq, lifted, ours_d, ours_st);
+    forbid_ |= (zone_d & ours_d) | (zone_st & ours_st);
+    const Bitboard target = zone | SquareBb(ksq_);
+    // The squares from which a knight or a pawn of Us attacks the zone or the king.
+    knight_reach_ = 0;
+    for (Bitboard t = target; t;) knight_reach_ |= KnightAttacks(PopLsb(t));
+    pawn_reach_ = PawnAttacksBb<Them>(target);
+    lifted_ = lifted;
+  }
+
+  bool Passes(Move m) const {
+    if (m.KindOf() != Move::kNormal) return false;
+    const Square from = m.From(), to = m.To();
+    if (pos_.PieceOn(to) != kNoPiece) return false;
+    const Bitboard both = SquareBb(from) | SquareBb(to);
+    if (both & forbid_) return false;
+    const Bitboard target = zone_ | SquareBb(ksq_);
+    switch (TypeOf(pos_.PieceOn(from))) {
+      case kPawn:
+        if (both & pawn_reach_) return false;
+        if ((from ^ to) == 16 &&
+            (PawnAttacks(Us, Square((from + to) / 2)) & pos_.Pieces(Them, kPawn)))
+          return false;
+        return true;
+      case kKnight:
+        return !(both & knight_reach_);
+      case kBishop:
+        return !(PseudoBishopAttacks(ksq_) & SquareBb(to)) &&
+               !(BishopAttacks(from, lifted_) & target) &&
+               !(BishopAttacks(to, lifted_ ^ both) & target);
+      case kRook:
+        return !(PseudoRookAttacks(ksq_) & SquareBb(to)) &&
+               !(RookAttacks(from, lifted_) & target) &&
+               !(RookAttacks(to, lifted_ ^ both) & target);
+      case kQueen:
+        return !((PseudoBishopAttacks(ksq_) | PseudoRookAttacks(ksq_)) & SquareBb(to)) &&
+               !(QueenAttacks(from, lifted_) & target) &&
+               !(QueenAttacks(to, lifted_ ^ both) & target);
+      default:
+        return false;
+    }
+  }
+
+ private:
+  const Position& pos_;
+  Square ksq_;
+  Bitboard zone_ = 0, forbid_ = 0, knight_reach_ = 0, pawn_reach_ = 0, lifted_ = 0;
+};
+
 // Room for n values of T left uninitialised: Move and Key128 zero themselves, which cost every
 // interior node a 512-byte `rep stos` (1.5 % of startpos perft(7)) for slots it then overwrites.
 template <class T, int n>
@@ -133,7 +247,15 @@ uint64_t PerftRecurse(Position& pos, int depth, PerftTable* table) {
   uint64_t nodes = 0;
   if (depth == 2) {
     const LeafBoard parent(pos);
+    const QuietMoves<Us> quiet(pos);
+    // Them's count in the parent itself (no en passant: Us moved last).
+    const uint64_t unchanged =
+        uint64_t(movegen_detail::Generate<Them, movegen_detail::kCount>(parent, nullptr));
     for (int i = 0; i < n; ++i) {
+      if (quiet.Passes(moves[i])) {
+        nodes += unchanged;
+        continue;
+      }
       const LeafBoard child = parent.After<Us>(moves[i]);
       nodes += movegen_detail::Generate<Them, movegen_detail::kCount>(child, nullptr);
     }

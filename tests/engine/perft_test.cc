@@ -9,6 +9,7 @@
 #include "engine/notation.h"
 #include "engine/packed_position.h"
 #include "engine/perft_path.h"
+#include "engine/random_positions.h"
 #include "gtest/gtest.h"
 #include "tests/engine/suite_util.h"
 
@@ -135,6 +136,24 @@ void FastPathAgreesWithReference() {
 }
 
 TEST(Perft, FastPathAgreesWithReferenceOnEveryPath) { OnEveryPath(FastPathAgreesWithReference); }
+
+// The last interior ply takes the parent's count for a quiet move far from what the opponent's
+// moves depend on (QuietMoves in engine/perft_core.cc): against the make/unmake reference on
+// positions biased toward checks, pins, en passant, castling and promotions, from the standard
+// and Chess960 starts, each position and every child of it counted 2 plies deep (so that every
+// depth-2 node sees both sides move first).
+void QuietMovesAgreeWithReference() {
+  for (Position& pos : RandomPositions(1000, 20261204)) {
+    for (int depth : {2, 3}) {
+      auto fast = Perft(pos, {.depth = depth});
+      ASSERT_TRUE(fast.ok());
+      Position copy = pos;
+      ASSERT_EQ(fast->nodes, PerftReference(copy, depth)) << pos.Fen() << " depth " << depth;
+    }
+  }
+}
+
+TEST(Perft, QuietMovesAgreeWithReferenceOnEveryPath) { OnEveryPath(QuietMovesAgreeWithReference); }
 
 TEST(Perft, DivideSumsToTotalAndMatchesChildPerft) {
   Position pos = Position::StartPosition();
