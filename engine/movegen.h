@@ -80,15 +80,57 @@ inline Bitboard PinnedPieces(const Board& pos, Square ksq, Bitboard occ) {
   return pinned & pos.Pieces(Us);
 }
 
-// Board is Position, or any type with the same read accessors (perft's leaf board).
-template <Color Us, Mode kMode, class Board = Position>
-inline int Generate(const Board& pos, Move* out) {
-  constexpr Color Them = ~Us;
+// The moves of Us's pawns but en passant (that needs the position): unpinned ones in bulk; pinned
+// ones only along the line through the king at `ksq`; only to `check_mask` squares.
+template <Color Us, Mode kMode>
+inline void PawnMoves(Sink<kMode>& sink, Bitboard pawns, Bitboard pinned, Bitboard occ,
+                      Bitboard them, Bitboard check_mask, Square ksq) {
   constexpr int Up = Us == kWhite ? 8 : -8;
   constexpr int UpLeft = Us == kWhite ? 7 : -9;
   constexpr int UpRight = Us == kWhite ? 9 : -7;
   constexpr Bitboard Rank3 = Us == kWhite ? kRank3 : kRank6;
   constexpr Bitboard Rank7 = Us == kWhite ? kRank7 : kRank2;
+  const Bitboard free_pawns = pawns & ~pinned;
+  const Bitboard empty = ~occ;
+  const Bitboard file_pinned = pawns & pinned & FileBb(FileOf(ksq));
+  const Bitboard diag_pinned = pawns & pinned & ~FileBb(FileOf(ksq));
+
+  // Pushes: free pawns plus pawns pinned on the king's file (they stay on it).
+  const Bitboard pushers = (free_pawns | file_pinned) & ~Rank7;
+  Bitboard single = Shift<Up>(pushers) & empty;
+  Bitboard dbl = Shift<Up>(single & Rank3) & empty & check_mask;
+  single &= check_mask;
+  if constexpr (kMode != kTactical) {
+    sink.AddPawn(Up, single);
+    sink.AddPawn(2 * Up, dbl);
+  }
+  // Captures by free pawns; pinned pawns (diagonal pins) checked one by one.
+  const Bitboard cap_targets = them & check_mask;
+  const Bitboard free_low = free_pawns & ~Rank7;
+  sink.AddPawn(UpLeft, Shift<UpLeft>(free_low) & cap_targets);
+  sink.AddPawn(UpRight, Shift<UpRight>(free_low) & cap_targets);
+  for (Bitboard b = diag_pinned; b;) {
+    Square from = PopLsb(b);
+    Bitboard t = PawnAttacks(Us, from) & cap_targets & Line(ksq, from);
+    if (t & (kRank1 | kRank8))
+      sink.AddPromotions(int(Lsb(t)) - int(from), t);
+    else
+      sink.Add(from, t);
+  }
+  // Promotions (pushes and captures); a pinned pawn on rank 7 can only capture its pinner.
+  const Bitboard promo_pawns = free_pawns & Rank7;
+  if (promo_pawns) {
+    sink.AddPromotions(Up, Shift<Up>(promo_pawns) & empty & check_mask);
+    sink.AddPromotions(UpLeft, Shift<UpLeft>(promo_pawns) & cap_targets);
+    sink.AddPromotions(UpRight, Shift<UpRight>(promo_pawns) & cap_targets);
+  }
+}
+
+// Board is Position, or any type with the same read accessors (perft's leaf board).
+template <Color Us, Mode kMode, class Board = Position>
+inline int Generate(const Board& pos, Move* out) {
+  constexpr Color Them = ~Us;
+  constexpr int Up = Us == kWhite ? 8 : -8;
 
   Sink<kMode> sink{out};
   const Bitboard occ = pos.Pieces();
@@ -143,43 +185,10 @@ inline int Generate(const Board& pos, Move* out) {
   const Bitboard target = capture_mask & check_mask;
   const Bitboard pinned = snipers ? PinnedPieces<Us>(pos, ksq, occ) : 0;
 
-  // Pawns: unpinned ones in bulk; pinned ones may move only along the line through the king.
+  // Pawns: all but en passant, then en passant.
   {
     const Bitboard pawns = pos.Pieces(Us, kPawn);
-    const Bitboard free_pawns = pawns & ~pinned;
-    const Bitboard empty = ~occ;
-    const Bitboard file_pinned = pawns & pinned & FileBb(FileOf(ksq));
-    const Bitboard diag_pinned = pawns & pinned & ~FileBb(FileOf(ksq));
-
-    // Pushes: free pawns plus pawns pinned on the king's file (they stay on it).
-    const Bitboard pushers = (free_pawns | file_pinned) & ~Rank7;
-    Bitboard single = Shift<Up>(pushers) & empty;
-    Bitboard dbl = Shift<Up>(single & Rank3) & empty & check_mask;
-    single &= check_mask;
-    if constexpr (kMode != kTactical) {
-      sink.AddPawn(Up, single);
-      sink.AddPawn(2 * Up, dbl);
-    }
-    // Captures by free pawns; pinned pawns (diagonal pins) checked one by one.
-    const Bitboard cap_targets = them & check_mask;
-    const Bitboard free_low = free_pawns & ~Rank7;
-    sink.AddPawn(UpLeft, Shift<UpLeft>(free_low) & cap_targets);
-    sink.AddPawn(UpRight, Shift<UpRight>(free_low) & cap_targets);
-    for (Bitboard b = diag_pinned; b;) {
-      Square from = PopLsb(b);
-      Bitboard t = PawnAttacks(Us, from) & cap_targets & Line(ksq, from);
-      if (t & (kRank1 | kRank8))
-        sink.AddPromotions(int(Lsb(t)) - int(from), t);
-      else
-        sink.Add(from, t);
-    }
-    // Promotions (pushes and captures); a pinned pawn on rank 7 can only capture its pinner.
-    const Bitboard promo_pawns = free_pawns & Rank7;
-    if (promo_pawns) {
-      sink.AddPromotions(Up, Shift<Up>(promo_pawns) & empty & check_mask);
-      sink.AddPromotions(UpLeft, Shift<UpLeft>(promo_pawns) & cap_targets);
-      sink.AddPromotions(UpRight, Shift<UpRight>(promo_pawns) & cap_targets);
-    }
+    PawnMoves<Us, kMode>(sink, pawns, pinned, occ, them, check_mask, ksq);
     // En passant: rare, so each candidate is verified by replaying the occupancy change.
     const Square ep = pos.EpSquare();
     if (ep != kNoSquare) {

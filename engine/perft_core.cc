@@ -132,8 +132,9 @@ inline void SliderSight(Bitboard diagonal, Bitboard straight, Bitboard occupied,
 }
 
 // The last interior ply's moves after which the opponent's move count is the one it has in the
-// parent position itself (as if the side to move passed): a quiet move far from everything the
-// opponent's moves depend on. Then the parent's count stands for the child's and no leaf board is
+// parent position itself (as if the side to move passed), give or take its sliders' and pawns'
+// moves through the move's two squares: a quiet move far from everything else the opponent's
+// moves depend on. Then the parent's count, corrected, stands for the child's and no leaf board is
 // built. The test is conservative: a move it does not pass is counted in full.
 //
 // Us moves, Them's moves are counted. Them's count in the child depends on: Them's pieces (a quiet
@@ -141,14 +142,15 @@ inline void SliderSight(Bitboard diagonal, Bitboard straight, Bitboard occupied,
 // attacks, checks and pins. So a move passes when neither square
 //  - lies on a line through Them's king that holds a slider of Us of that line's kind (pins and
 //    discovered checks), nor on a castling path of Them (which must be empty);
-//  - is a square Them's pawns push to (one or two steps) or capture on;
-//  - is seen by a slider of Them (its rays would grow or shrink);
 //  - is seen both from the squares Them's king may step or castle to (the zone) and by a slider of
 //    Us of the same kind (Us's attacks on the zone would change), with Them's king and castling
 //    rooks lifted off the board, as the counter lifts them;
 // and the moved piece attacks no square of the zone nor the king before or after the move, does
 // not land on a line through the king of its own kind (a new pin or check), is not a king, and a
-// pawn's double step gives Them no en passant capture.
+// pawn's double step gives Them no en passant capture. The sliders of Them that see either square
+// (their rays grow through the square left and stop at the square taken) are counted again, before
+// and after, and so are Them's pawns when a square is one they push to or capture on: those
+// differences are the correction (pins of Them stay as they were, and Them is not in check).
 template <Color Us>
 class QuietMoves {
  public:
@@ -159,74 +161,108 @@ class QuietMoves {
     ksq_ = pos.KingSquare(Them);
     const Bitboard bq = pos.Pieces(Us, kBishop, kQueen), rq = pos.Pieces(Us, kRook, kQueen);
     Bitboard zone = KingAttacks(ksq_), lifted = occ ^ SquareBb(ksq_);
+    Bitboard forbid = 0;
     for (CastlingSide side : {kKingSide, kQueenSide}) {
       const int idx = CastlingIndex(Them, side);
       if (!pos.CanCastle(idx)) continue;
       zone |= pos.CastlingKingPath(idx);
-      forbid_ |= pos.CastlingPath(idx);
+      forbid |= pos.CastlingPath(idx);
       lifted &= ~SquareBb(pos.CastlingRook(idx));
     }
-    zone_ = zone;
     for (Bitboard s = (PseudoRookAttacks(ksq_) & rq) | (PseudoBishopAttacks(ksq_) & bq); s;)
-      forbid_ |= Line(ksq_, PopLsb(s));
-    const Bitboard their_pawns = pos.Pieces(Them, kPawn);
-    constexpr Bitboard kStart = Them == kWhite ? kRank2 : kRank7;
-    const Bitboard push = Them == kWhite ? their_pawns << 8 : their_pawns >> 8;
-    const Bitboard push2 =
-        Them == kWhite ? (push & (kStart << 8)) << 8 : (push & (kStart >> 8)) >> 8;
-    forbid_ |= push | push2 | PawnAttacksBb<Them>(their_pawns);
-    Bitboard d, st;
-    SliderSight(pos.Pieces(Them, kBishop, kQueen), pos.Pieces(Them, kRook, kQueen), occ, d, st);
-    forbid_ |= d | st;
-    Bitboard zone_d, zone_st, ours_d, ours_st;
-    SliderSight(zone, zone, lifted, zone_d, zone_st);
-    SliderSight(bq, rq, lifted, ours_d, ours_st);
-    forbid_ |= (zone_d & ours_d) | (zone_st & ours_st);
+      forbid |= Line(ksq_, PopLsb(s));
+    // Seen from the zone or the king (where a slider of Us would attack them from) and by a
+    // slider of Us of the same kind.
     const Bitboard target = zone | SquareBb(ksq_);
-    // The squares from which a knight or a pawn of Us attacks the zone or the king.
-    knight_reach_ = 0;
-    for (Bitboard t = target; t;) knight_reach_ |= KnightAttacks(PopLsb(t));
-    pawn_reach_ = PawnAttacksBb<Them>(target);
-    lifted_ = lifted;
+    Bitboard from_target_d, from_target_st, ours_d, ours_st;
+    SliderSight(target, target, lifted, from_target_d, from_target_st);
+    SliderSight(bq, rq, lifted, ours_d, ours_st);
+    forbid |= (from_target_d & ours_d) | (from_target_st & ours_st);
+    // Where the moved piece must be neither before nor after, by its type: squares from which it
+    // would attack the zone or the king, lines through the king of a slider's kind, and for a
+    // pawn the squares next to Them's pawns on its double step's rank (en passant).
+    const Bitboard their_pawns = pos.Pieces(Them, kPawn);
+    constexpr Bitboard kDoubleStepRank = Us == kWhite ? kRank4 : kRank5;
+    const Bitboard beside = Shift<1>(their_pawns) | Shift<-1>(their_pawns);
+    Bitboard knight = 0;
+    for (Bitboard t = target; t;) knight |= KnightAttacks(PopLsb(t));
+    const Bitboard bishop = from_target_d | PseudoBishopAttacks(ksq_);
+    const Bitboard rook = from_target_st | PseudoRookAttacks(ksq_);
+    not_by_type_[kPawn] = forbid | PawnAttacksBb<Them>(target) | (beside & kDoubleStepRank);
+    not_by_type_[kKnight] = forbid | knight;
+    not_by_type_[kBishop] = forbid | bishop;
+    not_by_type_[kRook] = forbid | rook;
+    not_by_type_[kQueen] = forbid | bishop | rook;
+    not_by_type_[kKing] = ~Bitboard{0};
+    // What the correction needs: Them's sliders and what they see, Them's pins, Them's pawn
+    // moves and the squares they move to.
+    constexpr Bitboard kStart = Them == kWhite ? kRank2 : kRank7;
+    constexpr int kUp = Them == kWhite ? 8 : -8;
+    const Bitboard push = Shift<kUp>(their_pawns);
+    pawn_zone_ = push | Shift<kUp>(push & Shift<kUp>(kStart)) | PawnAttacksBb<Them>(their_pawns);
+    their_bq_ = pos.Pieces(Them, kBishop, kQueen);
+    their_rq_ = pos.Pieces(Them, kRook, kQueen);
+    Bitboard d, st;
+    SliderSight(their_bq_, their_rq_, occ, d, st);
+    seen_ = d | st;
+    pinned_ = movegen_detail::PinnedPieces<Them>(pos, ksq_, occ);
+    if (pawn_zone_) pawns_before_ = PawnCount(occ, pos.Pieces(Us));
   }
 
-  bool Passes(Move m) const {
-    if (m.KindOf() != Move::kNormal) return false;
+  // Whether the move passes; then `delta` is Them's count after it minus Them's count in the
+  // parent.
+  [[gnu::always_inline]] bool Passes(Move m, int& delta) const {
     const Square from = m.From(), to = m.To();
-    if (pos_.PieceOn(to) != kNoPiece) return false;
     const Bitboard both = SquareBb(from) | SquareBb(to);
-    if (both & forbid_) return false;
-    const Bitboard target = zone_ | SquareBb(ksq_);
-    switch (TypeOf(pos_.PieceOn(from))) {
-      case kPawn:
-        if (both & pawn_reach_) return false;
-        if ((from ^ to) == 16 &&
-            (PawnAttacks(Us, Square((from + to) / 2)) & pos_.Pieces(Them, kPawn)))
-          return false;
-        return true;
-      case kKnight:
-        return !(both & knight_reach_);
-      case kBishop:
-        return !(PseudoBishopAttacks(ksq_) & SquareBb(to)) &&
-               !(BishopAttacks(from, lifted_) & target) &&
-               !(BishopAttacks(to, lifted_ ^ both) & target);
-      case kRook:
-        return !(PseudoRookAttacks(ksq_) & SquareBb(to)) &&
-               !(RookAttacks(from, lifted_) & target) &&
-               !(RookAttacks(to, lifted_ ^ both) & target);
-      case kQueen:
-        return !((PseudoBishopAttacks(ksq_) | PseudoRookAttacks(ksq_)) & SquareBb(to)) &&
-               !(QueenAttacks(from, lifted_) & target) &&
-               !(QueenAttacks(to, lifted_ ^ both) & target);
-      default:
-        return false;
-    }
+    if ((m.KindOf() != Move::kNormal) | bool(pos_.Pieces() & SquareBb(to)) |
+        bool(both & not_by_type_[TypeOf(pos_.PieceOn(from))]))
+      return false;
+    delta = 0;
+    if (both & seen_) delta = SliderDelta(from, to, both);
+    if (both & pawn_zone_)
+      delta += PawnCount(pos_.Pieces() ^ both, pos_.Pieces(Us) ^ both) - pawns_before_;
+    return true;
   }
 
  private:
+  // Them's pawn moves (Them not in check, no en passant) with `occ` occupied, Us's pieces on
+  // `ours`.
+  int PawnCount(Bitboard occ, Bitboard ours) const {
+    movegen_detail::Sink<movegen_detail::kCount> sink{nullptr};
+    movegen_detail::PawnMoves<Them, movegen_detail::kCount>(sink, pos_.Pieces(Them, kPawn), pinned_,
+                                                            occ, ours, ~Bitboard{0}, ksq_);
+    return sink.count;
+  }
+
+  // The change in the moves of Them's sliders that see `from` or `to` when a piece goes from one
+  // to the other.
+  int SliderDelta(Square from, Square to, Bitboard both) const {
+    const Bitboard occ = pos_.Pieces(), after = occ ^ both, target = ~pos_.Pieces(Them);
+    int delta = 0;
+    for (Bitboard b = ((BishopAttacks(from, occ) | BishopAttacks(to, occ)) & their_bq_) |
+                      ((RookAttacks(from, occ) | RookAttacks(to, occ)) & their_rq_);
+         b;) {
+      const Square s = PopLsb(b);
+      const Bitboard mask = pinned_ & SquareBb(s) ? target & Line(ksq_, s) : target;
+      Bitboard before = 0, now = 0;
+      if (their_bq_ & SquareBb(s)) {
+        before = BishopAttacks(s, occ);
+        now = BishopAttacks(s, after);
+      }
+      if (their_rq_ & SquareBb(s)) {
+        before |= RookAttacks(s, occ);
+        now |= RookAttacks(s, after);
+      }
+      delta += PopCount(now & mask) - PopCount(before & mask);
+    }
+    return delta;
+  }
+
   const Position& pos_;
   Square ksq_;
-  Bitboard zone_ = 0, forbid_ = 0, knight_reach_ = 0, pawn_reach_ = 0, lifted_ = 0;
+  Bitboard not_by_type_[6];
+  Bitboard their_bq_ = 0, their_rq_ = 0, seen_ = 0, pinned_ = 0, pawn_zone_ = 0;
+  int pawns_before_ = 0;
 };
 
 // Room for n values of T left uninitialised: Move and Key128 zero themselves, which cost every
@@ -252,8 +288,9 @@ uint64_t PerftRecurse(Position& pos, int depth, PerftTable* table) {
     const uint64_t unchanged =
         uint64_t(movegen_detail::Generate<Them, movegen_detail::kCount>(parent, nullptr));
     for (int i = 0; i < n; ++i) {
-      if (quiet.Passes(moves[i])) {
-        nodes += unchanged;
+      int delta;
+      if (quiet.Passes(moves[i], delta)) {
+        nodes += uint64_t(int64_t(unchanged) + delta);
         continue;
       }
       const LeafBoard child = parent.After<Us>(moves[i]);
