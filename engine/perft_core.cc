@@ -131,6 +131,23 @@ inline void SliderSight(Bitboard diagonal, Bitboard straight, Bitboard occupied,
 #endif
 }
 
+// Every square a knight on one of `b`'s squares attacks.
+constexpr Bitboard KnightSpread(Bitboard b) {
+  const Bitboard one = ((b >> 1) & ~kFileH) | ((b << 1) & ~kFileA);
+  const Bitboard two = ((b >> 2) & ~(kFileH | kFileH >> 1)) | ((b << 2) & ~(kFileA | kFileA << 1));
+  return (one << 16) | (one >> 16) | (two << 8) | (two >> 8);
+}
+
+// `b` and every square a king on one of its squares attacks.
+constexpr Bitboard KingSpread(Bitboard b) {
+  const Bitboard row = b | ((b >> 1) & ~kFileH) | ((b << 1) & ~kFileA);
+  return row | (row << 8) | (row >> 8);
+}
+static_assert(KnightSpread(1) == ((Bitboard{1} << 17) | (Bitboard{1} << 10)));  // a1: b3, c2
+static_assert(KnightSpread(Bitboard{1} << 63) == ((Bitboard{1} << 46) | (Bitboard{1} << 53)));
+static_assert(KingSpread(1) == 0x303);                            // a1: a1, b1, a2, b2
+static_assert(KingSpread(Bitboard{1} << 63) == 0xC0C0ULL << 48);  // h8: g7, h7, g8, h8
+
 // The last interior ply's moves after which the opponent's move count is the one it has in the
 // parent position itself (as if the side to move passed), give or take its sliders' and pawns'
 // moves through the move's two squares: a quiet move far from everything else the opponent's
@@ -146,8 +163,8 @@ inline void SliderSight(Bitboard diagonal, Bitboard straight, Bitboard occupied,
 //    Us of the same kind (Us's attacks on the zone would change), with Them's king and castling
 //    rooks lifted off the board, as the counter lifts them;
 // and the moved piece attacks no square of the zone nor the king before or after the move, does
-// not land on a line through the king of its own kind (a new pin or check), is not a king, and a
-// pawn's double step gives Them no en passant capture. The sliders of Them that see either square
+// not land on a line through the king of its own kind (a new pin or check), and a pawn's double
+// step gives Them no en passant capture. The sliders of Them that see either square
 // (their rays grow through the square left and stop at the square taken) are counted again, before
 // and after, and so are Them's pawns when a square is one they push to or capture on: those
 // differences are the correction (pins of Them stay as they were, and Them is not in check).
@@ -184,16 +201,14 @@ class QuietMoves {
     const Bitboard their_pawns = pos.Pieces(Them, kPawn);
     constexpr Bitboard kDoubleStepRank = Us == kWhite ? kRank4 : kRank5;
     const Bitboard beside = Shift<1>(their_pawns) | Shift<-1>(their_pawns);
-    Bitboard knight = 0;
-    for (Bitboard t = target; t;) knight |= KnightAttacks(PopLsb(t));
     const Bitboard bishop = from_target_d | PseudoBishopAttacks(ksq_);
     const Bitboard rook = from_target_st | PseudoRookAttacks(ksq_);
     not_by_type_[kPawn] = forbid | PawnAttacksBb<Them>(target) | (beside & kDoubleStepRank);
-    not_by_type_[kKnight] = forbid | knight;
+    not_by_type_[kKnight] = forbid | KnightSpread(target);
     not_by_type_[kBishop] = forbid | bishop;
     not_by_type_[kRook] = forbid | rook;
     not_by_type_[kQueen] = forbid | bishop | rook;
-    not_by_type_[kKing] = ~Bitboard{0};
+    not_by_type_[kKing] = forbid | KingSpread(target);
     // What the correction needs: Them's sliders and what they see, Them's pins, Them's pawn
     // moves and the squares they move to.
     constexpr Bitboard kStart = Them == kWhite ? kRank2 : kRank7;
