@@ -140,8 +140,8 @@ constexpr Bitboard KnightSpread(Bitboard b) {
 
 // `b` and every square a king on one of its squares attacks.
 constexpr Bitboard KingSpread(Bitboard b) {
-  const Bitboard row = b | ((b >> 1) & ~kFileH) | ((b << 1) & ~kFileA);
-  return row | (row << 8) | (row >> 8);
+  const Bitboard row = b | Shift<1>(b) | Shift<-1>(b);
+  return row | Shift<8>(row) | Shift<-8>(row);
 }
 static_assert(KnightSpread(1) == ((Bitboard{1} << 17) | (Bitboard{1} << 10)));  // a1: b3, c2
 static_assert(KnightSpread(Bitboard{1} << 63) == ((Bitboard{1} << 46) | (Bitboard{1} << 53)));
