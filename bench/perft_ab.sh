@@ -3,11 +3,16 @@
 # on each of the first two cores (swapped every round), so that whatever else slows the machine
 # slows both; prints each round's CPU seconds and B/A, and the median ratio. For A/B measurements
 # of a change to the counting core on a shared, noisy machine (a ratio below 1: B is faster).
-# Usage: bench/perft_ab.sh A_BINARY B_BINARY [ROUNDS] [PERFT ARGS...]
+# MODE=seq runs them one after the other on the first core instead (A first, then B, every round):
+# for machines whose two vCPUs slow each other down (SMT siblings), where running both at once
+# measures the neighbour more than the binary.
+# Usage: [MODE=par|seq] bench/perft_ab.sh A_BINARY B_BINARY [ROUNDS] [PERFT ARGS...]
 #   (ROUNDS default 4; PERFT ARGS default --startpos --depth 7, e.g. --fen "FEN" --depth 6)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if (($# < 2)); then sed -n '2,7p' "$0"; exit 2; fi
+if (($# < 2)); then sed -n '2,10p' "$0"; exit 2; fi
+MODE="${MODE:-par}"
+[[ "$MODE" == par || "$MODE" == seq ]] || { echo "MODE must be par or seq" >&2; exit 2; }
 A="$1" B="$2"
 ROUNDS="${3:-4}"
 shift $(($# < 3 ? $# : 3))
@@ -25,10 +30,15 @@ run() {
 }
 ratios=()
 for ((i = 1; i <= ROUNDS; i++)); do
-  if ((i % 2)); then ca=0 cb=1; else ca=1 cb=0; fi
-  run "$A" "$ca" "$tmp/a" & pa=$!
-  run "$B" "$cb" "$tmp/b" & pb=$!
-  wait "$pa" "$pb"
+  if [[ "$MODE" == seq ]]; then
+    run "$A" 0 "$tmp/a"
+    run "$B" 0 "$tmp/b"
+  else
+    if ((i % 2)); then ca=0 cb=1; else ca=1 cb=0; fi
+    run "$A" "$ca" "$tmp/a" & pa=$!
+    run "$B" "$cb" "$tmp/b" & pb=$!
+    wait "$pa" "$pb"
+  fi
   mapfile -t a <"$tmp/a"
   mapfile -t b <"$tmp/b"
   if [[ "${a[0]}" != "${b[0]}" ]]; then
@@ -41,4 +51,4 @@ for ((i = 1; i <= ROUNDS; i++)); do
 done
 median=$(printf '%s\n' "${ratios[@]}" | sort -g |
   awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
-echo "perft ${args[*]}: B/A CPU time, median of $ROUNDS rounds: $median"
+echo "perft ${args[*]} ($MODE): B/A CPU time, median of $ROUNDS rounds: $median"

@@ -82,9 +82,9 @@ inline Bitboard PinnedPieces(const Board& pos, Square ksq, Bitboard occ) {
 
 // The moves of Us's pawns but en passant (that needs the position): unpinned ones in bulk; pinned
 // ones only along the line through the king at `ksq`; only to `check_mask` squares.
-template <Color Us, Mode kMode>
-inline void PawnMoves(Sink<kMode>& sink, Bitboard pawns, Bitboard pinned, Bitboard occ,
-                      Bitboard them, Bitboard check_mask, Square ksq) {
+template <Color Us, Mode kMode, class SinkT>
+inline void PawnMoves(SinkT& sink, Bitboard pawns, Bitboard pinned, Bitboard occ, Bitboard them,
+                      Bitboard check_mask, Square ksq) {
   constexpr int Up = Us == kWhite ? 8 : -8;
   constexpr int UpLeft = Us == kWhite ? 7 : -9;
   constexpr int UpRight = Us == kWhite ? 9 : -7;
@@ -126,13 +126,14 @@ inline void PawnMoves(Sink<kMode>& sink, Bitboard pawns, Bitboard pinned, Bitboa
   }
 }
 
-// Board is Position, or any type with the same read accessors (perft's leaf board).
-template <Color Us, Mode kMode, class Board = Position>
-inline int Generate(const Board& pos, Move* out) {
+// Hands every legal move of Us (by kMode) to `sink`: a Sink<kMode>, or any type with its Add,
+// AddPawn, AddPromotions and AddSpecial (kCount also adds to its `count`). Board is Position, or
+// any type with the same read accessors (perft's leaf board).
+template <Color Us, Mode kMode, class Board, class SinkT>
+inline void GenerateInto(const Board& pos, SinkT& sink) {
   constexpr Color Them = ~Us;
   constexpr int Up = Us == kWhite ? 8 : -8;
 
-  Sink<kMode> sink{out};
   const Bitboard occ = pos.Pieces();
   const Bitboard us = pos.Pieces(Us), them = pos.Pieces(Them);
   const Square ksq = pos.KingSquare(Us);
@@ -178,7 +179,7 @@ inline int Generate(const Board& pos, Move* out) {
     sink.Add(ksq, safe);
 #endif
   }
-  if (MoreThanOne(checkers)) return sink.count;
+  if (MoreThanOne(checkers)) return;
 
   // Squares a non-king move must reach: block or capture a single checker.
   const Bitboard check_mask = checkers ? Between(ksq, Lsb(checkers)) | checkers : ~Bitboard{0};
@@ -263,6 +264,12 @@ inline int Generate(const Board& pos, Move* out) {
       }
     }
   }
+}
+
+template <Color Us, Mode kMode, class Board = Position>
+inline int Generate(const Board& pos, Move* out) {
+  Sink<kMode> sink{out};
+  GenerateInto<Us, kMode>(pos, sink);
   return sink.count;
 }
 

@@ -148,11 +148,13 @@ static_assert(KnightSpread(Bitboard{1} << 63) == ((Bitboard{1} << 46) | (Bitboar
 static_assert(KingSpread(1) == 0x303);                            // a1: a1, b1, a2, b2
 static_assert(KingSpread(Bitboard{1} << 63) == 0xC0C0ULL << 48);  // h8: g7, h7, g8, h8
 
-// The last interior ply's moves after which the opponent's move count is the one it has in the
-// parent position itself (as if the side to move passed), give or take its sliders' and pawns'
-// moves through the move's two squares: a quiet move far from everything else the opponent's
-// moves depend on. Then the parent's count, corrected, stands for the child's and no leaf board is
-// built. The test is conservative: a move it does not pass is counted in full.
+// Counts the leaves below a node of the last interior ply (depth 2). After most moves there, the
+// opponent's move count is the one it has in the node itself (as if the side to move passed),
+// give or take its sliders' and pawns' moves through the move's two squares: a quiet move far
+// from everything else the opponent's moves depend on. Then the node's count, corrected, stands
+// for the child's and no leaf board is built; and when neither square needs the correction, the
+// moves are counted in bulk, from each piece's set of targets, without listing them. The test is
+// conservative: a move it does not pass is counted in full.
 //
 // Us moves, Them's moves are counted. Them's count in the child depends on: Them's pieces (a quiet
 // move captures nothing); the occupancy, which changes on the move's two squares only; and Us's
@@ -168,12 +170,14 @@ static_assert(KingSpread(Bitboard{1} << 63) == 0xC0C0ULL << 48);  // h8: g7, h7,
 // (their rays grow through the square left and stop at the square taken) are counted again, before
 // and after, and so are Them's pawns when a square is one they push to or capture on: those
 // differences are the correction (pins of Them stay as they were, and Them is not in check).
+//
+// It is the sink of movegen_detail::GenerateInto: Us's legal moves arrive as target sets.
 template <Color Us>
-class QuietMoves {
+class LastInteriorPly {
  public:
   static constexpr Color Them = ~Us;
 
-  explicit QuietMoves(const Position& pos) : pos_(pos) {
+  explicit LastInteriorPly(const Position& pos) : pos_(pos), parent_(pos) {
     const Bitboard occ = pos.Pieces();
     ksq_ = pos.KingSquare(Them);
     const Bitboard bq = pos.Pieces(Us, kBishop, kQueen), rq = pos.Pieces(Us, kRook, kQueen);
@@ -222,24 +226,66 @@ class QuietMoves {
     seen_ = d | st;
     pinned_ = movegen_detail::PinnedPieces<Them>(pos, ksq_, occ);
     if (pawn_zone_) pawns_before_ = PawnCount(occ, pos.Pieces(Us));
+    corrected_ = seen_ | pawn_zone_;
+    // Them's count in the node itself (no en passant: Us moved last).
+    unchanged_ = uint64_t(movegen_detail::Generate<Them, movegen_detail::kCount>(parent_, nullptr));
   }
 
-  // Whether the move passes; then `delta` is Them's count after it minus Them's count in the
-  // parent.
-  [[gnu::always_inline]] bool Passes(Move m, int& delta) const {
-    const Square from = m.From(), to = m.To();
+  uint64_t Count() {
+    movegen_detail::GenerateInto<Us, movegen_detail::kAll>(pos_, *this);
+    return nodes_;
+  }
+
+  // The sink's interface. A piece's moves from `from`.
+  void Add(Square from, Bitboard targets) {
+    const Bitboard forbid = not_by_type_[TypeOf(pos_.PieceOn(from))];
+    const Bitboard pass = forbid & SquareBb(from) ? 0 : targets & ~pos_.Pieces() & ~forbid;
+    for (Bitboard b = targets & ~pass; b;) Full(Move(from, PopLsb(b)));
+    const Bitboard correct = corrected_ & SquareBb(from) ? pass : pass & corrected_;
+    nodes_ += unchanged_ * PopCount(pass & ~correct);
+    for (Bitboard b = correct; b;) nodes_ += Corrected(from, PopLsb(b));
+  }
+  // Pawn moves by `delta`: pushes arrive here (by 8 or 16), and captures, which do not pass.
+  void AddPawn(int delta, Bitboard targets) {
+    const auto forward = [delta](Bitboard b) { return delta > 0 ? b << delta : b >> -delta; };
+    const Bitboard forbid = not_by_type_[kPawn];
+    const Bitboard pass = targets & ~pos_.Pieces() & ~forbid & ~forward(forbid);
+    for (Bitboard b = targets & ~pass; b;) {
+      const Square to = PopLsb(b);
+      Full(Move(Square(to - delta), to));
+    }
+    const Bitboard correct = pass & (corrected_ | forward(corrected_));
+    nodes_ += unchanged_ * PopCount(pass & ~correct);
+    for (Bitboard b = correct; b;) {
+      const Square to = PopLsb(b);
+      nodes_ += Corrected(Square(to - delta), to);
+    }
+  }
+  void AddPromotions(int delta, Bitboard targets) {
+    while (targets) {
+      const Square to = PopLsb(targets), from = Square(to - delta);
+      for (PieceType pt : {kQueen, kKnight, kRook, kBishop})
+        Full(Move::Make(Move::kPromotion, from, to, pt));
+    }
+  }
+  void AddSpecial(Move m) { Full(m); }
+
+ private:
+  // Them's count after m, from a leaf board.
+  void Full(Move m) {
+    nodes_ += movegen_detail::Generate<Them, movegen_detail::kCount>(parent_.After<Us>(m), nullptr);
+  }
+
+  // Them's count after a passing move that needs the correction.
+  uint64_t Corrected(Square from, Square to) const {
     const Bitboard both = SquareBb(from) | SquareBb(to);
-    if ((m.KindOf() != Move::kNormal) | bool(pos_.Pieces() & SquareBb(to)) |
-        bool(both & not_by_type_[TypeOf(pos_.PieceOn(from))]))
-      return false;
-    delta = 0;
+    int delta = 0;
     if (both & seen_) delta = SliderDelta(from, to, both);
     if (both & pawn_zone_)
       delta += PawnCount(pos_.Pieces() ^ both, pos_.Pieces(Us) ^ both) - pawns_before_;
-    return true;
+    return uint64_t(int64_t(unchanged_) + delta);
   }
 
- private:
   // Them's pawn moves (Them not in check, no en passant) with `occ` occupied, Us's pieces on
   // `ours`.
   int PawnCount(Bitboard occ, Bitboard ours) const {
@@ -274,10 +320,12 @@ class QuietMoves {
   }
 
   const Position& pos_;
+  const LeafBoard parent_;
   Square ksq_;
   Bitboard not_by_type_[6];
-  Bitboard their_bq_ = 0, their_rq_ = 0, seen_ = 0, pinned_ = 0, pawn_zone_ = 0;
+  Bitboard their_bq_ = 0, their_rq_ = 0, seen_ = 0, pinned_ = 0, pawn_zone_ = 0, corrected_ = 0;
   int pawns_before_ = 0;
+  uint64_t unchanged_ = 0, nodes_ = 0;
 };
 
 // Room for n values of T left uninitialised: Move and Key128 zero themselves, which cost every
@@ -291,28 +339,12 @@ union Uninitialised {
 template <Color Us, bool kHash>
 uint64_t PerftRecurse(Position& pos, int depth, PerftTable* table) {
   constexpr Color Them = ~Us;
+  if (depth == 2) return LastInteriorPly<Us>(pos).Count();
   Uninitialised<Move, 256> move_buffer;
   Move* const moves = move_buffer.at;
   const int n = Generate<Us, kAll>(pos, moves);
   UndoInfo undo;
   uint64_t nodes = 0;
-  if (depth == 2) {
-    const LeafBoard parent(pos);
-    const QuietMoves<Us> quiet(pos);
-    // Them's count in the parent itself (no en passant: Us moved last).
-    const uint64_t unchanged =
-        uint64_t(movegen_detail::Generate<Them, movegen_detail::kCount>(parent, nullptr));
-    for (int i = 0; i < n; ++i) {
-      int delta;
-      if (quiet.Passes(moves[i], delta)) {
-        nodes += uint64_t(int64_t(unchanged) + delta);
-        continue;
-      }
-      const LeafBoard child = parent.After<Us>(moves[i]);
-      nodes += movegen_detail::Generate<Them, movegen_detail::kCount>(child, nullptr);
-    }
-    return nodes;
-  }
   if constexpr (kHash) {
     // First pass: the children's keys, with their table lines prefetched, so that the probes
     // of the second pass overlap their memory latency instead of paying it one by one.

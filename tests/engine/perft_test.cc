@@ -138,7 +138,8 @@ void FastPathAgreesWithReference() {
 TEST(Perft, FastPathAgreesWithReferenceOnEveryPath) { OnEveryPath(FastPathAgreesWithReference); }
 
 // The last interior ply takes the parent's count for a quiet move far from what the opponent's
-// moves depend on (QuietMoves in engine/perft_core.cc): against the make/unmake reference on
+// moves depend on (LastInteriorPly in engine/perft_core.cc, which counts the passing moves in
+// bulk from each piece's target set): against the make/unmake reference on
 // positions biased toward checks, pins, en passant, castling and promotions, from the standard
 // and Chess960 starts, each position and every child of it counted 2 plies deep (so that every
 // depth-2 node sees both sides move first).
