@@ -190,8 +190,13 @@ class LastInteriorPly {
       forbid |= pos.CastlingPath(idx);
       lifted &= ~SquareBb(pos.CastlingRook(idx));
     }
-    for (Bitboard s = (PseudoRookAttacks(ksq_) & rq) | (PseudoBishopAttacks(ksq_) & bq); s;)
-      forbid |= Line(ksq_, PopLsb(s));
+    // A slider of Us on a line through Them's king: a piece arriving or leaving between them
+    // changes Them's pins and checks, and so does the slider leaving (squares beyond either end
+    // change neither).
+    for (Bitboard b = (PseudoRookAttacks(ksq_) & rq) | (PseudoBishopAttacks(ksq_) & bq); b;) {
+      const Square s = PopLsb(b);
+      forbid |= Between(ksq_, s) | SquareBb(s);
+    }
     // Seen from the zone or the king (where a slider of Us would attack them from) and by a
     // slider of Us of the same kind.
     const Bitboard target = zone | SquareBb(ksq_);
