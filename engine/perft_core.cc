@@ -181,7 +181,9 @@ class LastInteriorPly {
     const Bitboard occ = pos.Pieces();
     ksq_ = pos.KingSquare(Them);
     const Bitboard bq = pos.Pieces(Us, kBishop, kQueen), rq = pos.Pieces(Us, kRook, kQueen);
-    Bitboard zone = KingAttacks(ksq_), lifted = occ ^ SquareBb(ksq_);
+    // The squares Them's king may step to: not its own pieces' (a quiet move of Us never frees
+    // them, so attacks on them change nothing).
+    Bitboard zone = KingAttacks(ksq_) & ~pos.Pieces(Them), lifted = occ ^ SquareBb(ksq_);
     Bitboard forbid = 0;
     for (CastlingSide side : {kKingSide, kQueenSide}) {
       const int idx = CastlingIndex(Them, side);
