@@ -212,8 +212,11 @@ class LastInteriorPly {
     const Bitboard their_pawns = pos.Pieces(Them, kPawn);
     constexpr Bitboard kDoubleStepRank = Us == kWhite ? kRank4 : kRank5;
     const Bitboard beside = Shift<1>(their_pawns) | Shift<-1>(their_pawns);
-    const Bitboard bishop = from_target_d | PseudoBishopAttacks(ksq_);
-    const Bitboard rook = from_target_st | PseudoRookAttacks(ksq_);
+    // A slider of Us pins or checks from where it sees Them's king through at most one piece (a
+    // quiet move never takes a piece off a line, so the ones behind two stay harmless; the
+    // mover's own square between them is its from-square, forbidden here then).
+    const Bitboard bishop = from_target_d | BishopAttacks(ksq_, occ & ~BishopAttacks(ksq_, occ));
+    const Bitboard rook = from_target_st | RookAttacks(ksq_, occ & ~RookAttacks(ksq_, occ));
     not_by_type_[kPawn] = forbid | PawnAttacksBb<Them>(target) | (beside & kDoubleStepRank);
     not_by_type_[kKnight] = forbid | KnightSpread(target);
     not_by_type_[kBishop] = forbid | bishop;
