@@ -159,17 +159,19 @@ static_assert(KingSpread(Bitboard{1} << 63) == 0xC0C0ULL << 48);  // h8: g7, h7,
 // Us moves, Them's moves are counted. Them's count in the child depends on: Them's pieces (a quiet
 // move captures nothing); the occupancy, which changes on the move's two squares only; and Us's
 // attacks, checks and pins. So a move passes when neither square
-//  - lies on a line through Them's king that holds a slider of Us of that line's kind (pins and
+//  - lies between Them's king and a slider of Us on a line of that slider's kind (pins and
 //    discovered checks), nor on a castling path of Them (which must be empty);
-//  - is seen both from the squares Them's king may step or castle to (the zone) and by a slider of
-//    Us of the same kind (Us's attacks on the zone would change), with Them's king and castling
-//    rooks lifted off the board, as the counter lifts them;
+//  - is seen both from the squares Them's king may step or castle to (the zone: not those of
+//    Them's own pieces, which a quiet move never frees) and by a slider of Us of the same kind
+//    (Us's attacks on the zone would change), with Them's king and castling rooks lifted off the
+//    board, as the counter lifts them;
 // and the moved piece attacks no square of the zone nor the king before or after the move, does
-// not land on a line through the king of its own kind (a new pin or check), and a pawn's double
-// step gives Them no en passant capture. The sliders of Them that see either square
-// (their rays grow through the square left and stop at the square taken) are counted again, before
-// and after, and so are Them's pawns when a square is one they push to or capture on: those
-// differences are the correction (pins of Them stay as they were, and Them is not in check).
+// not stand or land where a slider of its kind sees the king through at most one piece (a pin or
+// check, made or ended), and a pawn's double step gives Them no en passant capture. The sliders of
+// Them that see either square (their rays grow through the square left and stop at the square
+// taken) are counted again, before and after, and so are Them's pawns when a square is one they
+// push to or capture on: those differences are the correction (pins of Them stay as they were, and
+// Them is not in check).
 //
 // It is the sink of movegen_detail::GenerateInto: Us's legal moves arrive as target sets.
 template <Color Us>
