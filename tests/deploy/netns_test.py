@@ -32,7 +32,7 @@ WIRE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "wire.py")
 SUBNET = "10.77.0"
 COORD_IP = f"{SUBNET}.1"
 LEASE_SECONDS = 3
-PERFT = {5: 4865609, 6: 119060324, 7: 3195901860}
+PERFT = {5: 4865609, 6: 119060324, 7: 3195901860, 8: 84998978956}
 KIWIPETE = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
 KIWIPETE5 = 193690690
 
@@ -286,9 +286,14 @@ def latency(net, workers, cli, cli_json, cmetrics, run_perft, match_exact):
 
 
 def partition(net, workers, cmetrics, wmetrics, admin, coord_ns, usage):
+    # perft(8) in 8 jobs: each job lasts seconds even on a fast counter (perft(7)'s 8 jobs took
+    # 0.5 s in all on a machine of 2026-12, shorter than one poll and cut), so a worker seen busy
+    # still holds its lease when the cut lands. Split at ply 3 (8,902 positions): the automatic
+    # split would merge ply 5 in ~100 MB the coordinator's allocator keeps, and the RSS check at
+    # the end is for leaks.
     # (1) w1 cut off while it holds a lease, until its lease expired and its job is done.
     perft = subprocess.Popen(in_ns(coord_ns, [ARBITER, "--token-file", admin, "perft",
-                                               "--startpos", "--depth", "7", "--jobs", "8",
+                                               "--startpos", "--depth", "8", "--split-depth", "3", "--jobs", "8",
                                                "--coordinator", "127.0.0.1:50051", "--json"]),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     # w1 may finish its job in the moment between the check and the cut: then it holds no lease
@@ -329,14 +334,14 @@ def partition(net, workers, cmetrics, wmetrics, admin, coord_ns, usage):
     done_before = metric(w1, "arbiter_worker_jobs_total", outcome="completed")
     out, err = perft.communicate(timeout=600)
     if perft.returncode != 0:
-        raise Failure(f"perft(7) failed: {err[-1500:]}")
-    check(int(json.loads(out)["nodes"]) == PERFT[7], "perft(7) exact after w1's partition")
+        raise Failure(f"perft(8) failed: {err[-1500:]}")
+    check(int(json.loads(out)["nodes"]) == PERFT[8], "perft(8) exact after w1's partition")
     log(f"coordinator: {usage()[1] >> 20} MiB RSS")
 
     # (2) The coordinator cut off from every worker for 30 s in the middle of a run.
     m1 = cmetrics()
     perft = subprocess.Popen(in_ns(coord_ns, [ARBITER, "--token-file", admin, "perft",
-                                               "--startpos", "--depth", "7", "--jobs", "8",
+                                               "--startpos", "--depth", "8", "--split-depth", "3", "--jobs", "8",
                                                "--coordinator", "127.0.0.1:50051", "--json"]),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     wait_for("both workers running jobs",
@@ -358,11 +363,11 @@ def partition(net, workers, cmetrics, wmetrics, admin, coord_ns, usage):
         log(f"{n}: calls failed during the cut and retried: {failed}")
     out, err = perft.communicate(timeout=600)
     if perft.returncode != 0:
-        raise Failure(f"perft(7) failed: {err[-1500:]}")
-    check(int(json.loads(out)["nodes"]) == PERFT[7], "perft(7) exact after the coordinator's 30 s cut")
+        raise Failure(f"perft(8) failed: {err[-1500:]}")
+    check(int(json.loads(out)["nodes"]) == PERFT[8], "perft(8) exact after the coordinator's 30 s cut")
     m2 = cmetrics()
     counted = metric(m2, "arbiter_perft_nodes_total") - metric(m1, "arbiter_perft_nodes_total")
-    check(counted == PERFT[7], f"the coordinator counted {counted:.0f} nodes for it: nothing twice")
+    check(counted == PERFT[8], f"the coordinator counted {counted:.0f} nodes for it: nothing twice")
     log(f"coordinator: {usage()[1] >> 20} MiB RSS")
     # Both workers take and complete jobs again (w1 since its own partition in (1)).
     before = {n: metric(wmetrics(n), "arbiter_worker_jobs_total", outcome="completed") for n in workers}
@@ -370,10 +375,10 @@ def partition(net, workers, cmetrics, wmetrics, admin, coord_ns, usage):
     wait_for("both workers connected after healing",
              lambda: metric(cmetrics(), "arbiter_workers_connected") == 2, 60)
     out = subprocess.run(in_ns(coord_ns, [ARBITER, "--token-file", admin, "perft", "--startpos",
-                                          "--depth", "7", "--jobs", "16", "--coordinator",
+                                          "--depth", "8", "--split-depth", "3", "--jobs", "16", "--coordinator",
                                           "127.0.0.1:50051", "--json"]),
                          capture_output=True, text=True, timeout=300)
-    check(out.returncode == 0 and int(json.loads(out.stdout)["nodes"]) == PERFT[7], "perft(7) after healing exact")
+    check(out.returncode == 0 and int(json.loads(out.stdout)["nodes"]) == PERFT[8], "perft(8) after healing exact")
     for n in workers:
         done = metric(wmetrics(n), "arbiter_worker_jobs_total", outcome="completed")
         check(done > before[n], f"{n} completed {done - before[n]:.0f} jobs after healing")
