@@ -86,6 +86,10 @@ class PerftTable {
     b.w[4 * slot + 3].store(uint64_t(depth), std::memory_order_relaxed);
   }
 
+  // The words of the key's bucket (two entries of check, hi, count, depth), for tests that tear
+  // an entry.
+  std::atomic<uint64_t>* BucketWordsForTest(const Key128& k) { return mem_[k.lo & mask_].w; }
+
  private:
   struct alignas(64) Bucket {
     std::atomic<uint64_t> w[8];
