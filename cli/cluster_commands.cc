@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_format.h"
 #include "base/cpu.h"
+#include "base/host.h"
 #include "cli/cluster_client.h"
 #include "cli/commands.h"
 #include "cli/json.h"
@@ -107,6 +108,7 @@ coordinator::ServerOptions ToServerOptions(const CoordinatorFlags& f) {
   o.coordinator.upload_quota_bytes = f.upload_quota_mb << 20;
   o.coordinator.max_active_runs = f.max_active_runs;
   o.coordinator.max_submissions_per_minute = f.max_submissions_per_minute;
+  o.coordinator.host = HostName();
   o.no_auth = f.no_auth;
   o.admin_token_file = f.admin_token_file;
   o.tls_cert = f.tls_cert;

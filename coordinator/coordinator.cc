@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <thread>
 
 #include "base/status_macros.h"
 #include "base/strings.h"
@@ -196,6 +197,8 @@ PlanContext Coordinator::Context() {
     context.connected_workers = workers_.ConnectedWorkers();
     context.hash_tables = workers_.ConnectedHashTables();
     context.max_worker_threads = workers_.MaxThreads();
+    context.workers_fill_host =
+        workers_.FillHost(options_.host, std::max(1u, std::thread::hardware_concurrency()));
   }
   context.engine_known = [this](const std::string& sha) { return engines_->Known(sha); };
   return context;

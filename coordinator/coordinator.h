@@ -53,6 +53,10 @@ struct CoordinatorOptions {
   uint32_t max_active_runs = 20;
   uint32_t max_submissions_per_minute = 60;
   uint64_t upload_quota_bytes = uint64_t(4) << 30;
+  // The host this coordinator runs on (its host name; `arbiter coordinator` sets it). Workers that
+  // report it and whose threads fill its cores share the coordinator's CPU: a perft run is then
+  // planned for the least coordinator CPU (PlanContext::workers_fill_host). Empty: never assumed.
+  std::string host;
   // The time leases, long polls, worker liveness and submission rates are measured in. Empty: the
   // steady clock. Tests pass a simulated clock and call Coordinator::Tick after moving it.
   std::function<SteadyClock::time_point()> clock;

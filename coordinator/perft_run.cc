@@ -576,6 +576,12 @@ absl::StatusOr<RunPlan> PlanPerftRun(const v1::SubmitPerftRequest& submitted,
   if (!root.ok())
     return absl::InvalidArgumentError(
         Cat("malformed FEN '", p.fen(), "': ", std::string(root.status().message())));
+  // Workers that fill the coordinator's own host share its cores (a single machine running a
+  // coordinator and separate workers): the CPU the coordinator's merge of the split costs is then
+  // theirs, and they are planned for as one pooled table (below: the merge only where its paths
+  // outnumber the tables' entries, perft(9) and deeper from the start position), with lanes.
+  // Measured with `DEPTH=8 bench/cluster_scaling.sh` (docs/scaling.md).
+  const bool shared_cores = context.workers_fill_host && context.hash_tables > 1;
   SplitOptions so{.depth = int(p.depth()),
                   .split_depth = int(request.split_depth()),
                   // Bounded: job counts follow workers, and registrations are cheap.
@@ -583,7 +589,7 @@ absl::StatusOr<RunPlan> PlanPerftRun(const v1::SubmitPerftRequest& submitted,
                   .target_jobs = request.target_jobs(),
                   // Merge unless every worker hashes into one table; with no worker connected
                   // yet nobody knows (merge); a verified run's workers hash on their own.
-                  .merge = context.hash_tables != 1 || request.verify(),
+                  .merge = (context.hash_tables != 1 && !shared_cores) || request.verify(),
                   // A last ply of many paths is merged while the workers count its first jobs.
                   .defer_from_paths = kDeferFromPaths};
   // The run's hash on each worker (workers with a fixed --hash of their own may differ).
@@ -593,7 +599,9 @@ absl::StatusOr<RunPlan> PlanPerftRun(const v1::SubmitPerftRequest& submitted,
   // Up to kMaxLanes workers: each has a large share of the tree then, and the queue scans stay
   // short.
   const size_t lanes =
-      so.merge && !request.verify() && context.hash_tables <= kMaxLanes ? context.hash_tables : 0;
+      (so.merge || shared_cores) && !request.verify() && context.hash_tables <= kMaxLanes
+          ? context.hash_tables
+          : 0;
   if (request.split_memory_positions() > 0)
     return PlanStreamedPerftRun(request, *root, so, lanes, kMaxPerftDepth, kMaxPerftDepth);
   // Workers pooling one hash merge transpositions in it as one process's threads do, except
@@ -619,8 +627,8 @@ absl::StatusOr<RunPlan> PlanPerftRun(const v1::SubmitPerftRequest& submitted,
     ASSIGN_OR_RETURN(PerftSplit split, SplitPerft(*root, merged));
     const int chunk_ply = split.split_depth, deferred = split.deferred_ply;
     if (deferred > 0 && split.deferred_paths >= std::max(kPooledMergeFromPaths, pooled_entries))
-      return PlanStreamedPerftRun(request, *root, merged, 0, chunk_ply, deferred, std::move(split),
-                                  deferred);
+      return PlanStreamedPerftRun(request, *root, merged, lanes, chunk_ply, deferred,
+                                  std::move(split), deferred);
   }
   const auto split_start = SteadyClock::now();
   ASSIGN_OR_RETURN(PerftSplit split, SplitPerft(*root, so));
@@ -643,7 +651,12 @@ absl::StatusOr<RunPlan> PlanPerftRun(const v1::SubmitPerftRequest& submitted,
     const int fits = split.split_depth;
     return PlanStreamedPerftRun(request, *root, so, lanes, fits, fits + 1, std::move(split));
   }
-  std::vector<std::vector<uint32_t>> groups = PackJobs(split, TargetJobs(so));
+  // With lanes, each lane's jobs go from large to small (LaneJobTargets): a worker that ends its
+  // lane takes the small last jobs of another's, so the workers finish together.
+  const size_t jobs = TargetJobs(so);
+  const double total = TotalEstimate(split);
+  std::vector<std::vector<uint32_t>> groups =
+      lanes >= 2 ? PackJobs(split, LaneJobTargets(total, jobs, lanes)) : PackJobs(split, jobs);
   const auto split_end = SteadyClock::now();
 
   store::v1::StoredPerftRun run;
@@ -675,9 +688,16 @@ absl::StatusOr<RunPlan> PlanPerftRun(const v1::SubmitPerftRequest& submitted,
   builder();
   for (std::thread& t : builders) t.join();
   if (lanes >= 2) {
+    // A job's lane: the lane share (total / lanes) that holds the middle of its estimate.
     run.set_lanes(uint32_t(lanes));
-    for (size_t i = 0; i < specs.size(); ++i)
-      plan.lanes.push_back(uint32_t(i * lanes / specs.size()));
+    double before = 0;
+    for (const std::vector<uint32_t>& group : groups) {
+      double here = 0;
+      for (uint32_t i : group) here += split.unique[i].estimate;
+      const double mid = total > 0 ? (before + here / 2) / total : 0;
+      plan.lanes.push_back(uint32_t(std::min<double>(double(lanes) - 1, mid * double(lanes))));
+      before += here;
+    }
   }
   auto handler = std::make_unique<PerftRun>(std::move(run));
   for (store::v1::StoredPerftJob& spec : specs) handler->AddSpec(std::move(spec));

@@ -887,13 +887,23 @@ std::vector<double> JobTargets(double total, size_t jobs) {
   return out;
 }
 
-namespace {
+std::vector<double> LaneJobTargets(double total, size_t jobs, size_t lanes) {
+  lanes = std::clamp<size_t>(lanes, 1, std::max<size_t>(1, jobs));
+  std::vector<double> out;
+  for (size_t l = 0; l < lanes; ++l) {
+    const size_t here = jobs * (l + 1) / lanes - jobs * l / lanes;
+    for (double t : JobTargets(total / double(lanes), here)) out.push_back(t);
+  }
+  return out;
+}
 
 double TotalEstimate(const PerftSplit& split) {
   double total = 0;
   for (const SplitPosition& sp : split.unique) total += sp.estimate;
   return total;
 }
+
+namespace {
 
 // Largest estimate first onto the least loaded group; groups come out largest first.
 std::vector<std::vector<uint32_t>> PackLargestFirst(const PerftSplit& split, size_t jobs) {

@@ -228,4 +228,12 @@ std::vector<std::vector<uint32_t>> PackJobs(const PerftSplit& split,
 // mean (all equal for one job); they sum to `total`.
 std::vector<double> JobTargets(double total, size_t jobs);
 
+// The same for jobs in `lanes` contiguous lanes (one per worker): each lane's jobs share
+// total / lanes and go from 1.6x to 0.4x of its mean, so that every worker starts on large jobs
+// and ends its lane, or another's far end, on small ones.
+std::vector<double> LaneJobTargets(double total, size_t jobs, size_t lanes);
+
+// The sum of the split positions' estimates.
+double TotalEstimate(const PerftSplit& split);
+
 }  // namespace arbiter::coordinator

@@ -216,6 +216,9 @@ struct PlanContext {
   size_t connected_workers = 0;
   size_t hash_tables = 0;           // perft hash tables among the connected workers
   uint32_t max_worker_threads = 0;  // the largest --threads among them
+  // Every connected worker runs on the coordinator's own host and their threads fill its cores:
+  // whatever CPU the coordinator spends on a run is taken from the workers.
+  bool workers_fill_host = false;
   std::function<bool(const std::string&)> engine_known;  // an uploaded engine's sha256
 };
 

@@ -66,6 +66,17 @@ size_t WorkerRegistry::ConnectedHashTables() const {
   return own + groups.size();
 }
 
+bool WorkerRegistry::FillHost(const std::string& host, unsigned cores) const {
+  if (host.empty()) return false;
+  uint64_t threads = 0;
+  for (const auto& [id, w] : workers_) {
+    if (!Connected(w)) continue;
+    if (w.hostname != host) return false;
+    threads += w.threads;
+  }
+  return threads > 0 && threads >= cores;
+}
+
 uint32_t WorkerRegistry::MaxThreads() const {
   uint32_t most = 0;
   for (const auto& [id, w] : workers_)

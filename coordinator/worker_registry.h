@@ -96,6 +96,9 @@ class WorkerRegistry {
   size_t ConnectedWorkers() const;
   // Perft hash tables among the connected workers (workers of one hash group share one).
   size_t ConnectedHashTables() const;
+  // Whether workers are connected, all report `host` (non-empty) and their threads add up to at
+  // least `cores`.
+  bool FillHost(const std::string& host, unsigned cores) const;
   // The largest --threads among connected workers (0 when none is connected).
   uint32_t MaxThreads() const;
   // Connected workers, counting those in `waiting` (long polls) as connected.

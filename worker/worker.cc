@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "base/cpu.h"
+#include "base/host.h"
 #include "base/status_macros.h"
 #include "base/strings.h"
 #include "engine/packed_position.h"
@@ -42,12 +43,6 @@ bool Retryable(grpc::StatusCode c) {
   return c == grpc::StatusCode::UNAVAILABLE || c == grpc::StatusCode::DEADLINE_EXCEEDED ||
          c == grpc::StatusCode::CANCELLED || c == grpc::StatusCode::RESOURCE_EXHAUSTED ||
          c == grpc::StatusCode::UNKNOWN || c == grpc::StatusCode::INTERNAL;
-}
-
-std::string HostName() {
-  char buf[256] = {};
-  gethostname(buf, sizeof buf - 1);
-  return buf;
 }
 
 // The root of a perft job, whose castling rooks and variant its packed positions take, or what is

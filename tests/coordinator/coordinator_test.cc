@@ -310,6 +310,51 @@ TEST_F(CoordinatorTest, WorkersWithOwnHashesWorkOnContiguousLanes) {
   ExpectTwoLanesOfFour(a, b);
 }
 
+// Workers that fill the coordinator's own host (a single machine running separate worker
+// processes) share its cores, so the coordinator spends as little CPU as it can on the split: the
+// run is planned as for workers pooling one table (perft(8): ply 3, unmerged below it, in memory),
+// with a lane per worker, and each lane's jobs go from large to small. The abuse half: the same
+// workers reporting another host, or too few threads to fill this one, get the merged split of
+// workers apart (ply 5, streamed).
+TEST_F(CoordinatorTest, WorkersFillingTheCoordinatorsHostGetTheCheapestPlan) {
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  auto reopen = [&](const std::vector<std::pair<std::string, uint32_t>>& workers) {
+    c_.reset();
+    std::filesystem::remove_all(dir_);
+    auto c = Coordinator::Open({.data_dir = dir_.string(), .host = "box"}, nullptr);
+    ASSERT_TRUE(c.ok()) << c.status();
+    c_ = std::move(*c);
+    int i = 0;
+    for (const auto& [host, threads] : workers) {
+      v1::RegisterRequest req;
+      req.set_name(Cat("w", i++));
+      req.set_hostname(host);
+      req.set_threads(threads);
+      ASSERT_TRUE(c_->Register(req, Caller{"", v1::ROLE_WORKER}).ok());
+    }
+  };
+  const uint32_t half = (cores + 1) / 2;
+  reopen({{"box", half}, {"box", half}});
+  std::optional<v1::Run> shared = Planned(8);
+  ASSERT_TRUE(shared);
+  EXPECT_FALSE(shared->perft().streamed());
+  EXPECT_EQ(shared->perft().split_depth(), 3u);
+  EXPECT_EQ(RunSpec(shared->id()).lanes(), 2u);
+  // Another host's worker beside it; two of this host's that leave cores free (when it has
+  // more than two).
+  std::vector<std::vector<std::pair<std::string, uint32_t>>> apart = {
+      {{"box", half}, {"elsewhere", half}}};
+  if (cores > 2) apart.push_back({{"box", 1}, {"box", 1}});
+  for (const auto& workers : apart) {
+    SCOPED_TRACE(Cat(workers[1].first, " ", workers[1].second));
+    reopen(workers);
+    std::optional<v1::Run> merged = Planned(8);
+    ASSERT_TRUE(merged);
+    EXPECT_TRUE(merged->perft().streamed());
+    EXPECT_EQ(merged->perft().split_depth(), 5u);
+  }
+}
+
 // A streamed run's batches get lanes too: perft(6) split at ply 3 with room for its 8,902 paths
 // in memory comes in shards of one job each (a sixteenth of the run's jobs, rounded up), and
 // the lanes rotate from batch to batch: a takes the even jobs, b the odd ones, and a, its lane

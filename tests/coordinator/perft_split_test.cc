@@ -385,6 +385,33 @@ TEST(PackJobs, JobTargetsShrinkLinearlyAndSumToTheTotal) {
   EXPECT_EQ(JobTargets(7, 1), std::vector<double>{7});
 }
 
+// With lanes, each lane's jobs share an equal part of the total and shrink from 1.6x to 0.4x of
+// that lane's mean, so every worker ends its lane on short jobs; a lane count above the job count
+// gives one job a lane.
+TEST(PackJobs, LaneJobTargetsShrinkWithinEachLane) {
+  const std::vector<double> t = LaneJobTargets(1200, 10, 2);
+  ASSERT_EQ(t.size(), 10u);
+  for (size_t lane = 0; lane < 2; ++lane) {
+    double sum = 0;
+    for (size_t i = 5 * lane; i < 5 * lane + 5; ++i) {
+      sum += t[i];
+      if (i > 5 * lane) {
+        EXPECT_LT(t[i], t[i - 1]) << i;
+      }
+    }
+    EXPECT_DOUBLE_EQ(sum, 600) << "lane " << lane;
+    EXPECT_DOUBLE_EQ(t[5 * lane], 1.6 * 120);
+    EXPECT_DOUBLE_EQ(t[5 * lane + 4], 0.4 * 120);
+  }
+  // Uneven lanes (7 jobs over 3 lanes: 2, 2, 3), and more lanes than jobs.
+  const std::vector<double> uneven = LaneJobTargets(900, 7, 3);
+  ASSERT_EQ(uneven.size(), 7u);
+  EXPECT_DOUBLE_EQ(uneven[0] + uneven[1], 300);
+  EXPECT_DOUBLE_EQ(uneven[4] + uneven[5] + uneven[6], 300);
+  EXPECT_EQ(LaneJobTargets(30, 2, 5), (std::vector<double>{15, 15}));
+  EXPECT_EQ(LaneJobTargets(30, 3, 1), JobTargets(30, 3));
+}
+
 // Many positions per job: contiguous runs of the split's order, each within one position's
 // estimate of its target, covering every position once and in order.
 TEST(PackJobs, ContiguousRunsNearTheirTargets) {
