@@ -315,13 +315,15 @@ TEST_F(CoordinatorTest, WorkersWithOwnHashesWorkOnContiguousLanes) {
 // run is planned as for workers pooling one table (perft(8): ply 3, unmerged below it, in memory),
 // with a lane per worker, and each lane's jobs go from large to small. The abuse half: the same
 // workers reporting another host, or too few threads to fill this one, get the merged split of
-// workers apart (ply 5, streamed).
+// workers apart (ply 5, streamed), and so do workers reporting no host name to a coordinator
+// that has none either (an empty name matches nothing).
 TEST_F(CoordinatorTest, WorkersFillingTheCoordinatorsHostGetTheCheapestPlan) {
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  std::string coordinator_host = "box";
   auto reopen = [&](const std::vector<std::pair<std::string, uint32_t>>& workers) {
     c_.reset();
     std::filesystem::remove_all(dir_);
-    auto c = Coordinator::Open({.data_dir = dir_.string(), .host = "box"}, nullptr);
+    auto c = Coordinator::Open({.data_dir = dir_.string(), .host = coordinator_host}, nullptr);
     ASSERT_TRUE(c.ok()) << c.status();
     c_ = std::move(*c);
     int i = 0;
@@ -353,6 +355,12 @@ TEST_F(CoordinatorTest, WorkersFillingTheCoordinatorsHostGetTheCheapestPlan) {
     EXPECT_TRUE(merged->perft().streamed());
     EXPECT_EQ(merged->perft().split_depth(), 5u);
   }
+  coordinator_host = "";
+  reopen({{"", half}, {"", half}});
+  std::optional<v1::Run> unnamed = Planned(8);
+  ASSERT_TRUE(unnamed);
+  EXPECT_TRUE(unnamed->perft().streamed());
+  EXPECT_EQ(unnamed->perft().split_depth(), 5u);
 }
 
 // A streamed run's batches get lanes too: perft(6) split at ply 3 with room for its 8,902 paths
@@ -1287,6 +1295,10 @@ TEST_F(CoordinatorTest, WorkersListTheirIsolationDirectoriesAndLimits) {
             absl::StatusCode::kInvalidArgument);
   bad = r;
   bad.set_perft_path(std::string(17, 'v'));
+  EXPECT_EQ(c_->Register(bad, Caller{"w", v1::ROLE_WORKER}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  bad = r;
+  bad.set_hostname(std::string(257, 'h'));  // compared with the coordinator's host when planning
   EXPECT_EQ(c_->Register(bad, Caller{"w", v1::ROLE_WORKER}).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(c_->ListWorkers({}).workers_size(), 1) << "nothing refused was registered";
