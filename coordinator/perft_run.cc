@@ -688,16 +688,8 @@ absl::StatusOr<RunPlan> PlanPerftRun(const v1::SubmitPerftRequest& submitted,
   builder();
   for (std::thread& t : builders) t.join();
   if (lanes >= 2) {
-    // A job's lane: the lane share (total / lanes) that holds the middle of its estimate.
     run.set_lanes(uint32_t(lanes));
-    double before = 0;
-    for (const std::vector<uint32_t>& group : groups) {
-      double here = 0;
-      for (uint32_t i : group) here += split.unique[i].estimate;
-      const double mid = total > 0 ? (before + here / 2) / total : 0;
-      plan.lanes.push_back(uint32_t(std::min<double>(double(lanes) - 1, mid * double(lanes))));
-      before += here;
-    }
+    plan.lanes = JobLanes(split, groups, lanes);
   }
   auto handler = std::make_unique<PerftRun>(std::move(run));
   for (store::v1::StoredPerftJob& spec : specs) handler->AddSpec(std::move(spec));

@@ -903,6 +903,22 @@ double TotalEstimate(const PerftSplit& split) {
   return total;
 }
 
+std::vector<uint32_t> JobLanes(const PerftSplit& split,
+                               const std::vector<std::vector<uint32_t>>& groups, size_t lanes) {
+  const double total = TotalEstimate(split);
+  std::vector<uint32_t> out;
+  out.reserve(groups.size());
+  double before = 0;
+  for (const std::vector<uint32_t>& group : groups) {
+    double here = 0;
+    for (uint32_t i : group) here += split.unique[i].estimate;
+    const double mid = total > 0 ? (before + here / 2) / total : 0;
+    out.push_back(uint32_t(std::min<double>(double(lanes) - 1, mid * double(lanes))));
+    before += here;
+  }
+  return out;
+}
+
 namespace {
 
 // Largest estimate first onto the least loaded group; groups come out largest first.

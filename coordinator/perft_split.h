@@ -236,4 +236,9 @@ std::vector<double> LaneJobTargets(double total, size_t jobs, size_t lanes);
 // The sum of the split positions' estimates.
 double TotalEstimate(const PerftSplit& split);
 
+// The lane of each job (packed by PackJobs into `groups`) among `lanes` (>= 1): the lane share
+// (total / lanes) that holds the middle of the job's estimate.
+std::vector<uint32_t> JobLanes(const PerftSplit& split,
+                               const std::vector<std::vector<uint32_t>>& groups, size_t lanes);
+
 }  // namespace arbiter::coordinator

@@ -412,6 +412,33 @@ TEST(PackJobs, LaneJobTargetsShrinkWithinEachLane) {
   EXPECT_EQ(LaneJobTargets(30, 3, 1), JobTargets(30, 3));
 }
 
+// A job's lane is the lane share that holds the middle of its estimate: packed for 2 lanes, the
+// first half of the jobs (by estimate) is lane 0 and the rest lane 1, never a lane out of range.
+TEST(PackJobs, JobLanesFollowTheLaneShares) {
+  absl::StatusOr<PerftSplit> split =
+      SplitPerft(Position::StartPosition(), {.depth = 6, .split_depth = 3, .workers = 2});
+  ASSERT_TRUE(split.ok());
+  const double total = TotalEstimate(*split);
+  const std::vector<std::vector<uint32_t>> groups = PackJobs(*split, LaneJobTargets(total, 10, 2));
+  const std::vector<uint32_t> lanes = JobLanes(*split, groups, 2);
+  ASSERT_EQ(lanes.size(), groups.size());
+  double lane0 = 0;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    if (g > 0) {
+      EXPECT_GE(lanes[g], lanes[g - 1]) << g;
+    }
+    if (lanes[g] == 0) {
+      for (uint32_t i : groups[g]) lane0 += split->unique[i].estimate;
+    }
+  }
+  EXPECT_EQ(lanes.front(), 0u);
+  EXPECT_EQ(lanes.back(), 1u);
+  EXPECT_NEAR(lane0 / total, 0.5, 0.1);
+  // One lane: every job in it; more lanes than jobs: each within range.
+  for (uint32_t l : JobLanes(*split, groups, 1)) EXPECT_EQ(l, 0u);
+  for (uint32_t l : JobLanes(*split, groups, 64)) EXPECT_LT(l, 64u);
+}
+
 // Many positions per job: contiguous runs of the split's order, each within one position's
 // estimate of its target, covering every position once and in order.
 TEST(PackJobs, ContiguousRunsNearTheirTargets) {
