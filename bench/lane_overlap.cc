@@ -15,9 +15,11 @@
 //              plan's lanes: N = 5 is what the planner does for workers on other hosts).
 // Then, with ROUNDS > 0, the real thing: in one thread, CPU seconds, rounds alternating, the
 // ply-3 positions all into one table of HASH MB (one worker alone), the planned lanes each into a
-// table of their own, and ply 5 merged in halves each into a table of its own (the workers'
-// counting in the merged plan, without the coordinator's merge).
-// Usage: arbiter_lane_overlap [HASH=128] [ROUNDS=1]
+// table of their own, ply 5 merged by the coordinator in halves each into a table of its own (the
+// workers' counting in the merged plan, without the coordinator's merge and the workers'
+// unpacking), and ply 5 merged by each worker for its own lane (WorkerMergedLane, a design not
+// built: its merge included; the lanes' leaves must add up to perft(8)).
+// Usage: arbiter_lane_overlap [HASH=128] [ROUNDS=1] [MODEL=1]  (MODEL=0: the CPU rounds only)
 #include <time.h>
 
 #include <algorithm>
@@ -44,6 +46,7 @@ using arbiter::UndoInfo;
 using namespace arbiter::coordinator;
 
 constexpr int kDepth = 8;
+constexpr uint64_t kLeaves = 84'998'978'956;  // start-position perft(8)
 constexpr int kLastTablePly = 6;  // perft(8): ply 6's counts (2 plies left) are the table's last
 
 double CpuSeconds() {
@@ -221,11 +224,93 @@ double CountCpu(const std::vector<Position>& positions, int hash_mb, int plies) 
   return CpuSeconds() - start;
 }
 
+// A hash of white's pieces (the pieces of the side not to move at ply 5).
+uint64_t WhiteKey(const Position& pos) {
+  uint64_t h = 0;
+  for (int pt = arbiter::kPawn; pt <= arbiter::kKing; ++pt) {
+    h ^= pos.Pieces(arbiter::kWhite, arbiter::PieceType(pt)) *
+         (0x9E3779B97F4A7C15ull + 2 * uint64_t(pt));
+    h = (h ^ (h >> 29)) * 0xBF58476D1CE4E5B9ull;
+  }
+  return h ^ (h >> 32);
+}
+
+struct MergeCpu {
+  double generate = 0, sort = 0;
+};
+
+// A worker's lane of ply 5 merged by the worker itself (a design, not built): it takes the merged
+// ply-4 positions (`level4`, multiplicities `mult4`: 72,078 positions the coordinator merges in
+// ~0.05 s), keeps the children whose white pieces hash into its lane (every path to a ply-5
+// position reaches the same lane, and so do its ply-6 transpositions), orders them by that hash
+// and then by key, and counts each position once, with the multiplicity of all its paths, into a
+// table of its own. Returns its CPU seconds (the paths' generation and sort also in `merge`) and
+// adds the lane's leaves to `total`.
+double WorkerMergedLane(const std::vector<Position>& level4, const std::vector<uint64_t>& mult4,
+                        int lane, int hash_mb, MergeCpu& merge, uint64_t& total) {
+  const double start = CpuSeconds();
+  struct Path {
+    uint64_t white, key;
+    uint32_t parent;
+    uint16_t move;
+  };
+  std::vector<Path> paths;
+  paths.reserve(1'200'000);
+  for (size_t i = 0; i < level4.size(); ++i) {
+    Position p = level4[i];
+    MoveList moves;
+    arbiter::GenerateLegal(p, moves);
+    for (Move m : moves) {
+      UndoInfo undo;
+      p.DoMove(m, undo);
+      const uint64_t white = WhiteKey(p);
+      if (int(white >> 63) == lane) paths.push_back({white, p.Key().lo, uint32_t(i), m.Raw()});
+      p.UndoMove(m, undo);
+    }
+  }
+  const double t_generated = CpuSeconds();
+  std::sort(paths.begin(), paths.end(), [](const Path& a, const Path& b) {
+    return a.white != b.white ? a.white < b.white : a.key < b.key;
+  });
+  const double t_sorted = CpuSeconds();
+  // Counted in chunks, the positions made as they are needed (a list of them all would fault in
+  // ~120 MB of fresh pages: more than the merge).
+  std::shared_ptr<arbiter::PerftTable> table = arbiter::MakePerftTable(hash_mb);
+  constexpr size_t kChunk = 4096;
+  std::vector<Position> kids;
+  std::vector<uint64_t> mult;
+  kids.reserve(kChunk);
+  mult.reserve(kChunk);
+  auto flush = [&] {
+    const std::vector<uint64_t> counts =
+        *arbiter::PerftBatch(kids, {.depth = kDepth - 5, .table = table.get(), .distinct = true});
+    for (size_t j = 0; j < counts.size(); ++j) total += counts[j] * mult[j];
+    kids.clear();
+    mult.clear();
+  };
+  for (size_t j = 0; j < paths.size(); ++j) {
+    if (j > 0 && paths[j].key == paths[j - 1].key && paths[j].white == paths[j - 1].white) {
+      mult.back() += mult4[paths[j].parent];
+      continue;
+    }
+    if (kids.size() == kChunk) flush();
+    kids.push_back(level4[paths[j].parent]);
+    UndoInfo undo;
+    kids.back().DoMove(Move(paths[j].move), undo);
+    mult.push_back(mult4[paths[j].parent]);
+  }
+  flush();
+  merge.generate += t_generated - start;
+  merge.sort += t_sorted - t_generated;
+  return CpuSeconds() - start;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const int hash_mb = argc > 1 ? std::atoi(argv[1]) : 128;
   const int rounds = argc > 2 ? std::atoi(argv[2]) : 1;
+  const bool model = argc > 3 ? std::atoi(argv[3]) != 0 : true;
   const Position root = Position::StartPosition();
   // The planner's options for 2 workers filling the coordinator's host (PlanPerftRun).
   const SplitOptions planned{
@@ -233,20 +318,40 @@ int main(int argc, char** argv) {
   const PerftSplit split = *SplitPerft(root, planned);
   const std::vector<Position> pos = Positions(split);
   const std::vector<int> lanes = PlannedLanes(split, planned);
-  PrintDuplication("planned", split, pos, lanes);
-  PrintDuplication("annealed", split, pos, AnnealedLanes(split, pos, lanes));
+  if (model) {
+    PrintDuplication("planned", split, pos, lanes);
+    PrintDuplication("annealed", split, pos, AnnealedLanes(split, pos, lanes));
+  }
   std::vector<Position> merged5;  // ply 5 merged, in the split's order
   for (int ply : {4, 5}) {
     const PerftSplit merged = *SplitPerft(root, {.depth = kDepth, .split_depth = ply});
     std::vector<Position> merged_pos = Positions(merged);
     char name[16];
     std::snprintf(name, sizeof name, "merged %d", ply);
-    PrintDuplication(name, merged, merged_pos, Halves(merged_pos.size()));
+    if (model) PrintDuplication(name, merged, merged_pos, Halves(merged_pos.size()));
     if (ply == 5) merged5 = std::move(merged_pos);
   }
   const Lanes planned_lanes = ByLane(pos, lanes);
   const Lanes merged_lanes = ByLane(merged5, Halves(merged5.size()));
+  const PerftSplit level4 =
+      *SplitPerft(root, {.depth = kDepth, .split_depth = 4, .threads = 1, .estimate_positions = 0});
+  const std::vector<Position> pos4 = Positions(level4);
+  std::vector<uint64_t> mult4;
+  for (const SplitPosition& sp : level4.unique) {
+    uint64_t m = 0;
+    for (const auto& [root_move, n] : sp.weights) m += n;
+    mult4.push_back(m);
+  }
   for (int r = 1; r <= rounds; ++r) {
+    MergeCpu merge;
+    uint64_t total = 0;
+    const double w0 = WorkerMergedLane(pos4, mult4, 0, hash_mb, merge, total);
+    const double w1 = WorkerMergedLane(pos4, mult4, 1, hash_mb, merge, total);
+    if (total != kLeaves) {
+      std::fprintf(stderr, "the workers' merge counted %llu leaves, not %llu\n",
+                   (unsigned long long)total, (unsigned long long)kLeaves);
+      return 1;
+    }
     const double one = CountCpu(pos, hash_mb, kDepth - split.split_depth);
     const double p0 = CountCpu(planned_lanes[0], hash_mb, kDepth - split.split_depth);
     const double p1 = CountCpu(planned_lanes[1], hash_mb, kDepth - split.split_depth);
@@ -254,8 +359,11 @@ int main(int argc, char** argv) {
     const double m1 = CountCpu(merged_lanes[1], hash_mb, kDepth - 5);
     std::printf(
         "round %d, CPU seconds, a %d MB table per lane: ply 3 into one table %.2f; planned lanes "
-        "%.2f + %.2f = %.2f (%.3f); ply 5 merged, in halves %.2f + %.2f = %.2f (%.3f)\n",
-        r, hash_mb, one, p0, p1, p0 + p1, (p0 + p1) / one, m0, m1, m0 + m1, (m0 + m1) / one);
+        "%.2f + %.2f = %.2f (%.3f); ply 5 merged, in halves %.2f + %.2f = %.2f (%.3f); ply 5 "
+        "merged by each worker for its lane %.2f + %.2f = %.2f (%.3f; its paths generated %.2f, "
+        "sorted %.2f)\n",
+        r, hash_mb, one, p0, p1, p0 + p1, (p0 + p1) / one, m0, m1, m0 + m1, (m0 + m1) / one, w0, w1,
+        w0 + w1, (w0 + w1) / one, merge.generate, merge.sort);
   }
   return 0;
 }

@@ -5,10 +5,11 @@
 # coordinator's cores), the best partition of those jobs found by annealing, and ply 4 or 5
 # merged by the coordinator; then counted for real (one thread, CPU seconds, ROUNDS rounds): the
 # ply-3 jobs into one table of HASH MB, the planned lanes into one each, ply 5 merged in halves
-# into one each.
-# Usage: bench/lane_overlap.sh [BUILD_DIR]   (env: HASH=128 ROUNDS=1)
+# into one each, and ply 5 merged by each worker for its own lane (a design, not built).
+# Usage: bench/lane_overlap.sh [BUILD_DIR]   (env: HASH=128 ROUNDS=1 MODEL=1; MODEL=0 skips the
+#   model and prints only the CPU rounds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD="${1:-build}"
 [[ -x "$BUILD/bench/arbiter_lane_overlap" ]] || { echo "build first (ninja -C $BUILD)" >&2; exit 1; }
-"$BUILD/bench/arbiter_lane_overlap" "${HASH:-128}" "${ROUNDS:-1}"
+"$BUILD/bench/arbiter_lane_overlap" "${HASH:-128}" "${ROUNDS:-1}" "${MODEL:-1}"
