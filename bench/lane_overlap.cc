@@ -55,20 +55,26 @@ double CpuSeconds() {
   return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
 }
 
+// Calls f(move) with each legal move of `pos` made on it.
+template <class F>
+void ForEachChild(Position& pos, F&& f) {
+  MoveList moves;
+  arbiter::GenerateLegal(pos, moves);
+  for (Move m : moves) {
+    UndoInfo undo;
+    pos.DoMove(m, undo);
+    f(m);
+    pos.UndoMove(m, undo);
+  }
+}
+
 using PlySets = std::vector<absl::flat_hash_set<uint64_t>>;  // [ply] -> keys reached
 
 // Adds every position below `pos` (at `ply`) down to kLastTablePly to `sets`; a position already
 // there is not walked again (a perfect table).
 void Reach(Position& pos, int ply, PlySets& sets) {
   if (!sets[ply].insert(pos.Key().lo).second || ply == kLastTablePly) return;
-  MoveList moves;
-  arbiter::GenerateLegal(pos, moves);
-  for (Move m : moves) {
-    UndoInfo undo;
-    pos.DoMove(m, undo);
-    Reach(pos, ply + 1, sets);
-    pos.UndoMove(m, undo);
-  }
+  ForEachChild(pos, [&](Move) { Reach(pos, ply + 1, sets); });
 }
 
 std::vector<Position> Positions(const PerftSplit& split) {
@@ -125,22 +131,12 @@ std::vector<int> AnnealedLanes(const PerftSplit& split, const std::vector<Positi
   absl::flat_hash_map<uint64_t, std::vector<uint32_t>> reached_from;
   for (size_t i = 0; i < pos.size(); ++i) {
     Position p = pos[i];
-    MoveList first;
-    arbiter::GenerateLegal(p, first);
-    for (Move m1 : first) {
-      UndoInfo u1;
-      p.DoMove(m1, u1);
-      MoveList second;
-      arbiter::GenerateLegal(p, second);
-      for (Move m2 : second) {
-        UndoInfo u2;
-        p.DoMove(m2, u2);
+    ForEachChild(p, [&](Move) {
+      ForEachChild(p, [&](Move) {
         std::vector<uint32_t>& from = reached_from[p.Key().lo];
         if (std::find(from.begin(), from.end(), group[i]) == from.end()) from.push_back(group[i]);
-        p.UndoMove(m2, u2);
-      }
-      p.UndoMove(m1, u1);
-    }
+      });
+    });
   }
   std::vector<std::vector<uint32_t>> nodes_of(weight.size());
   std::vector<std::array<int, 2>> count;  // per position below: its groups in each lane
@@ -258,15 +254,10 @@ double WorkerMergedLane(const std::vector<Position>& level4, const std::vector<u
   paths.reserve(1'200'000);
   for (size_t i = 0; i < level4.size(); ++i) {
     Position p = level4[i];
-    MoveList moves;
-    arbiter::GenerateLegal(p, moves);
-    for (Move m : moves) {
-      UndoInfo undo;
-      p.DoMove(m, undo);
+    ForEachChild(p, [&](Move m) {
       const uint64_t white = WhiteKey(p);
       if (int(white >> 63) == lane) paths.push_back({white, p.Key().lo, uint32_t(i), m.Raw()});
-      p.UndoMove(m, undo);
-    }
+    });
   }
   const double t_generated = CpuSeconds();
   std::sort(paths.begin(), paths.end(), [](const Path& a, const Path& b) {
