@@ -35,7 +35,6 @@ struct PerftFlags {
   int split_depth = 0;
   int jobs = 0;
   uint64_t split_memory_positions = 0;
-  uint32_t worker_merge_lanes = 0;
   v1::Scheduling scheduling;
 };
 
@@ -77,7 +76,6 @@ int RunSingle(const PerftFlags& f) {
     request.set_split_depth(f.split_depth);
     request.set_target_jobs(f.jobs);
     request.set_split_memory_positions(f.split_memory_positions);
-    request.set_worker_merge_lanes(f.worker_merge_lanes);
     *request.mutable_scheduling() = f.scheduling;
     return RunRemotePerft(f.coordinator, request, f.json);  // Ctrl-C cancels the run
   }
@@ -232,10 +230,6 @@ void AddPerftCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--split-memory-positions", flags->split_memory_positions,
                   "With --coordinator: stream the split, at most this many split positions in "
                   "the coordinator's memory at once (100..4000000; 0 = only when too deep)")
-      ->needs(coordinator);
-  cmd->add_option("--worker-merge-lanes", flags->worker_merge_lanes,
-                  "With --coordinator: the workers merge the level below --split-depth (0: depth "
-                  "- 4) themselves, in this many lanes of its keys (2..8; 0 = the usual plan)")
       ->needs(coordinator);
   suite->excludes(coordinator);
   suite->excludes(fen)->excludes(startpos)->excludes(depth);

@@ -29,23 +29,6 @@ namespace {
 // in the queue costs up to the queue's length, ~16 jobs a worker.
 constexpr size_t kMaxLanes = 64;
 
-// Lanes merged by the workers (worker_merge_lanes, engine/perft_lane.h): each job carries every
-// merged position of the parents' ply and counts their children in one range of keys. Asked for
-// only: on start-position perft(8) with two separate workers on this 2-core machine it gave
-// 0.62-0.65 of in-process against 0.82 for the usual plan (docs/scaling.md, "perft(8), session
-// 24"). At most this many parents (every job carries them all: ~4 MB of spec each at perft(8)),
-// and lanes.
-constexpr size_t kLaneMergeMaxParents = 200'000;
-constexpr size_t kLaneMergeMaxLanes = 8;
-// The paths to the parents are counted first (start position perft(8): 197,281 to ply 4); only
-// up to this many are merged into parents.
-constexpr int kLaneMergeMaxParentsPly = 5;
-constexpr uint64_t kLaneMergeMaxParentPaths = 1'000'000;
-// Jobs of each lane: a lane's jobs go to its worker in order; the last one of a lane is what
-// another worker that ran out may take. Each job walks all the parents' children again (0.1-0.2 s
-// at perft(8), with its sort).
-constexpr size_t kLaneMergeJobsPerLane = 2;
-
 // The automatic split and job count consider at most this many workers.
 constexpr size_t kMaxPlanWorkers = 1024;
 
@@ -489,20 +472,6 @@ absl::Status CheckPerftRequest(const v1::SubmitPerftRequest& request) {
     return absl::InvalidArgumentError(Cat("split_memory_positions must be 0 (automatic) or in ",
                                           kMinSplitMemoryPositions, "..", kMaxSplitMemoryPositions,
                                           ", got ", memory));
-  if (const uint32_t lanes = request.worker_merge_lanes(); lanes != 0) {
-    if (lanes < 2 || lanes > kLaneMergeMaxLanes)
-      return absl::InvalidArgumentError(Cat("worker_merge_lanes must be 0 (automatic) or in 2..",
-                                            kLaneMergeMaxLanes, ", got ", lanes));
-    if (request.verify() || memory != 0)
-      return absl::InvalidArgumentError(
-          "worker_merge_lanes cannot be combined with verify or split_memory_positions");
-    const uint32_t ply = request.split_depth() ? request.split_depth() : p.depth() - 4;
-    if (p.depth() < 5 || ply < 1 || ply > uint32_t(kLaneMergeMaxParentsPly) || ply >= p.depth())
-      return absl::InvalidArgumentError(
-          Cat("worker_merge_lanes needs a split_depth in 1..", kLaneMergeMaxParentsPly,
-              " below the perft depth (0: depth - 4 for depth 5 and more), got ", ply,
-              " for depth ", p.depth()));
-  }
   return absl::OkStatus();
 }
 
@@ -589,61 +558,6 @@ absl::StatusOr<RunPlan> PlanStreamedPerftRun(const v1::SubmitPerftRequest& reque
   return plan;
 }
 
-// The lane-merged plan of `request`, or nothing when its level has too many parents.
-absl::StatusOr<std::optional<RunPlan>> PlanLaneMergedRun(const v1::SubmitPerftRequest& request,
-                                                         const Position& root,
-                                                         const SplitOptions& so, size_t lanes,
-                                                         int parents_ply) {
-  const v1::PerftRequest& p = request.perft();
-  if (parents_ply < 1 || parents_ply > kLaneMergeMaxParentsPly) return std::nullopt;
-  const auto split_start = SteadyClock::now();
-  // Ply by ply: each count is at most 218 times the last one that passed.
-  for (int ply = 1; ply <= parents_ply; ++ply)
-    if (PerftCount(root, ply) > kLaneMergeMaxParentPaths) return std::nullopt;
-  SplitOptions level = so;
-  level.split_depth = parents_ply;
-  level.merge = true;
-  level.estimate_positions = 0;
-  level.defer_from_paths = 0;
-  ASSIGN_OR_RETURN(PerftSplit split, SplitPerft(root, level));
-  if (split.split_depth != parents_ply || split.unique.size() > kLaneMergeMaxParents)
-    return std::nullopt;
-  const auto split_end = SteadyClock::now();
-  std::vector<uint32_t> all(split.unique.size());
-  for (uint32_t i = 0; i < all.size(); ++i) all[i] = i;
-  const std::string root_fen = root.Fen();
-  const store::v1::StoredPerftJob whole = BuildJobSpec(split, all, request, root_fen);
-  const size_t jobs = lanes * kLaneMergeJobsPerLane;
-  store::v1::StoredPerftRun run;
-  *run.mutable_request() = request;
-  run.set_split_depth(split.split_depth);
-  run.set_split_positions(split.split_positions);
-  run.set_unique_positions(split.unique.size());
-  run.set_fen(root_fen);
-  for (const std::string& m : split.root_moves) run.add_root_moves(m);
-  run.set_lanes(uint32_t(lanes));
-  RunPlan plan;
-  auto handler = std::make_unique<PerftRun>(std::move(run));
-  const uint64_t width = kShardKeyEnd / jobs;
-  for (size_t g = 0; g < jobs; ++g) {
-    store::v1::StoredPerftJob spec = whole;
-    spec.mutable_work()->set_lane_begin(g * width);
-    spec.mutable_work()->set_lane_end(g + 1 == jobs ? kShardKeyEnd : (g + 1) * width);
-    spec.set_estimate(whole.estimate() / double(jobs));
-    plan.job_specs.push_back(spec.SerializeAsString());
-    plan.lanes.push_back(uint32_t(g / kLaneMergeJobsPerLane));
-    handler->AddSpec(std::move(spec));
-  }
-  plan.handler = std::move(handler);
-  plan.summary = Cat(
-      "perft depth ", p.depth(), " of '", root_fen, "' in ", lanes,
-      " lanes merged by their workers: the ", split.unique.size(), " unique positions at depth ",
-      split.split_depth, " (", split.split_positions, " with transpositions) in ", jobs,
-      " jobs of ranges of their children's keys; split ", Seconds(split_start, split_end),
-      " s, job specs ", Seconds(split_end, SteadyClock::now()), " s");
-  return plan;
-}
-
 }  // namespace
 
 // Workers pooling one hash get a merged split from this depth when its last ply has at least
@@ -688,16 +602,6 @@ absl::StatusOr<RunPlan> PlanPerftRun(const v1::SubmitPerftRequest& submitted,
       (so.merge || shared_cores) && !request.verify() && context.hash_tables <= kMaxLanes
           ? context.hash_tables
           : 0;
-  if (const size_t asked = request.worker_merge_lanes(); asked > 0) {
-    const int ply = so.split_depth ? so.split_depth : so.depth - kWorkerPlies - 1;
-    ASSIGN_OR_RETURN(std::optional<RunPlan> merged,
-                     PlanLaneMergedRun(request, *root, so, asked, ply));
-    if (!merged)
-      return absl::InvalidArgumentError(Cat("worker_merge_lanes: the positions at ply ", ply,
-                                            " have more than ", kLaneMergeMaxParentPaths,
-                                            " paths or ", kLaneMergeMaxParents, " unique ones"));
-    return std::move(*merged);
-  }
   if (request.split_memory_positions() > 0)
     return PlanStreamedPerftRun(request, *root, so, lanes, kMaxPerftDepth, kMaxPerftDepth);
   // Workers pooling one hash merge transpositions in it as one process's threads do, except

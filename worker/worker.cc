@@ -14,7 +14,6 @@
 #include "engine/packed_position.h"
 #include "engine/perft.h"
 #include "engine/perft_hash.h"
-#include "engine/perft_lane.h"
 #include "engine/perft_path.h"
 #include "engine/position.h"
 #include "grpcpp/grpcpp.h"
@@ -205,9 +204,7 @@ struct Worker::Impl {
                            .stop = &stop,
                            .nodes_done = &nodes};
     absl::StatusOr<std::vector<uint64_t>> counts =
-        work.lane_end() > 0 ? PerftLaneBatch(work.packed_positions(), root, work.lane_begin(),
-                                             work.lane_end(), opts)
-                            : PerftPackedBatch(work.packed_positions(), root, opts);
+        PerftPackedBatch(work.packed_positions(), root, opts);
     if (!counts.ok()) return counts.status();
     for (uint64_t c : *counts) out.mutable_perft()->add_counts(c);
     return absl::OkStatus();

@@ -18,11 +18,8 @@
 #include "base/uint128.h"
 #include "coordinator/perft_split.h"
 #include "coordinator/ratings.h"
-#include "engine/movegen.h"
-#include "engine/notation.h"
 #include "engine/packed_position.h"
 #include "engine/perft.h"
-#include "engine/perft_lane.h"
 #include "gtest/gtest.h"
 #include "proto/arbiter/store/v1/store.pb.h"
 #include "proto/requirements.h"
@@ -113,9 +110,6 @@ class CoordinatorTest : public ::testing::Test {
     for (size_t i = 0; i < packed.size(); i += kPackedPositionSize)
       positions.push_back(
           *UnpackPosition(std::string_view(packed).substr(i, kPackedPositionSize), root));
-    if (job.perft().lane_end() > 0)  // a lane of the merged level below them
-      return *PerftLaneBatch(packed, root, job.perft().lane_begin(), job.perft().lane_end(),
-                             {.depth = int(job.perft().depth())});
     return *PerftBatch(positions, {.depth = int(job.perft().depth())});
   }
   // The run, read again until `done(run)` or until it ends (succeeded, failed, cancelled): the
@@ -333,88 +327,6 @@ TEST_F(CoordinatorTest, WorkersWithOwnHashesWorkOnContiguousLanes) {
   const v1::Run run = Submit(6, 8);
   ASSERT_EQ(run.jobs().total(), 8u);
   ExpectTwoLanesOfFour(a, b);
-}
-
-// Lanes merged by the workers (worker_merge_lanes): perft(6) from the 400 merged positions of
-// ply 2, in 2 lanes of 2 jobs of a quarter of the children's keys each; every job carries all 400
-// and counts only its children. Two workers count their lanes; the total and every root move's
-// count are exact (each job's counts are weighted as any job's: the lanes add up).
-TEST_F(CoordinatorTest, WorkerMergedLanesCountExactly) {
-  const std::string a = Register("a"), b = Register("b");
-  v1::SubmitPerftRequest req;
-  req.mutable_perft()->set_fen(std::string(Position::kStartFen));
-  req.mutable_perft()->set_depth(6);
-  req.mutable_perft()->set_divide(true);
-  req.set_worker_merge_lanes(2);
-  absl::StatusOr<v1::Run> run = c_->SubmitPerft(req);
-  ASSERT_TRUE(run.ok()) << run.status();
-  EXPECT_EQ(run->perft().split_depth(), 2u);
-  EXPECT_EQ(run->jobs().total(), 4u);
-  EXPECT_EQ(RunSpec(run->id()).lanes(), 2u);
-  uint64_t covered = 0;  // the lanes' ranges, end to end
-  for (const std::string& w : {a, b, a, b}) {
-    std::optional<v1::Job> job = Acquire(w);
-    ASSERT_TRUE(job);
-    EXPECT_EQ(job->perft().packed_positions().size(), 400 * kPackedPositionSize);
-    EXPECT_EQ(job->perft().depth(), 4u);
-    EXPECT_LT(job->perft().lane_begin(), job->perft().lane_end());
-    covered += job->perft().lane_end() - job->perft().lane_begin();
-    ASSERT_TRUE(Complete(w, *job).ok());
-  }
-  EXPECT_EQ(covered, kShardKeyEnd);
-  const v1::Run done = *c_->GetRun(run->id());
-  ASSERT_EQ(done.state(), v1::RUN_STATE_SUCCEEDED) << done.message();
-  EXPECT_EQ(done.perft().result().nodes(), 119060324u);
-  Position root = *Position::FromFen(std::string(Position::kStartFen));
-  MoveList moves;
-  GenerateLegal(root, moves);
-  ASSERT_EQ(done.perft().result().divide_size(), 20);
-  for (int i = 0; i < 20; ++i) {
-    const Move m = moves.moves[i];
-    EXPECT_EQ(done.perft().result().divide(i).move(), MoveToUci(root, m));
-    UndoInfo undo;
-    root.DoMove(m, undo);
-    EXPECT_EQ(done.perft().result().divide(i).nodes(), PerftCount(root, 5));
-    root.UndoMove(m, undo);
-  }
-}
-
-// The abuse: lanes out of 2..8, with verify or a streamed split, or at a ply the workers' merge
-// does not take, are refused with what is wrong; so is a lane job's result of the wrong length.
-TEST_F(CoordinatorTest, WorkerMergedLanesRefuseWhatTheyCannotPlan) {
-  auto refused = [&](uint32_t lanes, uint32_t depth, uint32_t split, bool verify, uint64_t memory) {
-    v1::SubmitPerftRequest req;
-    req.mutable_perft()->set_fen(std::string(Position::kStartFen));
-    req.mutable_perft()->set_depth(depth);
-    req.set_split_depth(split);
-    req.set_verify(verify);
-    req.set_split_memory_positions(memory);
-    req.set_worker_merge_lanes(lanes);
-    absl::StatusOr<v1::Run> run = c_->SubmitPerft(req);
-    EXPECT_EQ(run.status().code(), absl::StatusCode::kInvalidArgument) << run.status();
-    return std::string(run.status().message());
-  };
-  EXPECT_NE(refused(1, 6, 0, false, 0).find("in 2..8, got 1"), std::string::npos);
-  EXPECT_NE(refused(9, 6, 0, false, 0).find("in 2..8, got 9"), std::string::npos);
-  EXPECT_NE(refused(2, 6, 0, true, 0).find("cannot be combined"), std::string::npos);
-  EXPECT_NE(refused(2, 6, 0, false, 1000).find("cannot be combined"), std::string::npos);
-  EXPECT_NE(refused(2, 6, 6, false, 0).find("got 6 for depth 6"), std::string::npos);
-  EXPECT_NE(refused(2, 4, 0, false, 0).find("split_depth in 1..5"), std::string::npos);
-  // Ply 5 has 4,865,609 paths: more than the coordinator merges for this plan.
-  EXPECT_NE(refused(2, 9, 5, false, 0).find("more than 1000000 paths"), std::string::npos);
-
-  const std::string w = Register("w");
-  v1::SubmitPerftRequest req;
-  req.mutable_perft()->set_fen(std::string(Position::kStartFen));
-  req.mutable_perft()->set_depth(5);
-  req.set_worker_merge_lanes(2);
-  absl::StatusOr<v1::Run> run = c_->SubmitPerft(req);
-  ASSERT_TRUE(run.ok()) << run.status();
-  std::optional<v1::Job> job = Acquire(w);
-  ASSERT_TRUE(job);
-  std::vector<uint64_t> counts = Count(*job);
-  counts.pop_back();
-  EXPECT_EQ(Complete(w, *job, counts).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 // Workers that fill the coordinator's own host (a single machine running separate worker

@@ -1,7 +1,6 @@
 #include "engine/perft.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <functional>
 
@@ -9,7 +8,6 @@
 #include "engine/movegen.h"
 #include "engine/notation.h"
 #include "engine/packed_position.h"
-#include "engine/perft_lane.h"
 #include "engine/perft_path.h"
 #include "engine/random_positions.h"
 #include "gtest/gtest.h"
@@ -249,94 +247,6 @@ TEST(PerftPackedBatch, CountsAsPositionsDoAndNamesABadOne) {
       PerftPackedBatch(std::string_view(packed).substr(0, packed.size() - 1), root, {.depth = 3});
   EXPECT_NE(torn.status().message().find("not a multiple of 34"), std::string::npos)
       << torn.status();
-}
-
-// The positions two plies below `fen`, one per path (transpositions repeated), packed.
-std::string PackedPly2(const Position& root) {
-  std::string packed;
-  Position pos = root;
-  MoveList first;
-  GenerateLegal(pos, first);
-  for (Move a : first) {
-    UndoInfo ua;
-    pos.DoMove(a, ua);
-    MoveList second;
-    GenerateLegal(pos, second);
-    for (Move b : second) {
-      UndoInfo ub;
-      pos.DoMove(b, ub);
-      packed += AsBytes(PackPosition(pos));
-      pos.UndoMove(b, ub);
-    }
-    pos.UndoMove(a, ua);
-  }
-  return packed;
-}
-
-// Lanes of a merged level (engine/perft_lane.h): three lanes of the children's keys add up,
-// position by position, to each position's own count (the start position and Kiwipete, every path
-// at ply 2 with its transpositions, with and without a table, one thread and two).
-TEST(PerftLane, LanesAddUpToEachPositionsCount) {
-  for (const char* fen : {"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
-                          "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"}) {
-    const Position root = *Position::FromFen(fen);
-    const std::string packed = PackedPly2(root);
-    const std::vector<uint64_t> expected = *PerftPackedBatch(packed, root, {.depth = 3});
-    const uint64_t cuts[] = {0, kShardKeyEnd / 3, kShardKeyEnd / 3 * 2, kShardKeyEnd};
-    for (int threads : {1, 2}) {
-      for (int hash_mb : {0, 4}) {
-        SCOPED_TRACE(Cat(fen, ", ", threads, " threads, hash ", hash_mb, " MB"));
-        std::vector<uint64_t> sum(expected.size(), 0);
-        for (int lane = 0; lane < 3; ++lane) {
-          absl::StatusOr<std::vector<uint64_t>> counts =
-              PerftLaneBatch(packed, root, cuts[lane], cuts[lane + 1],
-                             {.depth = 3, .threads = threads, .hash_mb = hash_mb});
-          ASSERT_TRUE(counts.ok()) << counts.status();
-          ASSERT_EQ(counts->size(), expected.size());
-          for (size_t i = 0; i < sum.size(); ++i) sum[i] += (*counts)[i];
-        }
-        EXPECT_EQ(sum, expected);
-      }
-    }
-  }
-}
-
-// Each child is counted once however many parents reach it: the same parent twice gets its count
-// twice, and the leaves actually counted (nodes_done) are one parent's. Without the merge they
-// would be twice as many.
-TEST(PerftLane, AChildOfManyPathsIsCountedOnce) {
-  const Position root = *Position::FromFen(std::string(Position::kStartFen));
-  const std::string one = std::string(AsBytes(PackPosition(root)));
-  std::atomic<uint64_t> counted{0};
-  absl::StatusOr<std::vector<uint64_t>> counts =
-      PerftLaneBatch(one + one, root, 0, kShardKeyEnd, {.depth = 4, .nodes_done = &counted});
-  ASSERT_TRUE(counts.ok()) << counts.status();
-  EXPECT_EQ(*counts, (std::vector<uint64_t>{197281, 197281}));
-  EXPECT_EQ(counted.load(), 197281u);
-}
-
-// The abuse: empty, reversed and too wide ranges, a depth of 0, torn and bad positions are
-// refused with what is wrong.
-TEST(PerftLane, RefusesBadRangesDepthsAndPositions) {
-  const Position root = *Position::FromFen(std::string(Position::kStartFen));
-  const std::string packed = PackedPly2(root);
-  auto error = [&](std::string_view bytes, uint64_t begin, uint64_t end, int depth) {
-    absl::StatusOr<std::vector<uint64_t>> r =
-        PerftLaneBatch(bytes, root, begin, end, {.depth = depth});
-    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << r.status();
-    return std::string(r.status().message());
-  };
-  EXPECT_NE(error(packed, 5, 5, 3).find("not a non-empty range"), std::string::npos);
-  EXPECT_NE(error(packed, 9, 5, 3).find("not a non-empty range"), std::string::npos);
-  EXPECT_NE(error(packed, 0, kShardKeyEnd + 1, 3).find("below 2^63"), std::string::npos);
-  EXPECT_NE(error(packed, 0, kShardKeyEnd, 0).find("depth 0 is out of range"), std::string::npos);
-  EXPECT_NE(error(packed, 0, kShardKeyEnd, 21).find("out of range 1..20"), std::string::npos);
-  EXPECT_NE(error(std::string_view(packed).substr(1), 0, kShardKeyEnd, 3).find("not a multiple"),
-            std::string::npos);
-  std::string bad = packed;
-  bad[7 * kPackedPositionSize + 12] = 0x66;  // piece code 6 in position 7
-  EXPECT_NE(error(bad, 0, kShardKeyEnd, 3).find("position 7: packed position: bad piece code 6"),
-            std::string::npos);
 }
 
 TEST(Perft, RejectsBadOptions) {
