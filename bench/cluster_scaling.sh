@@ -32,7 +32,11 @@ median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] 
 
 pids=()
 tmp=$(mktemp -d)
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; rm -rf "$tmp"; }
+plans=$(mktemp -d)
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+  rm -rf "$tmp" "$plans"
+}
 trap cleanup EXIT
 stop_all() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null || true; done; pids=(); }
 cpu_sum() { local t=0 p; for p in "${pids[@]}"; do t=$(awk -v a="$t" -v b="$(cpu_of "$p")" 'BEGIN { print a + b }'); done; echo "$t"; }
@@ -83,6 +87,8 @@ run_cluster() {
   else
     first=0  # not logged (an older coordinator)
   fi
+  # The coordinator's plan of the run (its split, jobs and lanes), printed once per cluster kind.
+  grep -m1 -o 'split at depth [^;]*' "$tmp/err" >"$plans/$1" || true
   stop_all
   awk -v a="$t0" -v b="$t1" -v ca="$c0" -v cb="$c1" -v n="$(echo "$out" | nodes_of)" \
     -v k="$(awk -v x="$k0" -v y="$k1" 'BEGIN { print y - x }')" -v f="$first" \
@@ -125,4 +131,5 @@ for m in "${modes[@]}"; do
   awk -v what="$what" -v b="$(echo "${walls[$m]}" | med)" -v cb="$(echo "${cpus[$m]}" | med)" \
     -v r="$(echo "${ratios[$m]}" | med)" -v ca="$mc_in" 'BEGIN {
     printf "%s: wall %.2f s, CPU %.2f s; efficiency %.3f (median wall ratio; target >= 0.9), CPU efficiency %.3f\n", what, b, cb, r, ca / cb }'
+  [[ -s "$plans/$m" ]] && echo "  its plan: $(cat "$plans/$m")"
 done

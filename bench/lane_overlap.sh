@@ -6,8 +6,13 @@
 # merged by the coordinator; then counted for real (one thread, CPU seconds, ROUNDS rounds): the
 # ply-3 jobs into one table of HASH MB, the planned lanes into one each, ply 5 merged in halves
 # into one each, and ply 5 merged by each worker for its own lane (a design, not built).
+# DFS_LANES=1 measures instead the lanes of keys the planner now uses where workers share the
+# coordinator's cores (docs/scaling.md, "perft(8), session 25"): each lane walks every ply-3 job
+# and counts the ply-5 positions in its lane through its own table, against the ply-3 jobs into one
+# table, the planned lanes of jobs, and the same walk with every ply-5 position in one table (the
+# walk's own cost: its ply-5 positions copied into batches, which the workers do not do).
 # Usage: bench/lane_overlap.sh [BUILD_DIR]   (env: HASH=128 ROUNDS=1 MODEL=1; MODEL=0 skips the
-#   model and prints only the CPU rounds)
+#   model and prints only the CPU rounds; DFS_LANES=1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD="${1:-build}"

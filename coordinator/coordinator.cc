@@ -152,14 +152,18 @@ absl::Status Coordinator::LoadRun(StoredRun& stored, std::vector<RunUpdate>& upd
     loaded.state = v1::RUN_STATE_RUNNING;
   if (absl::Status st = loaded.handler->Resumable(); !st.ok() && !IsTerminal(loaded.state))
     FinishRunLocked(loaded, v1::RUN_STATE_FAILED, std::string(st.message()), updates);
-  // Lanes again, unclaimed (the workers register afresh): the jobs still to do in contiguous
-  // ranges, one per lane, so that each worker's hash again sees one region of the tree.
+  // Lanes again, unclaimed (the workers register afresh): a job of a lane of keys in its lane,
+  // else the jobs still to do in contiguous ranges, one per lane, so that each worker's hash
+  // again sees one region of the tree.
   if (const size_t lanes = loaded.handler->LaneCount(); lanes >= 2 && !IsTerminal(loaded.state)) {
     loaded.lane_workers.assign(lanes, "");
     std::vector<Job*> open;
     for (uint64_t job_id : loaded.jobs)
       if (Job* job = queue_.Find(job_id); job && job->open()) open.push_back(job);
-    for (size_t k = 0; k < open.size(); ++k) open[k]->lane = uint32_t(k * lanes / open.size());
+    for (size_t k = 0; k < open.size(); ++k) {
+      const uint32_t lane = loaded.handler->WorkLane(*open[k]);
+      open[k]->lane = lane < lanes ? lane : uint32_t(k * lanes / open.size());
+    }
   }
   // A streamed split goes on from its stored cursor: the shards already stored are not redone.
   if (!IsTerminal(loaded.state))

@@ -16,6 +16,7 @@
 #include "coordinator/perft_split.h"
 #include "engine/packed_position.h"
 #include "engine/perft.h"
+#include "engine/perft_lane.h"
 #include "engine/perft_table.h"
 #include "engine/position.h"
 #include "proto/arbiter/store/v1/store.pb.h"
@@ -28,6 +29,10 @@ namespace {
 // Perft runs get lanes only with up to this many workers (hash tables): finding a worker's lane
 // in the queue costs up to the queue's length, ~16 jobs a worker.
 constexpr size_t kMaxLanes = 64;
+
+// Key lanes (PlanPerftRun) pick positions kLanePlies below the jobs' positions; below those, at
+// least two plies with table entries (a position's count is stored with 2 plies or more left).
+constexpr int kMinKeyLaneDepth = kLanePlies + 2;
 
 // The automatic split and job count consider at most this many workers.
 constexpr size_t kMaxPlanWorkers = 1024;
@@ -250,6 +255,12 @@ class PerftRun final : public RunHandler {
   }
   int ResultsWanted() const override { return spec_.request().verify() ? 2 : 1; }
   size_t LaneCount() const override { return spec_.lanes(); }
+  uint32_t WorkLane(const Job& job) const override {
+    const v1::PerftJob& work = jobs_[job.index].work();
+    if (work.lane_end() == 0 || spec_.lanes() < 2) return kNoLane;
+    return uint32_t(
+        std::min<uint64_t>(spec_.lanes() - 1, work.lane_begin() / (kShardKeyEnd / spec_.lanes())));
+  }
   double Estimate(const Job& job) const override { return jobs_[job.index].estimate(); }
   void FillWork(const Job& job, v1::Job& out) const override {
     *out.mutable_perft() = jobs_[job.index].work();
@@ -655,8 +666,18 @@ absl::StatusOr<RunPlan> PlanPerftRun(const v1::SubmitPerftRequest& submitted,
   // lane takes the small last jobs of another's, so the workers finish together.
   const size_t jobs = TargetJobs(so);
   const double total = TotalEstimate(split);
+  // Workers sharing the coordinator's cores, each with a table of its own, count lanes of keys
+  // (engine/perft_lane.h) rather than lanes of jobs: every lane's jobs hold all the positions, and
+  // each counts only the positions two plies further down whose key is in its lane, so that no
+  // two tables count one position of those plies (start-position perft(8): plies 5 and 6, where
+  // two workers' tables with lanes of jobs counted 10-25 % twice). Only where the lane's ply
+  // still has table entries below it (kMinKeyLaneDepth).
+  const bool key_lanes = shared_cores && lanes >= 2 && p.hash_mb() > 0 &&
+                         so.depth - split.split_depth >= kMinKeyLaneDepth;
   std::vector<std::vector<uint32_t>> groups =
-      lanes >= 2 ? PackJobs(split, LaneJobTargets(total, jobs, lanes)) : PackJobs(split, jobs);
+      key_lanes    ? PackJobs(split, JobTargets(total, std::max<size_t>(1, jobs / lanes)))
+      : lanes >= 2 ? PackJobs(split, LaneJobTargets(total, jobs, lanes))
+                   : PackJobs(split, jobs);
   const auto split_end = SteadyClock::now();
 
   store::v1::StoredPerftRun run;
@@ -687,7 +708,24 @@ absl::StatusOr<RunPlan> PlanPerftRun(const v1::SubmitPerftRequest& submitted,
   for (size_t t = 1; t < threads; ++t) builders.emplace_back(builder);
   builder();
   for (std::thread& t : builders) t.join();
-  if (lanes >= 2) {
+  if (key_lanes) {
+    // Each lane's copy of the jobs, with its range of keys (and its share of their estimates).
+    const size_t per_lane = specs.size();
+    const uint64_t width = kShardKeyEnd / lanes;
+    for (size_t l = 1; l < lanes; ++l)
+      for (size_t g = 0; g < per_lane; ++g) specs.push_back(specs[g]);
+    plan.job_specs.clear();
+    for (size_t j = 0; j < specs.size(); ++j) {
+      const size_t l = j / per_lane;
+      v1::PerftJob* work = specs[j].mutable_work();
+      work->set_lane_begin(l * width);
+      work->set_lane_end(l + 1 == lanes ? kShardKeyEnd : (l + 1) * width);
+      specs[j].set_estimate(specs[j].estimate() / double(lanes));
+      plan.job_specs.push_back(specs[j].SerializeAsString());
+      plan.lanes.push_back(uint32_t(l));
+    }
+    run.set_lanes(uint32_t(lanes));
+  } else if (lanes >= 2) {
     run.set_lanes(uint32_t(lanes));
     plan.lanes = JobLanes(split, groups, lanes);
   }
@@ -697,9 +735,10 @@ absl::StatusOr<RunPlan> PlanPerftRun(const v1::SubmitPerftRequest& submitted,
   plan.summary =
       Cat("perft depth ", p.depth(), " of '", root_fen, "' split at depth ", split.split_depth,
           " into ", split.unique.size(), " unique positions (", split.split_positions,
-          " with transpositions), ", groups.size(), " jobs", request.verify() ? ", verified" : "",
-          "; split ", Seconds(split_start, split_end), " s, job specs ",
-          Seconds(split_end, SteadyClock::now()), " s");
+          " with transpositions), ", plan.job_specs.size(), " jobs",
+          key_lanes ? Cat(" in ", lanes, " lanes of keys") : "",
+          request.verify() ? ", verified" : "", "; split ", Seconds(split_start, split_end),
+          " s, job specs ", Seconds(split_end, SteadyClock::now()), " s");
   return plan;
 }
 

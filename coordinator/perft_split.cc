@@ -19,16 +19,13 @@
 #include "engine/notation.h"
 #include "engine/packed_position.h"
 #include "engine/perft.h"
+#include "engine/perft_lane.h"
 
 namespace arbiter::coordinator {
 namespace {
 
 // Hash of a packed position (the exact identity of a position for perft,
 // engine/packed_position.h): two 64x64->128-bit multiplies folded, then one more to mix.
-inline uint64_t Fold(uint64_t a, uint64_t b) {
-  const unsigned __int128 p = (unsigned __int128)a * b;
-  return uint64_t(p) ^ uint64_t(p >> 64);
-}
 struct PackedHash {
   size_t operator()(const PackedPosition& p) const {
     uint64_t w[4];
@@ -278,13 +275,7 @@ void ParallelSort(std::vector<T>& v, int parts) {
 // ones only interleaves two groups (the order never changes a count).
 using OrderKey = std::array<uint64_t, 3>;
 
-// A hash of `words` that is the same in every process (absl::Hash is seeded per process; a
-// streamed split's order must survive a restart).
-uint64_t HashWords(std::initializer_list<uint64_t> words) {
-  uint64_t h = 0x243f6a8885a308d3;
-  for (uint64_t w : words) h = Fold(h ^ w, 0x9e3779b97f4a7c15);
-  return h;
-}
+// HashWords (engine/perft_lane.h) is the same in every process: the order survives a restart.
 
 // The key from the pieces of each colour and type, the side to move, castling rights and en
 // passant square.
@@ -488,13 +479,6 @@ absl::StatusOr<PerftSplit> SplitPerft(const Position& root, const SplitOptions& 
   if (split.deferred_ply > 0) order.estimate_positions = 0;
   OrderLevel(split, level, order);
   return split;
-}
-
-uint64_t ShardKey(const Position& pos) {
-  const Color them = ~pos.SideToMove();
-  return HashWords({pos.Pieces(them, kPawn), pos.Pieces(them, kKnight), pos.Pieces(them, kBishop),
-                    pos.Pieces(them, kRook), pos.Pieces(them, kQueen), pos.Pieces(them, kKing)}) >>
-         1;
 }
 
 namespace {

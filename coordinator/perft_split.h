@@ -11,6 +11,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "engine/packed_position.h"
+#include "engine/perft_lane.h"
 #include "engine/position.h"
 
 namespace arbiter::coordinator {
@@ -112,8 +113,9 @@ absl::StatusOr<PerftSplit> SplitPerft(const Position& root, const SplitOptions& 
 // transpositions have one key, so each unique position lands in exactly one shard and the shards
 // together merge every transposition, as the in-memory split does; positions with a common
 // child (same pieces of the side not to move, see SplitPerft) land in the same shard too.
-inline constexpr uint64_t kShardKeyEnd = uint64_t{1} << 63;
-uint64_t ShardKey(const Position& pos);
+// (engine/perft_lane.h: lane jobs cut their ranges by the same key.)
+using arbiter::kShardKeyEnd;
+using arbiter::ShardKey;
 
 // One shard: the unique positions at `split_depth` with keys in [begin, end), ordered as
 // SplitPerft's, and `end` (the shard covers exactly the keys below it).

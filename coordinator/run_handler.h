@@ -209,6 +209,9 @@ class RunHandler {
   virtual absl::Status Resumable() const { return absl::OkStatus(); }
   // The run's lane count as planned (0 or 1: none), at submit and after a restart.
   virtual size_t LaneCount() const { return 0; }
+  // The lane a job belongs to by its work (a perft job of a lane of keys), or none (kNoLane): a
+  // restart then gives the jobs left contiguous ranges, one per lane.
+  virtual uint32_t WorkLane(const Job&) const { return kNoLane; }
 };
 
 // What a planner may know of the cluster when it plans a run.

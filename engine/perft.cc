@@ -14,6 +14,7 @@
 #include "base/strings.h"
 #include "engine/movegen.h"
 #include "engine/packed_position.h"
+#include "engine/perft_lane.h"
 #include "engine/perft_path.h"
 #include "engine/perft_table.h"
 
@@ -25,6 +26,45 @@ namespace {
 uint64_t CountSubtree(Position& pos, int depth, PerftTable* table, bool own_entry = true,
                       const PerftPath& path = ActivePerftPath()) {
   return path.count(pos, depth, table, own_entry);
+}
+
+// The count below `pos` (`depth` plies) of the positions `plies` below it whose ShardKey is in
+// `lane` (engine/perft_lane.h). Positions above the lane's ply have partial counts: their table
+// entries are keyed apart, by the lane and the plies left to it, so that they answer only the same
+// lane's question (a worker's table serves every lane and every run).
+uint64_t CountLane(Position& pos, int depth, int plies, const PerftLane& lane, PerftTable* table,
+                   bool own_entry, const PerftPath& path) {
+  if (plies == 0) {
+    const uint64_t key = ShardKey(pos);
+    return key >= lane.begin && key < lane.end ? path.count(pos, depth, table, true) : 0;
+  }
+  const bool hashed = table && own_entry && depth >= 2;
+  Key128 key = pos.Key();
+  uint64_t nodes = 0;
+  if (hashed) {
+    const uint64_t salt = HashWords({lane.begin, lane.end, uint64_t(plies)});
+    key.lo ^= salt;
+    key.hi ^= Fold(salt, 0x9e3779b97f4a7c15);
+    if (table->Probe(key, depth, nodes)) return nodes;
+  }
+  MoveList list;
+  GenerateLegal(pos, list);
+  UndoInfo undo;
+  for (Move m : list) {
+    pos.DoMove(m, undo);
+    nodes += CountLane(pos, depth - 1, plies - 1, lane, table, true, path);
+    pos.UndoMove(m, undo);
+  }
+  if (hashed) table->Store(key, depth, nodes);
+  return nodes;
+}
+
+// A batch position's count: of its lane when the batch has one.
+uint64_t CountBatchSubtree(Position& pos, const PerftBatchOptions& opts, PerftTable* table,
+                           bool own_entry, const PerftPath& path) {
+  if (opts.lane().active())
+    return CountLane(pos, opts.depth, kLanePlies, opts.lane(), table, own_entry, path);
+  return CountSubtree(pos, opts.depth, table, own_entry, path);
 }
 
 struct Task {
@@ -63,6 +103,20 @@ absl::StatusOr<int> CheckOptions(int depth, int hash_mb, int threads) {
 
 absl::Status HashError(int hash_mb) {
   return absl::ResourceExhaustedError(Cat("cannot allocate a perft hash of ", hash_mb, " MB"));
+}
+
+// A batch's lane, if it has one, is a non-empty range of keys two plies above its depth.
+absl::Status CheckLane(const PerftBatchOptions& opts) {
+  const PerftLane lane = opts.lane();
+  if (!lane.active()) return absl::OkStatus();
+  if (lane.begin >= lane.end || lane.end > kShardKeyEnd)
+    return absl::InvalidArgumentError(
+        Cat("lane [", lane.begin, ", ", lane.end, ") is not a non-empty range of keys below 2^63"));
+  if (opts.depth < kLanePlies)
+    return absl::InvalidArgumentError(Cat("a lane needs a perft depth of at least ", kLanePlies,
+                                          " (it picks positions ", kLanePlies,
+                                          " plies below each one), got ", opts.depth));
+  return absl::OkStatus();
 }
 
 // Calls count(t) for every t in [0, n) on `threads` threads pulling from one queue; a thread
@@ -175,10 +229,12 @@ std::shared_ptr<PerftTable> MakePerftTable(int hash_mb, int threads) {
 absl::StatusOr<std::vector<uint64_t>> PerftBatch(std::span<const Position> positions,
                                                  const PerftBatchOptions& opts) {
   ASSIGN_OR_RETURN(const int threads, CheckOptions(opts.depth, opts.hash_mb, opts.threads));
+  RETURN_IF_ERROR(CheckLane(opts));
   std::unique_ptr<PerftTable> own;
   ASSIGN_OR_RETURN(PerftTable* const table, BatchTable(opts, threads, own));
   const PerftPath& path = ActivePerftPath();
-  const int split = BatchSplit(positions.size(), threads, opts.depth);
+  // A lane's positions are counted whole (its plies are counted from each of them).
+  const int split = opts.lane().active() ? 0 : BatchSplit(positions.size(), threads, opts.depth);
   // Unsplit, the positions are the tasks (no copy of each into a task list).
   std::vector<Task> tasks;
   if (split > 0) {
@@ -196,7 +252,7 @@ absl::StatusOr<std::vector<uint64_t>> PerftBatch(std::span<const Position> posit
       task_nodes[t] = CountSubtree(tasks[t].pos, tasks[t].depth, table, own_entry, path);
     } else {
       Position pos = positions[t];
-      task_nodes[t] = CountSubtree(pos, opts.depth, table, !opts.distinct, path);
+      task_nodes[t] = CountBatchSubtree(pos, opts, table, !opts.distinct, path);
     }
     if (opts.nodes_done) opts.nodes_done->fetch_add(task_nodes[t], std::memory_order_relaxed);
     return true;
@@ -223,7 +279,8 @@ absl::StatusOr<std::vector<uint64_t>> PerftPackedBatch(std::string_view packed,
     return absl::InvalidArgumentError(Cat("position ", i, ": ", std::string(s.message())));
   };
   ASSIGN_OR_RETURN(const int threads, CheckOptions(opts.depth, opts.hash_mb, opts.threads));
-  if (BatchSplit(n, threads, opts.depth) > 0) {
+  RETURN_IF_ERROR(CheckLane(opts));
+  if (!opts.lane().active() && BatchSplit(n, threads, opts.depth) > 0) {
     // Few positions, split further: unpacked first.
     std::vector<Position> positions(n, game);
     for (size_t i = 0; i < n; ++i) RETURN_IF_ERROR(unpack(i, positions[i]));
@@ -245,7 +302,7 @@ absl::StatusOr<std::vector<uint64_t>> PerftPackedBatch(std::string_view packed,
       failed = true;
       return false;
     }
-    counts[i] = CountSubtree(pos, opts.depth, table, !opts.distinct, path);
+    counts[i] = CountBatchSubtree(pos, opts, table, !opts.distinct, path);
     if (opts.nodes_done) opts.nodes_done->fetch_add(counts[i], std::memory_order_relaxed);
     return true;
   });

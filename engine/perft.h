@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "engine/perft_lane.h"
 #include "engine/position.h"
 
 namespace arbiter {
@@ -64,6 +65,12 @@ struct PerftBatchOptions {
   const std::atomic<bool>* stop = nullptr;
   // Leaves counted so far (updated as subtrees finish), for progress reports.
   std::atomic<uint64_t>* nodes_done = nullptr;
+  // With a lane, lane_end > 0 (engine/perft_lane.h), each count is of the leaves below only
+  // those positions kLanePlies below it whose ShardKey is in [lane_begin, lane_end) (depth >=
+  // kLanePlies); the counts of lanes that cover [0, kShardKeyEnd) once add up to the whole counts.
+  uint64_t lane_begin = 0;
+  uint64_t lane_end = 0;
+  PerftLane lane() const { return {lane_begin, lane_end}; }
 };
 
 // Counts every position to the same depth (a distributed perft job): one count per position,

@@ -202,7 +202,9 @@ struct Worker::Impl {
                            .table = job_table.get(),
                            .distinct = !work.packed_positions().empty(),
                            .stop = &stop,
-                           .nodes_done = &nodes};
+                           .nodes_done = &nodes,
+                           .lane_begin = work.lane_begin(),
+                           .lane_end = work.lane_end()};
     absl::StatusOr<std::vector<uint64_t>> counts =
         PerftPackedBatch(work.packed_positions(), root, opts);
     if (!counts.ok()) return counts.status();

@@ -59,6 +59,36 @@ class CoordinatorTest : public ::testing::Test {
     ASSERT_TRUE(c.ok()) << c.status();
     c_ = std::move(*c);
   }
+  // A coordinator on host "box" with two workers there whose threads fill its cores (they share
+  // them: PlanPerftRun's lanes of keys); their ids.
+  std::vector<std::string> OpenWithTwoWorkersOnItsHost() {
+    c_.reset();
+    std::filesystem::remove_all(dir_);
+    auto c = Coordinator::Open({.data_dir = dir_.string(), .host = "box"}, nullptr);
+    EXPECT_TRUE(c.ok()) << c.status();
+    if (!c.ok()) return {};
+    c_ = std::move(*c);
+    const uint32_t half = (std::max(1u, std::thread::hardware_concurrency()) + 1) / 2;
+    std::vector<std::string> workers;
+    for (const char* name : {"a", "b"}) {
+      v1::RegisterRequest req;
+      req.set_name(name);
+      req.set_hostname("box");
+      req.set_threads(half);
+      workers.push_back(c_->Register(req, Caller{"", v1::ROLE_WORKER})->worker_id());
+    }
+    return workers;
+  }
+  // Start position perft(6) split at ply 2 with a 4 MB hash: jobs of 4 plies, lanes of keys
+  // for workers that share the coordinator's cores.
+  static v1::SubmitPerftRequest KeyLanesRequest() {
+    v1::SubmitPerftRequest req;
+    req.mutable_perft()->set_fen(std::string(Position::kStartFen));
+    req.mutable_perft()->set_depth(6);
+    req.mutable_perft()->set_hash_mb(4);
+    req.set_split_depth(2);
+    return req;
+  }
   // A worker of token `token` that may hold `threads` leases at once.
   std::string Register(const std::string& name, const std::string& hash_group = "",
                        const std::string& token = "", uint32_t threads = 64) {
@@ -110,7 +140,9 @@ class CoordinatorTest : public ::testing::Test {
     for (size_t i = 0; i < packed.size(); i += kPackedPositionSize)
       positions.push_back(
           *UnpackPosition(std::string_view(packed).substr(i, kPackedPositionSize), root));
-    return *PerftBatch(positions, {.depth = int(job.perft().depth())});
+    return *PerftBatch(positions, {.depth = int(job.perft().depth()),
+                                   .lane_begin = job.perft().lane_begin(),
+                                   .lane_end = job.perft().lane_end()});
   }
   // The run, read again until `done(run)` or until it ends (succeeded, failed, cancelled): the
   // streamed split's producer fills the queue on its own thread, at whatever speed the machine
@@ -380,6 +412,95 @@ TEST_F(CoordinatorTest, WorkersFillingTheCoordinatorsHostGetTheCheapestPlan) {
   ASSERT_TRUE(unnamed);
   EXPECT_TRUE(unnamed->perft().streamed());
   EXPECT_EQ(unnamed->perft().split_depth(), 5u);
+}
+
+// Two workers that share the coordinator's cores, each with a table of its own, count lanes of
+// keys (engine/perft_lane.h): every position is in one job of each lane, the lanes' ranges cover
+// the keys once, each worker takes its own lane's jobs first, and the counts of both lanes add up
+// to the exact perft. (A worker that ignored its lane would count every position twice.) Without
+// a hash, or with too few plies below the lane's, the usual lanes of jobs.
+TEST_F(CoordinatorTest, WorkersSharingTheHostsCoresCountLanesOfKeys) {
+  const std::vector<std::string> workers = OpenWithTwoWorkersOnItsHost();
+  v1::SubmitPerftRequest req = KeyLanesRequest();
+  absl::StatusOr<v1::Run> run = c_->SubmitPerft(req);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(RunSpec(run->id()).lanes(), 2u);
+  const size_t total = run->jobs().total();
+  ASSERT_EQ(total % 2, 0u);
+  // position (packed) -> the lanes' ranges it is counted in
+  std::map<std::string, std::vector<std::pair<uint64_t, uint64_t>>> ranges;
+  std::map<std::string, std::vector<uint64_t>> lanes_of_worker;
+  for (size_t got = 0, turn = 0; got < total; ++turn) {
+    const std::string& w = workers[turn % 2];
+    std::optional<v1::Job> job = Acquire(w);
+    if (!job) continue;
+    ++got;
+    const v1::PerftJob& work = job->perft();
+    ASSERT_GT(work.lane_end(), work.lane_begin());
+    lanes_of_worker[w].push_back(work.lane_begin());
+    for (size_t i = 0; i < work.packed_positions().size(); i += kPackedPositionSize)
+      ranges[work.packed_positions().substr(i, kPackedPositionSize)].push_back(
+          {work.lane_begin(), work.lane_end()});
+    ASSERT_TRUE(Complete(w, *job).ok());
+  }
+  EXPECT_EQ(ranges.size(), 400u);  // the positions at ply 2
+  for (auto& [packed, r] : ranges) {
+    std::sort(r.begin(), r.end());
+    ASSERT_EQ(r.size(), 2u);
+    EXPECT_EQ(r[0].first, 0u);
+    EXPECT_EQ(r[0].second, r[1].first);
+    EXPECT_EQ(r[1].second, kShardKeyEnd);
+  }
+  // Each worker's first job is of its own lane: a's the first, b's the second.
+  EXPECT_EQ(lanes_of_worker[workers[0]].front(), 0u);
+  EXPECT_EQ(lanes_of_worker[workers[1]].front(), kShardKeyEnd / 2);
+  const v1::Run done = WaitForRun(run->id(), [](const v1::Run&) { return false; });
+  ASSERT_EQ(done.state(), v1::RUN_STATE_SUCCEEDED);
+  EXPECT_EQ(done.perft().result().nodes(), 119060324u);
+  uint64_t divide = 0;
+  for (const auto& d : done.perft().result().divide()) divide += d.nodes();
+  EXPECT_EQ(divide, 119060324u);
+  // No hash: the usual jobs, no key ranges.
+  req.mutable_perft()->set_hash_mb(0);
+  run = c_->SubmitPerft(req);
+  ASSERT_TRUE(run.ok()) << run.status();
+  std::optional<v1::Job> plain = Acquire(workers[0]);
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->perft().lane_end(), 0u);
+  EXPECT_TRUE(c_->CancelRun(run->id(), "").ok());
+  // Jobs of three plies (split at ply 3 for perft(6)): too few below the lane's ply.
+  req.mutable_perft()->set_hash_mb(4);
+  req.set_split_depth(3);
+  run = c_->SubmitPerft(req);
+  ASSERT_TRUE(run.ok()) << run.status();
+  plain = Acquire(workers[0]);
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->perft().lane_end(), 0u);
+  EXPECT_TRUE(c_->CancelRun(run->id(), "").ok());
+}
+
+// After a restart each job left keeps its lane of keys (not contiguous ranges of the jobs left):
+// a worker that registers afresh takes the rest of lane 0 in order, then the far end of lane 1.
+TEST_F(CoordinatorTest, ARestartKeepsEachJobInItsLaneOfKeys) {
+  const std::vector<std::string> workers = OpenWithTwoWorkersOnItsHost();
+  const absl::StatusOr<v1::Run> run = c_->SubmitPerft(KeyLanesRequest());
+  ASSERT_TRUE(run.ok()) << run.status();
+  const size_t per_lane = run->jobs().total() / 2;
+  ASSERT_GE(per_lane, 3u);
+  std::optional<v1::Job> first = Acquire(workers[0]);
+  ASSERT_TRUE(first);
+  ASSERT_TRUE(Complete(workers[0], *first).ok());
+  Open();
+  const std::string a = Register("a2");
+  std::vector<std::pair<uint64_t, uint64_t>> order;  // (lane_begin, job id - first's)
+  while (std::optional<v1::Job> job = Acquire(a)) {
+    order.push_back({job->perft().lane_begin(), job->job_id() - first->job_id()});
+    ASSERT_TRUE(Complete(a, *job).ok());
+  }
+  ASSERT_EQ(order.size(), 2 * per_lane - 1);
+  for (size_t k = 0; k + 1 < per_lane; ++k) EXPECT_EQ(order[k], std::make_pair(uint64_t{0}, k + 1));
+  EXPECT_EQ(order[per_lane - 1], std::make_pair(kShardKeyEnd / 2, 2 * per_lane - 1));
+  EXPECT_EQ(c_->GetRun(run->id())->perft().result().nodes(), 119060324u);
 }
 
 // A streamed run's batches get lanes too: perft(6) split at ply 3 with room for its 8,902 paths

@@ -8,6 +8,7 @@
 #include "engine/movegen.h"
 #include "engine/notation.h"
 #include "engine/packed_position.h"
+#include "engine/perft_lane.h"
 #include "engine/perft_path.h"
 #include "engine/random_positions.h"
 #include "gtest/gtest.h"
@@ -247,6 +248,105 @@ TEST(PerftPackedBatch, CountsAsPositionsDoAndNamesABadOne) {
       PerftPackedBatch(std::string_view(packed).substr(0, packed.size() - 1), root, {.depth = 3});
   EXPECT_NE(torn.status().message().find("not a multiple of 34"), std::string::npos)
       << torn.status();
+}
+
+// Lanes of keys (engine/perft_lane.h): each lane counts only the positions two plies below each
+// batch position whose ShardKey is in its range; lanes that cover the keys once add up to the
+// whole counts, on one thread or two, with no table or with one table kept across every lane and
+// then the whole count (a lane's partial counts, stored above its ply, never answer for another
+// lane's or for a whole count). A lane does filter: some of its counts are below the whole ones.
+TEST(PerftLanes, LanesAddUpToTheWholeCounts) {
+  Position root = *Position::FromFen(
+      "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1");  // Kiwipete
+  std::vector<Position> positions;
+  std::vector<uint64_t> whole;
+  MoveList moves;
+  GenerateLegal(root, moves);
+  for (Move m : moves) {
+    UndoInfo undo;
+    root.DoMove(m, undo);
+    positions.push_back(root);
+    whole.push_back(PerftCount(root, 4));
+    root.UndoMove(m, undo);
+  }
+  std::string packed;
+  for (const Position& p : positions) packed += AsBytes(PackPosition(p));
+  for (uint64_t lanes : {2, 3}) {
+    for (int threads : {1, 2}) {
+      for (bool table : {false, true}) {
+        SCOPED_TRACE(Cat(lanes, " lanes, ", threads, " threads, table ", table));
+        std::shared_ptr<PerftTable> kept = table ? MakePerftTable(4) : nullptr;
+        std::vector<uint64_t> sum(positions.size(), 0);
+        bool filtered = false;
+        for (uint64_t l = 0; l < lanes; ++l) {
+          const PerftBatchOptions opts{
+              .depth = 4,
+              .threads = threads,
+              .table = kept.get(),
+              .lane_begin = kShardKeyEnd / lanes * l,
+              .lane_end = l + 1 == lanes ? kShardKeyEnd : kShardKeyEnd / lanes * (l + 1)};
+          absl::StatusOr<std::vector<uint64_t>> counts = PerftBatch(positions, opts);
+          ASSERT_TRUE(counts.ok()) << counts.status();
+          EXPECT_EQ(*counts, *PerftPackedBatch(packed, root, opts));
+          for (size_t i = 0; i < sum.size(); ++i) {
+            sum[i] += (*counts)[i];
+            filtered |= (*counts)[i] < whole[i];
+          }
+        }
+        EXPECT_EQ(sum, whole);
+        EXPECT_TRUE(filtered);
+        EXPECT_EQ(*PerftBatch(positions, {.depth = 4, .threads = threads, .table = kept.get()}),
+                  whole);
+      }
+    }
+  }
+}
+
+// Every transposition one ply below a lane's positions stays in the lane: 1.e4 e5 2.Nf3 and
+// 1.e4 Nc6 2.Nf3 both lead to 1.e4 e5 2.Nf3 Nc6, and have one key (white's pieces); the same
+// position by another move order has the same key too. Positions with other white pieces differ.
+TEST(PerftLanes, TranspositionsShareTheirKey) {
+  auto after = [](std::initializer_list<const char*> ucis) {
+    Position pos = Position::StartPosition();
+    for (const char* uci : ucis) {
+      UndoInfo undo;
+      pos.DoMove(*ParseUciMove(pos, uci), undo);
+    }
+    return pos;
+  };
+  const Position a = after({"e2e4", "e7e5", "g1f3"}), b = after({"e2e4", "b8c6", "g1f3"});
+  EXPECT_NE(a.Key(), b.Key());
+  EXPECT_EQ(ShardKey(a), ShardKey(b));
+  EXPECT_EQ(ShardKey(a), ShardKey(after({"g1f3", "e7e5", "e2e4"})));
+  EXPECT_NE(ShardKey(a), ShardKey(after({"e2e4", "e7e5", "b1c3"})));
+  EXPECT_LT(ShardKey(a), kShardKeyEnd);
+}
+
+// The abuse: a lane that is empty, reversed or reaches past 2^63, or a depth too shallow for its
+// plies, is refused with the reason, by both batch forms.
+TEST(PerftLanes, RefusesBadLanes) {
+  const Position root = Position::StartPosition();
+  const std::vector<Position> positions = {root};
+  const std::string packed(AsBytes(PackPosition(root)));
+  struct Bad {
+    uint64_t begin, end;
+    int depth;
+    const char* why;
+  };
+  for (const Bad& bad : {Bad{5, 5, 3, "non-empty range"}, Bad{9, 4, 3, "non-empty range"},
+                         Bad{0, kShardKeyEnd + 1, 3, "below 2^63"},
+                         Bad{0, kShardKeyEnd, 1, "depth of at least 2"}}) {
+    SCOPED_TRACE(Cat(bad.begin, " ", bad.end, " ", bad.depth));
+    const PerftBatchOptions opts{.depth = bad.depth, .lane_begin = bad.begin, .lane_end = bad.end};
+    for (const absl::Status& s :
+         {PerftBatch(positions, opts).status(), PerftPackedBatch(packed, root, opts).status()}) {
+      EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+      EXPECT_NE(s.message().find(bad.why), std::string::npos) << s;
+    }
+  }
+  // The same lane, well formed, at depth 2: the positions two plies down, counted once.
+  EXPECT_EQ((*PerftBatch(positions, {.depth = 2, .lane_begin = 0, .lane_end = kShardKeyEnd}))[0],
+            400u);
 }
 
 TEST(Perft, RejectsBadOptions) {
