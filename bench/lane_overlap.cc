@@ -296,43 +296,24 @@ double WorkerMergedLane(const std::vector<Position>& level4, const std::vector<u
   return CpuSeconds() - start;
 }
 
-// A lane filter inside the usual jobs (an experiment): the lane's worker walks every ply-3 job in
-// the planner's order, and of their ply-5 descendants counts only those whose white pieces hash
-// into its lane, through its own table (not merged: the table catches their transpositions as
-// in one process). Every path to a ply-5 position, and its ply-6 transpositions, reach one lane.
-double DfsLane(const std::vector<Position>& ply3, const std::vector<uint64_t>& mult3, int lane,
+// The engine's lane of keys `lane` of 2 (engine/perft_lane.h, as a worker counts one: every ply-3
+// job, only the ply-5 positions whose key is in the lane) into a table of its own, or with
+// `walk_only` a lane of one key, which counts nearly nothing below the lane's ply: the walk to it.
+// Returns its CPU seconds and adds its leaves (with the positions' multiplicities) to `total`.
+double KeyLane(const std::vector<Position>& ply3, const std::vector<uint64_t>& mult3, int lane,
                int hash_mb, uint64_t& total, bool walk_only = false) {
-  const double start = CpuSeconds();
   std::shared_ptr<arbiter::PerftTable> table = arbiter::MakePerftTable(hash_mb);
-  constexpr size_t kChunk = 4096;
-  std::vector<Position> kids;
-  std::vector<uint64_t> mult;
-  auto flush = [&] {
-    if (walk_only) {
-      total += kids.size();
-      kids.clear();
-      mult.clear();
-      return;
-    }
-    const std::vector<uint64_t> counts =
-        *arbiter::PerftBatch(kids, {.depth = kDepth - 5, .table = table.get()});
-    for (size_t j = 0; j < counts.size(); ++j) total += counts[j] * mult[j];
-    kids.clear();
-    mult.clear();
-  };
-  for (size_t i = 0; i < ply3.size(); ++i) {
-    Position p = ply3[i];
-    ForEachChild(p, [&](Move) {
-      ForEachChild(p, [&](Move) {
-        if (lane >= 0 && int(WhiteKey(p) >> 63) != lane) return;
-        kids.push_back(p);
-        mult.push_back(mult3[i]);
-      });
-    });
-    if (kids.size() >= kChunk) flush();
-  }
-  flush();
-  return CpuSeconds() - start;
+  const uint64_t half = arbiter::kShardKeyEnd / 2;
+  const double start = CpuSeconds();
+  const std::vector<uint64_t> counts =
+      *arbiter::PerftBatch(ply3, {.depth = kDepth - 3,
+                                  .table = table.get(),
+                                  .distinct = true,
+                                  .lane_begin = walk_only ? 0 : half * uint64_t(lane),
+                                  .lane_end = walk_only ? 1 : half * uint64_t(lane + 1)});
+  const double cpu = CpuSeconds() - start;
+  for (size_t i = 0; i < counts.size(); ++i) total += counts[i] * mult3[i];
+  return cpu;
 }
 
 }  // namespace
@@ -380,25 +361,24 @@ int main(int argc, char** argv) {
   }
   if (std::getenv("DFS_LANES")) {
     for (int r = 1; r <= rounds; ++r) {
-      uint64_t total = 0;
-      const double d0 = DfsLane(pos, mult3, 0, hash_mb, total);
-      const double d1 = DfsLane(pos, mult3, 1, hash_mb, total);
+      uint64_t total = 0, walked = 0;
+      const double k0 = KeyLane(pos, mult3, 0, hash_mb, total);
+      const double k1 = KeyLane(pos, mult3, 1, hash_mb, total);
       if (total != kLeaves) {
-        std::fprintf(stderr, "dfs lanes counted %llu\n", (unsigned long long)total);
+        std::fprintf(stderr, "the lanes of keys counted %llu leaves, not %llu\n",
+                     (unsigned long long)total, (unsigned long long)kLeaves);
         return 1;
       }
+      const double walk = KeyLane(pos, mult3, 0, hash_mb, walked, true);
       const double one = CountCpu(pos, hash_mb, kDepth - split.split_depth);
       const double p0 = CountCpu(planned_lanes[0], hash_mb, kDepth - split.split_depth);
       const double p1 = CountCpu(planned_lanes[1], hash_mb, kDepth - split.split_depth);
-      uint64_t all_total = 0;
-      const double da = DfsLane(pos, mult3, -1, hash_mb, all_total);
-      uint64_t walked = 0;
-      const double w0 = DfsLane(pos, mult3, 0, hash_mb, walked, true);
-      const double w1 = DfsLane(pos, mult3, 1, hash_mb, walked, true);
       std::printf(
-          "round %d: one table %.2f; planned lanes %.2f (%.3f); dfs lanes %.2f + %.2f = %.2f "
-          "(%.3f); their walk alone %.2f; dfs, one table %.2f\n",
-          r, one, p0 + p1, (p0 + p1) / one, d0, d1, d0 + d1, (d0 + d1) / one, w0 + w1, da);
+          "round %d, CPU seconds, a %d MB table per lane: ply 3 into one table %.2f; planned "
+          "lanes of jobs %.2f + %.2f = %.2f (%.3f); lanes of keys %.2f + %.2f = %.2f (%.3f), the "
+          "walk of one lane %.3f\n",
+          r, hash_mb, one, p0, p1, p0 + p1, (p0 + p1) / one, k0, k1, k0 + k1, (k0 + k1) / one,
+          walk);
     }
     return 0;
   }

@@ -6,11 +6,10 @@
 # merged by the coordinator; then counted for real (one thread, CPU seconds, ROUNDS rounds): the
 # ply-3 jobs into one table of HASH MB, the planned lanes into one each, ply 5 merged in halves
 # into one each, and ply 5 merged by each worker for its own lane (a design, not built).
-# DFS_LANES=1 measures instead the lanes of keys the planner now uses where workers share the
-# coordinator's cores (docs/scaling.md, "perft(8), session 25"): each lane walks every ply-3 job
-# and counts the ply-5 positions in its lane through its own table, against the ply-3 jobs into one
-# table, the planned lanes of jobs, and the same walk with every ply-5 position in one table (the
-# walk's own cost: its ply-5 positions copied into batches, which the workers do not do).
+# DFS_LANES=1 measures instead the lanes of keys the planner uses where workers share the
+# coordinator's cores (docs/scaling.md, "perft(8), session 25"): the engine's two lanes of keys
+# over every ply-3 job, a table each, against the ply-3 jobs into one table and the planned lanes
+# of jobs, and the walk of one lane down to its ply.
 # Usage: bench/lane_overlap.sh [BUILD_DIR]   (env: HASH=128 ROUNDS=1 MODEL=1; MODEL=0 skips the
 #   model and prints only the CPU rounds; DFS_LANES=1)
 set -euo pipefail

@@ -33,6 +33,11 @@ constexpr size_t kMaxLanes = 64;
 // Key lanes (PlanPerftRun) pick positions kLanePlies below the jobs' positions; below those, at
 // least two plies with table entries (a position's count is stored with 2 plies or more left).
 constexpr int kMinKeyLaneDepth = kLanePlies + 2;
+// Each lane walks every job's plies down to the lane's ply (start-position perft(8): its 72,078
+// positions at ply 4 and their 1.8 M children keyed, ~0.06 s, about 1 % of the count), so the
+// walk grows with the lanes while the count does not: at most this many lanes of keys (~10 %),
+// more workers get lanes of jobs.
+constexpr size_t kMaxKeyLanes = 8;
 
 // The automatic split and job count consider at most this many workers.
 constexpr size_t kMaxPlanWorkers = 1024;
@@ -672,7 +677,7 @@ absl::StatusOr<RunPlan> PlanPerftRun(const v1::SubmitPerftRequest& submitted,
   // two tables count one position of those plies (start-position perft(8): plies 5 and 6, where
   // two workers' tables with lanes of jobs counted 10-25 % twice). Only where the lane's ply
   // still has table entries below it (kMinKeyLaneDepth).
-  const bool key_lanes = shared_cores && lanes >= 2 && p.hash_mb() > 0 &&
+  const bool key_lanes = shared_cores && lanes >= 2 && lanes <= kMaxKeyLanes && p.hash_mb() > 0 &&
                          so.depth - split.split_depth >= kMinKeyLaneDepth;
   std::vector<std::vector<uint32_t>> groups =
       key_lanes    ? PackJobs(split, JobTargets(total, std::max<size_t>(1, jobs / lanes)))
