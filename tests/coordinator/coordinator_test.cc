@@ -477,6 +477,21 @@ TEST_F(CoordinatorTest, WorkersSharingTheHostsCoresCountLanesOfKeys) {
   ASSERT_TRUE(plain);
   EXPECT_EQ(plain->perft().lane_end(), 0u);
   EXPECT_TRUE(c_->CancelRun(run->id(), "").ok());
+  // Nine workers on the host: each lane would walk every job again; lanes of jobs instead.
+  for (int i = 0; i < 7; ++i) {
+    v1::RegisterRequest more;
+    more.set_name(Cat("more", i));
+    more.set_hostname("box");
+    more.set_threads(1);
+    ASSERT_TRUE(c_->Register(more, Caller{"", v1::ROLE_WORKER}).ok());
+  }
+  run = c_->SubmitPerft(KeyLanesRequest());
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(RunSpec(run->id()).lanes(), 9u);
+  plain = Acquire(workers[0]);
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->perft().lane_end(), 0u);
+  EXPECT_TRUE(c_->CancelRun(run->id(), "").ok());
 }
 
 // After a restart each job left keeps its lane of keys (not contiguous ranges of the jobs left):
