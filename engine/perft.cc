@@ -35,8 +35,7 @@ uint64_t CountSubtree(Position& pos, int depth, PerftTable* table, bool own_entr
 uint64_t CountLane(Position& pos, int depth, int plies, const PerftLane& lane, PerftTable* table,
                    bool own_entry, const PerftPath& path) {
   if (plies == 0) {
-    const uint64_t key = ShardKey(pos);
-    return key >= lane.begin && key < lane.end ? path.count(pos, depth, table, true) : 0;
+    return lane.Contains(ShardKey(pos)) ? path.count(pos, depth, table, true) : 0;
   }
   const bool hashed = table && own_entry && depth >= 2;
   Key128 key = pos.Key();
@@ -66,8 +65,7 @@ uint64_t CountLane(Position& pos, int depth, int plies, const PerftLane& lane, P
     int n = 0;
     for (Move m : list) {
       pos.DoMove(m, undo);
-      const uint64_t shard = ShardKey(pos);
-      if (shard >= lane.begin && shard < lane.end) {
+      if (lane.Contains(ShardKey(pos))) {
         const Key128 child = pos.Key();
         table->Prefetch(child);
         mine[n] = m.Raw();

@@ -36,6 +36,7 @@ struct PerftLane {
   uint64_t begin = 0;
   uint64_t end = 0;
   bool active() const { return end != 0; }
+  bool Contains(uint64_t key) const { return key >= begin && key < end; }
 };
 inline constexpr int kLanePlies = 2;
 

@@ -189,26 +189,38 @@ TEST(Perft, DepthZeroAndOne) {
   EXPECT_EQ(Perft(pos, {.depth = 1})->nodes, 20u);
 }
 
+Position Kiwipete() {
+  return *Position::FromFen("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1");
+}
+
+// The children of `root` in generation order, packed one after another, and their perft counts
+// at `depth`.
+struct Children {
+  std::vector<Position> positions;
+  std::string packed;
+  std::vector<uint64_t> counts;
+};
+Children ChildrenOf(Position root, int depth) {
+  Children out;
+  MoveList list;
+  GenerateLegal(root, list);
+  for (Move m : list) {
+    UndoInfo undo;
+    root.DoMove(m, undo);
+    out.positions.push_back(root);
+    out.packed += AsBytes(PackPosition(root));
+    out.counts.push_back(PerftCount(root, depth));
+    root.UndoMove(m, undo);
+  }
+  return out;
+}
+
 // A batch of packed positions counts what the same positions count one by one (with and without
 // a hash, on one thread and on two, few positions (split further) and many (unpacked as they are
 // counted)); a bad position stops it with its index, and so does a torn last one.
 TEST(PerftPackedBatch, CountsAsPositionsDoAndNamesABadOne) {
-  const Position root =
-      *Position::FromFen("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1");
-  std::vector<Position> positions;
-  std::string packed;
-  std::vector<uint64_t> expected;
-  Position pos = root;
-  MoveList list;
-  GenerateLegal(pos, list);
-  for (Move m : list) {
-    UndoInfo undo;
-    pos.DoMove(m, undo);
-    positions.push_back(pos);
-    packed += AsBytes(PackPosition(pos));
-    expected.push_back(PerftCount(pos, 3));
-    pos.UndoMove(m, undo);
-  }
+  const Position root = Kiwipete();
+  const auto [positions, packed, expected] = ChildrenOf(root, 3);
   ASSERT_EQ(positions.size(), 48u);
   for (int threads : {1, 2}) {
     for (int hash_mb : {0, 4}) {
@@ -256,21 +268,8 @@ TEST(PerftPackedBatch, CountsAsPositionsDoAndNamesABadOne) {
 // then the whole count (a lane's partial counts, stored above its ply, never answer for another
 // lane's or for a whole count). A lane does filter: some of its counts are below the whole ones.
 TEST(PerftLanes, LanesAddUpToTheWholeCounts) {
-  Position root = *Position::FromFen(
-      "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1");  // Kiwipete
-  std::vector<Position> positions;
-  std::vector<uint64_t> whole;
-  MoveList moves;
-  GenerateLegal(root, moves);
-  for (Move m : moves) {
-    UndoInfo undo;
-    root.DoMove(m, undo);
-    positions.push_back(root);
-    whole.push_back(PerftCount(root, 4));
-    root.UndoMove(m, undo);
-  }
-  std::string packed;
-  for (const Position& p : positions) packed += AsBytes(PackPosition(p));
+  const Position root = Kiwipete();
+  const auto [positions, packed, whole] = ChildrenOf(root, 4);
   for (uint64_t lanes : {2, 3}) {
     for (int threads : {1, 2}) {
       for (bool table : {false, true}) {
