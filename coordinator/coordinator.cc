@@ -203,6 +203,7 @@ PlanContext Coordinator::Context() {
     context.max_worker_threads = workers_.MaxThreads();
     context.workers_fill_host =
         workers_.FillHost(options_.host, std::max(1u, std::thread::hardware_concurrency()));
+    context.workers_count_key_lanes = workers_.AllCountKeyLanes();
   }
   context.engine_known = [this](const std::string& sha) { return engines_->Known(sha); };
   return context;

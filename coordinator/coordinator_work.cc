@@ -72,6 +72,7 @@ absl::StatusOr<v1::RegisterResponse> Coordinator::Register(const v1::RegisterReq
   info.labels.insert(request.labels().begin(), request.labels().end());
   info.hostname = request.hostname();
   info.perft_path = request.perft_path();
+  info.perft_lanes = request.perft_lanes();
   info.cpu_flags.assign(request.cpu_flags().begin(), request.cpu_flags().end());
   const std::string id = workers_.Register(std::move(info));
   spdlog::info(

@@ -676,8 +676,10 @@ absl::StatusOr<RunPlan> PlanPerftRun(const v1::SubmitPerftRequest& submitted,
   // each counts only the positions two plies further down whose key is in its lane, so that no
   // two tables count one position of those plies (start-position perft(8): plies 5 and 6, where
   // two workers' tables with lanes of jobs counted 10-25 % twice). Only where the lane's ply
-  // still has table entries below it (kMinKeyLaneDepth).
-  const bool key_lanes = shared_cores && lanes >= 2 && lanes <= kMaxKeyLanes && p.hash_mb() > 0 &&
+  // still has table entries below it (kMinKeyLaneDepth), and only when every connected worker
+  // counts lanes (a worker older than them would count its lane's jobs whole, twice over).
+  const bool key_lanes = shared_cores && context.workers_count_key_lanes && lanes >= 2 &&
+                         lanes <= kMaxKeyLanes && p.hash_mb() > 0 &&
                          so.depth - split.split_depth >= kMinKeyLaneDepth;
   std::vector<std::vector<uint32_t>> groups =
       key_lanes    ? PackJobs(split, JobTargets(total, std::max<size_t>(1, jobs / lanes)))

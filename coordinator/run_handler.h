@@ -222,6 +222,8 @@ struct PlanContext {
   // Every connected worker runs on the coordinator's own host and their threads fill its cores:
   // whatever CPU the coordinator spends on a run is taken from the workers.
   bool workers_fill_host = false;
+  // Every connected worker counts a perft job's lane of keys (none older ignores it).
+  bool workers_count_key_lanes = false;
   std::function<bool(const std::string&)> engine_known;  // an uploaded engine's sha256
 };
 

@@ -107,6 +107,9 @@ std::string Coordinator::IneligibleLocked(const std::string& worker_id, const Wo
   // A worker that refused the run's engines (their bench) gets none of its jobs again, and a
   // game slot never needs more threads than the worker declared.
   if (run.refused_workers.contains(worker_id)) return "refused the run's engines (their bench)";
+  // A job of a lane of keys goes only to a worker that counts the lane alone, not the whole job.
+  if (!worker.perft_lanes && handler.WorkLane(job) != kNoLane)
+    return "no lanes of keys (an older worker), the run's perft jobs count lanes of keys";
   if (const uint32_t needs = handler.ThreadsPerGame(job); needs > worker.threads)
     return Cat(worker.threads, " threads, a game of the run needs ", needs);
   return "";

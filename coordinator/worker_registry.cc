@@ -77,6 +77,12 @@ bool WorkerRegistry::FillHost(const std::string& host, unsigned cores) const {
   return threads > 0 && threads >= cores;
 }
 
+bool WorkerRegistry::AllCountKeyLanes() const {
+  for (const auto& [id, w] : workers_)
+    if (Connected(w) && !w.perft_lanes) return false;
+  return true;
+}
+
 uint32_t WorkerRegistry::MaxThreads() const {
   uint32_t most = 0;
   for (const auto& [id, w] : workers_)

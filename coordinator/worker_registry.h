@@ -45,7 +45,8 @@ struct WorkerInfo {
   uint64_t memory_bytes = 0;
   std::map<std::string, std::string> labels;
   std::string hostname;
-  std::string perft_path;  // RegisterRequest.perft_path
+  std::string perft_path;    // RegisterRequest.perft_path
+  bool perft_lanes = false;  // counts a perft job's lane of keys (RegisterRequest.perft_lanes)
   std::vector<std::string> cpu_flags;
   // Why it is suspect (an engine's bench differed on it), newest last, at most kMaxWorkerFlags.
   std::vector<std::string> flags;
@@ -99,6 +100,8 @@ class WorkerRegistry {
   // Whether workers are connected, all report `host` (non-empty) and their threads add up to at
   // least `cores`.
   bool FillHost(const std::string& host, unsigned cores) const;
+  // Whether every connected worker counts lanes of keys (RegisterRequest.perft_lanes).
+  bool AllCountKeyLanes() const;
   // The largest --threads among connected workers (0 when none is connected).
   uint32_t MaxThreads() const;
   // Connected workers, counting those in `waiting` (long polls) as connected.

@@ -137,20 +137,6 @@ absl::Status HashError(int hash_mb) {
   return absl::ResourceExhaustedError(Cat("cannot allocate a perft hash of ", hash_mb, " MB"));
 }
 
-// A batch's lane, if it has one, is a non-empty range of keys two plies above its depth.
-absl::Status CheckLane(const PerftBatchOptions& opts) {
-  const PerftLane lane = opts.lane();
-  if (!lane.active()) return absl::OkStatus();
-  if (lane.begin >= lane.end || lane.end > kShardKeyEnd)
-    return absl::InvalidArgumentError(
-        Cat("lane [", lane.begin, ", ", lane.end, ") is not a non-empty range of keys below 2^63"));
-  if (opts.depth < kLanePlies)
-    return absl::InvalidArgumentError(Cat("a lane needs a perft depth of at least ", kLanePlies,
-                                          " (it picks positions ", kLanePlies,
-                                          " plies below each one), got ", opts.depth));
-  return absl::OkStatus();
-}
-
 // Calls count(t) for every t in [0, n) on `threads` threads pulling from one queue; a thread
 // stops early when count returns false or `stop` becomes true.
 template <class F>
@@ -261,7 +247,7 @@ std::shared_ptr<PerftTable> MakePerftTable(int hash_mb, int threads) {
 absl::StatusOr<std::vector<uint64_t>> PerftBatch(std::span<const Position> positions,
                                                  const PerftBatchOptions& opts) {
   ASSIGN_OR_RETURN(const int threads, CheckOptions(opts.depth, opts.hash_mb, opts.threads));
-  RETURN_IF_ERROR(CheckLane(opts));
+  RETURN_IF_ERROR(CheckPerftLane(opts.lane(), opts.depth));
   std::unique_ptr<PerftTable> own;
   ASSIGN_OR_RETURN(PerftTable* const table, BatchTable(opts, threads, own));
   const PerftPath& path = ActivePerftPath();
@@ -311,7 +297,7 @@ absl::StatusOr<std::vector<uint64_t>> PerftPackedBatch(std::string_view packed,
     return absl::InvalidArgumentError(Cat("position ", i, ": ", std::string(s.message())));
   };
   ASSIGN_OR_RETURN(const int threads, CheckOptions(opts.depth, opts.hash_mb, opts.threads));
-  RETURN_IF_ERROR(CheckLane(opts));
+  RETURN_IF_ERROR(CheckPerftLane(opts.lane(), opts.depth));
   if (!opts.lane().active() && BatchSplit(n, threads, opts.depth) > 0) {
     // Few positions, split further: unpacked first.
     std::vector<Position> positions(n, game);

@@ -1,5 +1,7 @@
 #include "engine/perft_lane.h"
 
+#include "base/strings.h"
+
 namespace arbiter {
 
 uint64_t HashWords(std::initializer_list<uint64_t> words) {
@@ -13,6 +15,18 @@ uint64_t ShardKey(const Position& pos) {
   return HashWords({pos.Pieces(them, kPawn), pos.Pieces(them, kKnight), pos.Pieces(them, kBishop),
                     pos.Pieces(them, kRook), pos.Pieces(them, kQueen), pos.Pieces(them, kKing)}) >>
          1;
+}
+
+absl::Status CheckPerftLane(PerftLane lane, int depth) {
+  if (!lane.active()) return absl::OkStatus();
+  if (lane.begin >= lane.end || lane.end > kShardKeyEnd)
+    return absl::InvalidArgumentError(
+        Cat("lane [", lane.begin, ", ", lane.end, ") is not a non-empty range of keys below 2^63"));
+  if (depth < kLanePlies)
+    return absl::InvalidArgumentError(Cat("a lane needs a perft depth of at least ", kLanePlies,
+                                          " (it picks positions ", kLanePlies,
+                                          " plies below each one), got ", depth));
+  return absl::OkStatus();
 }
 
 }  // namespace arbiter

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <initializer_list>
 
+#include "absl/status/status.h"
 #include "engine/position.h"
 
 namespace arbiter {
@@ -39,5 +40,9 @@ struct PerftLane {
   bool Contains(uint64_t key) const { return key >= begin && key < end; }
 };
 inline constexpr int kLanePlies = 2;
+
+// OK for no lane, or a non-empty range of keys below 2^63 counted at least kLanePlies below a
+// job's positions (`depth`); otherwise INVALID_ARGUMENT naming the lane.
+absl::Status CheckPerftLane(PerftLane lane, int depth);
 
 }  // namespace arbiter

@@ -14,6 +14,7 @@
 #include "engine/packed_position.h"
 #include "engine/perft.h"
 #include "engine/perft_hash.h"
+#include "engine/perft_lane.h"
 #include "engine/perft_path.h"
 #include "engine/position.h"
 #include "grpcpp/grpcpp.h"
@@ -152,6 +153,7 @@ struct Worker::Impl {
       req.set_version("arbiter 0.1.0");
       req.set_threads(options.threads);
       req.set_results_in_flight(1);  // Execute reports while the next job counts
+      req.set_perft_lanes(true);     // RunPerftJob counts a job's lane of keys alone
       if (options.shared_hash) req.set_hash_group(options.hash_group);
       req.set_isolation(std::string(match::IsolationName(options.sandbox.isolation)));
       for (const std::string& dir : options.engine_dirs) {
@@ -233,9 +235,13 @@ struct Worker::Impl {
     std::optional<Position> root;
     if (job.has_perft()) {
       absl::StatusOr<Position> checked = PerftJobRoot(job.perft());
-      if (!checked.ok()) {
-        spdlog::error("job {}: {}; releasing", job.job_id(), checked.status().ToString());
-        Release(job, Cat("bad position in job: ", std::string(checked.status().message())));
+      const absl::Status lane = CheckPerftLane({job.perft().lane_begin(), job.perft().lane_end()},
+                                               int(job.perft().depth()));
+      if (!checked.ok() || !lane.ok()) {
+        const absl::Status& why = checked.ok() ? lane : checked.status();
+        spdlog::error("job {}: {}; releasing", job.job_id(), why.ToString());
+        Release(job, Cat(checked.ok() ? "bad lane in job: " : "bad position in job: ",
+                         std::string(why.message())));
         return;
       }
       root = *checked;

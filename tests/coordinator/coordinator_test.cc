@@ -61,7 +61,8 @@ class CoordinatorTest : public ::testing::Test {
   }
   // A coordinator on host "box" with two workers there whose threads fill its cores (they share
   // them: PlanPerftRun's lanes of keys); their ids.
-  std::vector<std::string> OpenWithTwoWorkersOnItsHost() {
+  // `lanes`: whether the second worker declares that it counts lanes of keys (the first does).
+  std::vector<std::string> OpenWithTwoWorkersOnItsHost(bool lanes = true) {
     c_.reset();
     std::filesystem::remove_all(dir_);
     auto c = Coordinator::Open({.data_dir = dir_.string(), .host = "box"}, nullptr);
@@ -75,6 +76,7 @@ class CoordinatorTest : public ::testing::Test {
       req.set_name(name);
       req.set_hostname("box");
       req.set_threads(half);
+      req.set_perft_lanes(workers.empty() || lanes);
       workers.push_back(c_->Register(req, Caller{"", v1::ROLE_WORKER})->worker_id());
     }
     return workers;
@@ -96,6 +98,7 @@ class CoordinatorTest : public ::testing::Test {
     req.set_name(name);
     req.set_hash_group(hash_group);
     req.set_threads(threads);
+    req.set_perft_lanes(true);
     return c_->Register(req, Caller{token, v1::ROLE_WORKER})->worker_id();
   }
   // Start position perft(6) split at ply 3, streamed with at most 100 split positions a shard.
@@ -483,6 +486,7 @@ TEST_F(CoordinatorTest, WorkersSharingTheHostsCoresCountLanesOfKeys) {
     more.set_name(Cat("more", i));
     more.set_hostname("box");
     more.set_threads(1);
+    more.set_perft_lanes(true);
     ASSERT_TRUE(c_->Register(more, Caller{"", v1::ROLE_WORKER}).ok());
   }
   run = c_->SubmitPerft(KeyLanesRequest());
@@ -491,6 +495,44 @@ TEST_F(CoordinatorTest, WorkersSharingTheHostsCoresCountLanesOfKeys) {
   plain = Acquire(workers[0]);
   ASSERT_TRUE(plain);
   EXPECT_EQ(plain->perft().lane_end(), 0u);
+  EXPECT_TRUE(c_->CancelRun(run->id(), "").ok());
+}
+
+// The abuse: a worker older than lanes of keys would count a lane's job whole, so that its lane
+// is counted twice. With such a worker connected the run gets lanes of jobs; one that connects
+// after the plan gets none of the lanes' jobs, and a run waiting for it says why.
+TEST_F(CoordinatorTest, AnOlderWorkerGetsNoLanesOfKeys) {
+  std::vector<std::string> workers = OpenWithTwoWorkersOnItsHost(/*lanes=*/false);
+  absl::StatusOr<v1::Run> run = c_->SubmitPerft(KeyLanesRequest());
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(RunSpec(run->id()).lanes(), 2u) << "lanes of jobs";
+  std::optional<v1::Job> plain = Acquire(workers[1]);
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->perft().lane_end(), 0u);
+  EXPECT_TRUE(c_->CancelRun(run->id(), "").ok());
+
+  workers = OpenWithTwoWorkersOnItsHost(/*lanes=*/true);
+  run = c_->SubmitPerft(KeyLanesRequest());
+  ASSERT_TRUE(run.ok()) << run.status();
+  v1::RegisterRequest req;
+  req.set_name("old");
+  req.set_hostname("box");
+  req.set_threads(1);
+  const std::string old = c_->Register(req, Caller{"", v1::ROLE_WORKER})->worker_id();
+  EXPECT_FALSE(Acquire(old)) << "an older worker leased a job of a lane of keys";
+  v1::DrainWorkersRequest drain;
+  for (const char* name : {"a", "b"}) {
+    drain.set_name(name);
+    ASSERT_TRUE(c_->DrainWorkers(drain).ok());
+  }
+  EXPECT_NE(c_->GetRun(run->id())->waiting().find("'old': no lanes of keys (an older worker)"),
+            std::string::npos)
+      << c_->GetRun(run->id())->waiting();
+  drain.set_undo(true);
+  ASSERT_TRUE(c_->DrainWorkers(drain).ok());  // b
+  std::optional<v1::Job> lane = Acquire(workers[1]);
+  ASSERT_TRUE(lane);
+  EXPECT_GT(lane->perft().lane_end(), 0u);
   EXPECT_TRUE(c_->CancelRun(run->id(), "").ok());
 }
 

@@ -11,6 +11,7 @@
 #include "engine/movegen.h"
 #include "engine/packed_position.h"
 #include "engine/perft.h"
+#include "engine/perft_lane.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "proto/arbiter/v1/cluster.grpc.pb.h"
@@ -27,11 +28,14 @@ class ScriptedWork final : public v1::WorkService::Service {
   ScriptedWork(int jobs, absl::Duration hold) : jobs_(jobs), hold_(hold) {}
   // Jobs of these packed positions instead (the start position's children), one of them bad.
   std::string packed_;
+  // And this lane of keys (PerftJob.lane_begin/lane_end).
+  uint64_t lane_begin_ = 0, lane_end_ = 0;
 
   grpc::Status Register(grpc::ServerContext*, const v1::RegisterRequest* req,
                         v1::RegisterResponse* resp) override {
     absl::MutexLock lock(&mu_);
     results_in_flight_ = req->results_in_flight();
+    perft_lanes_ = req->perft_lanes();
     resp->set_worker_id("w-1");
     resp->set_heartbeat_seconds(60);
     return grpc::Status::OK;
@@ -57,6 +61,8 @@ class ScriptedWork final : public v1::WorkService::Service {
     perft.set_root_fen(std::string(Position::kStartFen));
     const PackedPosition packed = PackPosition(Position::StartPosition());
     perft.set_packed_positions(packed_.empty() ? std::string(AsBytes(packed)) : packed_);
+    perft.set_lane_begin(lane_begin_);
+    perft.set_lane_end(lane_end_);
     return grpc::Status::OK;
   }
 
@@ -74,9 +80,9 @@ class ScriptedWork final : public v1::WorkService::Service {
       completed_before_answer_.push_back(int(req->job_id()));
     completed_.push_back(int(req->job_id()));
     counts_.push_back(req->perft().counts_size() == 1 ? req->perft().counts(0) : 0);
-    if (req->job_id() != 1) return grpc::Status::OK;
-    // The first result: answered once the next job was leased (a worker that waits for this
-    // answer before it leases never gets there: the bound ends the wait), then `hold` longer.
+    if (req->job_id() != 1 || jobs_ == 1) return grpc::Status::OK;
+    // The first result of several: answered once the next job was leased (a worker that waits for
+    // this answer before it leases never gets there: the bound ends the wait), then `hold` longer.
     auto second_leased = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return leased_ >= 2; };
     second_leased_in_time_ =
         mu_.AwaitWithTimeout(absl::Condition(&second_leased), absl::Seconds(20));
@@ -98,6 +104,7 @@ class ScriptedWork final : public v1::WorkService::Service {
   bool first_answered_ ABSL_GUARDED_BY(mu_) = false;
   bool second_leased_in_time_ ABSL_GUARDED_BY(mu_) = false;
   uint32_t results_in_flight_ ABSL_GUARDED_BY(mu_) = 0;
+  bool perft_lanes_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<int> leased_before_answer_ ABSL_GUARDED_BY(mu_);
   std::vector<int> completed_before_answer_ ABSL_GUARDED_BY(mu_);
   std::vector<int> completed_ ABSL_GUARDED_BY(mu_);
@@ -143,6 +150,7 @@ TEST(WorkerReports, TheNextJobCountsWhileTheLastResultIsOnItsWay) {
   RunWorker(work, 2);
   absl::MutexLock lock(&work.mu_);
   EXPECT_EQ(work.results_in_flight_, 1u) << "the worker declares the result it reports ahead";
+  EXPECT_TRUE(work.perft_lanes_) << "the worker declares that it counts lanes of keys";
   EXPECT_TRUE(work.second_leased_in_time_)
       << "the worker leased job 2 only after job 1's result was answered";
   EXPECT_EQ(work.leased_before_answer_, std::vector<int>({2}));
@@ -200,6 +208,33 @@ TEST(WorkerReports, AJobWithTornPositionsIsReleased) {
   ASSERT_EQ(work.released_.size(), 1u);
   EXPECT_EQ(work.released_[0],
             "bad position in job: packed positions are 33 bytes, not a multiple of 34");
+}
+
+// A job of a lane of keys is counted in its lane: the two halves of the keys add up to the whole.
+// The abuse: a lane that is no range of keys is given back naming the lane, with no result.
+TEST(WorkerReports, AJobOfALaneCountsItsLaneAndABadLaneIsReleased) {
+  uint64_t halves = 0;
+  for (const auto& [begin, end] :
+       {std::pair{uint64_t{0}, kShardKeyEnd / 2}, std::pair{kShardKeyEnd / 2, kShardKeyEnd}}) {
+    ScriptedWork work(/*jobs=*/1, absl::ZeroDuration());
+    work.lane_begin_ = begin;
+    work.lane_end_ = end;
+    RunWorker(work, 1);
+    absl::MutexLock lock(&work.mu_);
+    ASSERT_EQ(work.counts_.size(), 1u);
+    EXPECT_LT(work.counts_[0], 400u) << "lane [" << begin << ", " << end << ") counted whole";
+    halves += work.counts_[0];
+  }
+  EXPECT_EQ(halves, 400u);
+  ScriptedWork work(/*jobs=*/1, absl::ZeroDuration());
+  work.lane_begin_ = 5;
+  work.lane_end_ = 5;
+  RunWorker(work, 1);
+  absl::MutexLock lock(&work.mu_);
+  EXPECT_TRUE(work.completed_.empty());
+  ASSERT_EQ(work.released_.size(), 1u);
+  EXPECT_EQ(work.released_[0],
+            "bad lane in job: lane [5, 5) is not a non-empty range of keys below 2^63");
 }
 
 }  // namespace
