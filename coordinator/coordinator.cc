@@ -34,6 +34,12 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Open(const Coordinator
   if (options.lease_seconds <= 0)
     return absl::InvalidArgumentError(
         Cat("lease seconds must be > 0, got ", options.lease_seconds));
+  if (!(options.tick_seconds > 0 && options.tick_seconds <= 3600))
+    return absl::InvalidArgumentError(
+        Cat("tick seconds must be in (0, 3600], got ", options.tick_seconds));
+  if (!(options.finished_run_gauge_seconds >= 0 && options.finished_run_gauge_seconds <= 86400))
+    return absl::InvalidArgumentError(Cat("finished run gauge seconds must be in [0, 86400], got ",
+                                          options.finished_run_gauge_seconds));
   ASSIGN_OR_RETURN(std::unique_ptr<Store> store, Store::Open(options.data_dir));
   std::unique_ptr<Coordinator> c(new Coordinator(options, std::move(store), registry));
   ASSIGN_OR_RETURN(c->engines_, EngineStore::Open(options.data_dir, c->store_.get()));
@@ -488,7 +494,11 @@ void Coordinator::FinishRunLocked(Run& run, v1::RunState state, const std::strin
   run.final = std::make_unique<v1::Run>(BuildRunLocked(run));
   updates.push_back({run.id, int(state), run.started_unix, run.finished_unix, message,
                      run.final->SerializeAsString()});
-  if (metrics_) metrics_->RemoveRun(run.id);
+  if (metrics_) {
+    // The final values, shown for a while (TickLocked removes them).
+    run.handler->SetGauges(run.id, GaugeProgress(run), *metrics_);
+    ended_gauges_.emplace_back(now_() + Seconds(options_.finished_run_gauge_seconds), run.id);
+  }
   last_gauges_ = {};  // refresh the gauges at the next tick
   // Job specs and result payloads of a finished run are no longer needed in memory (the store
   // has them); the jobs stay so that late or repeated calls about them get precise answers.

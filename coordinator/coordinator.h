@@ -60,6 +60,13 @@ struct CoordinatorOptions {
   // The time leases, long polls, worker liveness and submission rates are measured in. Empty: the
   // steady clock. Tests pass a simulated clock and call Coordinator::Tick after moving it.
   std::function<SteadyClock::time_point()> clock;
+  // How often the coordinator expires leases, answers long polls whose time is up and tells the
+  // watchers of runs what changed (a run's end is told at once, once it is stored).
+  double tick_seconds = 0.05;
+  // A finished run's gauges (progress, perft nodes, SPRT LLR, Elo) stay on /metrics this long
+  // with their final values, so that a scraper sees how a run ended even when it ran shorter than
+  // a scrape interval; then they are removed (finished runs do not grow /metrics without bound).
+  double finished_run_gauge_seconds = 300;
 };
 
 // Bounds on what one worker may claim.
@@ -223,7 +230,13 @@ class Coordinator {
   void RemoveLeaseLocked(Job& job, size_t index) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void DispatchLocked(Deferred& deferred) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void TickLocked(Deferred& deferred) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Answers the watches of runs that changed since they last saw them, each run built once.
+  void NotifyWatchesLocked(Deferred& deferred) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // NotifyWatchesLocked, taking the lock, then the answers (for a Deferred step of its own).
+  void NotifyWatches();
   void UpdateGaugesLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A run's progress in [0, 1] as its gauge shows it (1 once it succeeded).
+  static double GaugeProgress(const Run& run);
   v1::ListWorkersResponse ListWorkersLocked(bool all) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ReaperLoop();
   // Produces the next jobs of runs whose jobs come over time (a streamed perft split), one batch
@@ -264,6 +277,8 @@ class Coordinator {
   std::vector<Watch> watches_ ABSL_GUARDED_BY(mu_);
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;  // waiters and watches
   Clock::time_point last_gauges_ ABSL_GUARDED_BY(mu_);
+  // Finished runs whose gauges are still shown, in the order they finished: (until when, run id).
+  std::deque<std::pair<Clock::time_point, uint64_t>> ended_gauges_ ABSL_GUARDED_BY(mu_);
   Clock::time_point last_token_flush_ ABSL_GUARDED_BY(mu_);
   // Submission times per owner within the last minute.
   std::map<std::string, std::deque<Clock::time_point>> submissions_ ABSL_GUARDED_BY(mu_);

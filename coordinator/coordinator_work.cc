@@ -443,6 +443,37 @@ void Coordinator::AfterCommitLocked(std::vector<CommitLog::Entry>& batch, const 
     }
   }
   if (!st.ok()) DispatchLocked(deferred);
+  // A run these results finished is told to its watchers as soon as its end is stored (the
+  // deferred steps run after `finished` is committed), not at the next tick: the command
+  // that waits for a run's result would otherwise wait up to a tick longer.
+  if (!finished.empty()) deferred.push_back([this] { NotifyWatches(); });
+}
+
+void Coordinator::NotifyWatchesLocked(Deferred& deferred) {
+  absl::flat_hash_map<uint64_t, std::shared_ptr<const v1::Run>> built;
+  size_t kept = 0;
+  for (size_t i = 0; i < watches_.size(); ++i) {
+    auto r = runs_.find(watches_[i].run_id);
+    if (r != runs_.end() && r->second->version > watches_[i].seen) {
+      std::shared_ptr<const v1::Run>& run = built[r->first];
+      if (!run) run = std::make_shared<const v1::Run>(BuildRunLocked(*r->second));
+      deferred.push_back(
+          [cb = std::move(watches_[i].cb), run, v = r->second->version] { cb(*run, v); });
+    } else {
+      if (kept != i) watches_[kept] = std::move(watches_[i]);
+      ++kept;
+    }
+  }
+  watches_.resize(kept);
+}
+
+void Coordinator::NotifyWatches() {
+  Deferred deferred;
+  {
+    absl::MutexLock lock(&mu_);
+    NotifyWatchesLocked(deferred);
+  }
+  for (auto& f : deferred) f();
 }
 
 void Coordinator::Tick() {
@@ -478,22 +509,7 @@ void Coordinator::TickLocked(Deferred& deferred) {
     deferred.push_back([cb = std::move(it->cb)] { cb(v1::AcquireJobResponse()); });
     waiters_.erase(it);
   }
-  // Watches of runs that changed: each run built once for all of its watches.
-  absl::flat_hash_map<uint64_t, std::shared_ptr<const v1::Run>> built;
-  size_t kept = 0;
-  for (size_t i = 0; i < watches_.size(); ++i) {
-    auto r = runs_.find(watches_[i].run_id);
-    if (r != runs_.end() && r->second->version > watches_[i].seen) {
-      std::shared_ptr<const v1::Run>& run = built[r->first];
-      if (!run) run = std::make_shared<const v1::Run>(BuildRunLocked(*r->second));
-      deferred.push_back(
-          [cb = std::move(watches_[i].cb), run, v = r->second->version] { cb(*run, v); });
-    } else {
-      if (kept != i) watches_[kept] = std::move(watches_[i]);
-      ++kept;
-    }
-  }
-  watches_.resize(kept);
+  NotifyWatchesLocked(deferred);
   if (now - last_token_flush_ > std::chrono::seconds(5)) {
     last_token_flush_ = now;
     deferred.push_back([this] {
@@ -501,10 +517,20 @@ void Coordinator::TickLocked(Deferred& deferred) {
         spdlog::warn("recording token use failed: {}", st.ToString());
     });
   }
+  while (!ended_gauges_.empty() && ended_gauges_.front().first <= now) {
+    metrics_->RemoveRun(ended_gauges_.front().second);
+    ended_gauges_.pop_front();
+  }
   if (metrics_ && now - last_gauges_ > std::chrono::milliseconds(500)) {
     last_gauges_ = now;
     UpdateGaugesLocked();
   }
+}
+
+double Coordinator::GaugeProgress(const Run& run) {
+  if (run.state == v1::RUN_STATE_SUCCEEDED) return 1;
+  return (run.estimate_total > 0 ? run.estimate_done / run.estimate_total : 0) *
+         run.handler->ExpandedFraction();
 }
 
 void Coordinator::UpdateGaugesLocked() {
@@ -517,11 +543,7 @@ void Coordinator::UpdateGaugesLocked() {
     done += double(run->jobs_done);
     cancelled += double(run->jobs_cancelled);
     queued += double(run->QueuedJobs());
-    run->handler->SetGauges(
-        id,
-        (run->estimate_total > 0 ? run->estimate_done / run->estimate_total : 0) *
-            run->handler->ExpandedFraction(),
-        *metrics_);
+    run->handler->SetGauges(id, GaugeProgress(*run), *metrics_);
   }
   metrics_->SetRuns(by_state);
   metrics_->SetJobs(queued, leased, done, cancelled);
@@ -535,7 +557,7 @@ void Coordinator::ReaperLoop() {
     Deferred deferred;
     {
       absl::MutexLock lock(&mu_);
-      mu_.AwaitWithTimeout(absl::Condition(&stop_threads_), absl::Milliseconds(50));
+      mu_.AwaitWithTimeout(absl::Condition(&stop_threads_), absl::Seconds(options_.tick_seconds));
       if (stop_threads_) return;
       TickLocked(deferred);
     }

@@ -30,20 +30,24 @@ CoordinatorMetrics::CoordinatorMetrics(prometheus::Registry& r)
       completions_(
           net::RegisterCounters(r, "arbiter_job_completions_total",
                                 "CompleteJob calls by outcome (committed, duplicate, rejected).")),
-      progress_family_(net::RegisterGauges(r, "arbiter_run_progress_ratio",
-                                           "Fraction of the estimated work done, per active run.")),
-      run_nodes_family_(net::RegisterGauges(r, "arbiter_run_perft_nodes",
-                                            "Perft leaf nodes counted so far, per active run.")),
+      progress_family_(net::RegisterGauges(
+          r, "arbiter_run_progress_ratio",
+          "Fraction of the estimated work done, per run (kept 5 min after it ends).")),
+      run_nodes_family_(net::RegisterGauges(
+          r, "arbiter_run_perft_nodes",
+          "Perft leaf nodes counted so far, per run (kept 5 min after it ends).")),
       games_(net::RegisterCounters(r, "arbiter_games_total",
                                    "Counted match games by result (1-0, 0-1, 1/2-1/2).")),
       endings_(net::RegisterCounters(
           r, "arbiter_game_endings_total",
           "Counted match games by how they ended (normal, time forfeit, illegal "
           "move, disconnect = engine crash, stall, adjudication).")),
-      llr_family_(net::RegisterGauges(r, "arbiter_run_sprt_llr",
-                                      "SPRT log-likelihood ratio, per active match run.")),
-      elo_family_(net::RegisterGauges(r, "arbiter_run_elo",
-                                      "Elo estimate of the first engine, per active match run.")) {}
+      llr_family_(net::RegisterGauges(
+          r, "arbiter_run_sprt_llr",
+          "SPRT log-likelihood ratio, per match run (kept 5 min after it ends).")),
+      elo_family_(net::RegisterGauges(
+          r, "arbiter_run_elo",
+          "Elo estimate of the first engine, per match run (kept 5 min after it ends).")) {}
 
 void CoordinatorMetrics::SetRuns(const std::map<std::string, double>& by_state) {
   for (const char* s : {"QUEUED", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED"}) {

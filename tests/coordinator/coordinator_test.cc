@@ -13,6 +13,11 @@
 #include <set>
 #include <thread>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "base/cpu.h"
 #include "base/strings.h"
 #include "base/uint128.h"
@@ -21,6 +26,8 @@
 #include "engine/packed_position.h"
 #include "engine/perft.h"
 #include "gtest/gtest.h"
+#include "prometheus/registry.h"
+#include "prometheus/text_serializer.h"
 #include "proto/arbiter/store/v1/store.pb.h"
 #include "proto/requirements.h"
 #include "stats/ratings.h"
@@ -498,6 +505,53 @@ TEST_F(CoordinatorTest, WorkersSharingTheHostsCoresCountLanesOfKeys) {
   EXPECT_TRUE(c_->CancelRun(run->id(), "").ok());
 }
 
+// A run's end reaches its watchers as soon as it is stored, not at the coordinator's next tick
+// (here an hour away): `arbiter perft --coordinator` returns when the last result is in.
+TEST_F(CoordinatorTest, ARunsEndIsToldToItsWatchersAtOnce) {
+  c_.reset();
+  auto c = Coordinator::Open({.data_dir = dir_.string(), .tick_seconds = 3600}, nullptr);
+  ASSERT_TRUE(c.ok()) << c.status();
+  c_ = std::move(*c);
+  const std::string w = Register("w");
+  const v1::Run run = Submit(3, 2);
+  absl::Mutex mu;
+  std::vector<v1::Run> seen;
+  uint64_t version = 0;
+  auto watch = [&] {
+    c_->WatchRun(run.id(), version, [&](absl::StatusOr<v1::Run> r, uint64_t v) {
+      absl::MutexLock lock(&mu);
+      ASSERT_TRUE(r.ok()) << r.status();
+      seen.push_back(*r);
+      version = v;
+    });
+  };
+  watch();  // answered at once: the run as it is
+  {
+    absl::MutexLock lock(&mu);
+    ASSERT_EQ(seen.size(), 1u);
+  }
+  watch();
+  // Exactly the run's jobs: one more acquire would wait for work until the (hour-long) tick.
+  for (uint64_t i = 0; i < run.jobs().total(); ++i) {
+    std::optional<v1::Job> job = Acquire(w);
+    ASSERT_TRUE(job.has_value()) << i;
+    ASSERT_TRUE(Complete(w, *job).ok());
+  }
+  absl::MutexLock lock(&mu);
+  auto told = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) { return seen.size() == 2; };
+  ASSERT_TRUE(mu.AwaitWithTimeout(absl::Condition(&told), absl::Seconds(60)))
+      << "the run's end waited for a tick";
+  EXPECT_EQ(seen[1].state(), v1::RUN_STATE_SUCCEEDED);
+  EXPECT_EQ(seen[1].perft().result().nodes(), 8902u);
+  // The abuse: a tick of a whole hour or none is refused.
+  for (double tick : {0.0, -1.0, 3601.0})
+    EXPECT_EQ(Coordinator::Open({.data_dir = dir_.string() + "-t", .tick_seconds = tick}, nullptr)
+                  .status()
+                  .code(),
+              absl::StatusCode::kInvalidArgument)
+        << tick;
+}
+
 // The abuse: a worker older than lanes of keys would count a lane's job whole, so that its lane
 // is counted twice. With such a worker connected the run gets lanes of jobs; one that connects
 // after the plan gets none of the lanes' jobs, and a run waiting for it says why.
@@ -686,6 +740,52 @@ TEST_F(CoordinatorTest, ExpiredLeaseIsRequeuedAndItsResultRejected) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->state(), v1::RUN_STATE_SUCCEEDED);
   EXPECT_EQ(r->perft().result().nodes(), 8902u);
+}
+
+// A finished run's gauges stay on /metrics with their final values for the time configured (a
+// run shorter than a scrape interval is still seen to end), then they go.
+TEST_F(CoordinatorTest, AFinishedRunsGaugesStayAWhileThenGo) {
+  SimulatedClock clock;
+  prometheus::Registry registry;
+  c_.reset();
+  auto c = Coordinator::Open(
+      {.data_dir = dir_.string(), .clock = clock.Fn(), .finished_run_gauge_seconds = 60},
+      &registry);
+  ASSERT_TRUE(c.ok()) << c.status();
+  c_ = std::move(*c);
+  auto gauges = [&] {
+    const std::string text = prometheus::TextSerializer().Serialize(registry.Collect());
+    std::vector<std::string> lines;
+    for (absl::string_view line : absl::StrSplit(text, '\n'))
+      if (absl::StartsWith(line, "arbiter_run_")) lines.emplace_back(line);
+    return lines;
+  };
+  const std::string w = Register("w");
+  const v1::Run run = Submit(3, 1);
+  const std::string label = "{run=\"" + std::to_string(run.id()) + "\"}";
+  std::optional<v1::Job> job = Acquire(w);
+  ASSERT_TRUE(job);
+  ASSERT_TRUE(Complete(w, *job).ok());
+  ASSERT_EQ(c_->GetRun(run.id())->state(), v1::RUN_STATE_SUCCEEDED);
+  clock.Advance(59);
+  c_->Tick();
+  const std::vector<std::string> shown = gauges();
+  for (const std::string& line :
+       {"arbiter_run_progress_ratio" + label + " 1", "arbiter_run_perft_nodes" + label + " 8902"})
+    EXPECT_NE(std::find(shown.begin(), shown.end(), line), shown.end())
+        << line << " not in " << absl::StrJoin(shown, "; ");
+  clock.Advance(2);
+  c_->Tick();
+  EXPECT_EQ(gauges(), std::vector<std::string>());
+  // The abuse: a negative time, or more than a day, is refused.
+  for (double seconds : {-1.0, 86401.0})
+    EXPECT_EQ(
+        Coordinator::Open({.data_dir = dir_.string() + "-g", .finished_run_gauge_seconds = seconds},
+                          nullptr)
+            .status()
+            .code(),
+        absl::StatusCode::kInvalidArgument)
+        << seconds;
 }
 
 // A heartbeat extends the lease by the lease time from when it arrives; a lease without one

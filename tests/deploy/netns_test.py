@@ -385,9 +385,10 @@ def partition(net, workers, cmetrics, wmetrics, admin, coord_ns, usage):
 
 
 def flap(net, workers, cli_json, cmetrics, wmetrics, match_exact, admin, coord_ns):
-    # Sized so that the match outlasts the first flap and w1's return on a fast machine (a CI
-    # machine played 64 games in 10 s); the checks below count what happened, not the time.
-    games = 160
+    # Sized so that the match outlasts both flaps and w1's return on a fast machine (a CI machine
+    # played 64 games in 10 s, this one 160 in 13 s with w1 out half the time); the checks below
+    # count what happened, not the time.
+    games = 240
     m0 = cmetrics()
     match = subprocess.Popen(in_ns(coord_ns, [
         ARBITER, "--token-file", admin, "match", "--engine", "name=a,cmd=builtin", "--engine",
@@ -395,8 +396,8 @@ def flap(net, workers, cli_json, cmetrics, wmetrics, match_exact, admin, coord_n
         "--pairs-per-job", "2", "--max-moves", "100", "--quiet", "--json",
         "--coordinator", "127.0.0.1:50051"]), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     wait_for("w1 playing", lambda: metric(wmetrics("w1"), "arbiter_worker_busy") == 1, 60, 0.05)
-    flaps, back_while_running, rejoined = 0, False, False
-    while match.poll() is None:
+    flaps, back_while_running = 0, False
+    while match.poll() is None and flaps < 2:
         net.link("w1", False)
         time.sleep(4)  # the flap itself: 4 s down (longer than the 3 s lease), 2 s up
         net.link("w1", True)
@@ -405,14 +406,14 @@ def flap(net, workers, cli_json, cmetrics, wmetrics, match_exact, admin, coord_n
             back_while_running = match.poll() is None
             done_at_up = metric(wmetrics("w1"), "arbiter_worker_jobs_total", outcome="completed")
         time.sleep(2)
-        if not rejoined and match.poll() is None:
-            # A job of w1's accepted after its link came back: it reconnected (keepalive) and works.
-            rejoined = metric(wmetrics("w1"), "arbiter_worker_jobs_total", outcome="completed") > done_at_up
     log(f"w1's link went down and up {flaps} times during the match")
     check(flaps >= 1 and back_while_running,
           f"w1's link went down and came back while the match ran ({flaps} flaps)")
-    check(rejoined, "w1 completed a job after its link came back, while the match ran")
     out, err = match.communicate()
+    # The match is the only run: a job of w1's accepted after its link first came back is one of
+    # the match's, so w1 reconnected (keepalive, however long gRPC's backoff took) and worked on.
+    rejoined = metric(wmetrics("w1"), "arbiter_worker_jobs_total", outcome="completed") - done_at_up
+    check(rejoined > 0, f"w1 completed {rejoined:.0f} jobs of the match after its link came back")
     if match.returncode != 0:
         raise Failure(f"match failed: {err[-1500:]}")
     result = json.loads(out)
