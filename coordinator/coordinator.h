@@ -225,6 +225,11 @@ class Coordinator {
   // The lane of `run` that `worker_id` works on, claiming a free one (or one whose worker is gone)
   // if it has none; kNoLane when every lane has a live worker.
   uint32_t LaneOfLocked(Run& run, const std::string& worker_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether a worker of another lane may take the far end of `lane` of `run`, `queued` jobs
+  // queued in it: when the lane's worker is gone (never came, disconnected, draining), or when
+  // at least kStealMinQueued jobs are queued in it.
+  bool MayStealLocked(const Run& run, uint32_t lane, uint64_t queued)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   v1::AcquireJobResponse LeaseLocked(Job& job, const std::string& worker_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RemoveLeaseLocked(Job& job, size_t index) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -66,8 +66,14 @@ uint32_t JobQueue::LeasesOf(uint64_t run_id) const {
 }
 
 Job* JobQueue::TakeFrom(uint64_t run_id, RunQueue& run, const std::string& worker_id,
-                        const std::string& token, const LaneOf& lane_of, const Eligible& eligible) {
-  uint64_t steal_job = 0;  // the last job of another lane seen (0: none yet)
+                        const std::string& token, const LaneOf& lane_of, const Eligible& eligible,
+                        const MaySteal& may_steal) {
+  // The other lanes' queued jobs this worker could take: how many, and the last one.
+  struct Other {
+    uint32_t lane;
+    uint64_t queued, last;
+  };
+  std::vector<Other> others;  // a few lanes (at most 8 lanes of keys)
   bool lane_known = false;
   uint32_t mine = kNoLane;
   std::deque<uint64_t>& ready = run.ready;
@@ -90,7 +96,11 @@ Job* JobQueue::TakeFrom(uint64_t run_id, RunQueue& run, const std::string& worke
         lane_known = true;
       }
       if (mine != job.lane) {
-        steal_job = job.id;
+        auto o = std::find_if(others.begin(), others.end(),
+                              [&](const Other& x) { return x.lane == job.lane; });
+        if (o == others.end()) o = others.insert(others.end(), Other{job.lane, 0, 0});
+        ++o->queued;
+        o->last = job.id;
         ++it;
         continue;
       }
@@ -98,6 +108,15 @@ Job* JobQueue::TakeFrom(uint64_t run_id, RunQueue& run, const std::string& worke
     ready.erase(it);
     --ready_entries_;
     return &job;
+  }
+  // The far end of the fullest lane that may be taken from.
+  std::stable_sort(others.begin(), others.end(),
+                   [](const Other& a, const Other& b) { return a.queued > b.queued; });
+  uint64_t steal_job = 0;
+  for (const Other& o : others) {
+    if (may_steal && !may_steal(run_id, o.lane, o.queued)) continue;
+    steal_job = o.last;
+    break;
   }
   if (!steal_job) return nullptr;
   auto last = std::find(ready.rbegin(), ready.rend(), steal_job);
@@ -107,7 +126,8 @@ Job* JobQueue::TakeFrom(uint64_t run_id, RunQueue& run, const std::string& worke
 }
 
 Job* JobQueue::Take(const std::string& worker_id, const std::string& token, const LaneOf& lane_of,
-                    const Eligible& eligible, const RunEligible& run_eligible) {
+                    const Eligible& eligible, const RunEligible& run_eligible,
+                    const MaySteal& may_steal) {
   if (ready_entries_ == 0) return nullptr;
   // Each owner's leases and weight, per priority, over its active runs.
   struct OwnerLoad {
@@ -142,7 +162,8 @@ Job* JobQueue::Take(const std::string& worker_id, const std::string& token, cons
   });
   for (const Candidate& c : candidates) {
     if (run_eligible && !run_eligible(c.run_id)) continue;
-    if (Job* job = TakeFrom(c.run_id, *c.run, worker_id, token, lane_of, eligible)) return job;
+    if (Job* job = TakeFrom(c.run_id, *c.run, worker_id, token, lane_of, eligible, may_steal))
+      return job;
   }
   return nullptr;
 }

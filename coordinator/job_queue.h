@@ -10,7 +10,9 @@
 // owner's run whose leases are fewest for its throughput, then the oldest. So equal runs of
 // different owners alternate, 200 % gets twice the leases of 100 %, and fifty runs of one owner
 // weigh like one. A job with a lane goes to its lane's worker; a worker whose lane is empty
-// takes from the far end of another worker's lane (see docs/scaling.md).
+// takes from the far end of another lane, the one with the most jobs queued, when the lane's
+// worker is gone or that lane has enough jobs left that counting one cold pays (see
+// docs/scaling.md and kStealMinQueued).
 #pragma once
 
 #include <deque>
@@ -33,6 +35,9 @@ class JobQueue {
   using NowFn = std::function<SteadyClock::time_point()>;
   // The worker's lane in run `run_id` (claiming one if it has none), or kNoLane.
   using LaneOf = std::function<uint32_t(uint64_t run_id)>;
+  // Whether the far end of lane `lane` of run `run_id`, which has `queued` jobs queued, may go to
+  // the asking worker (a worker of another lane).
+  using MaySteal = std::function<bool(uint64_t run_id, uint32_t lane, uint64_t queued)>;
 
   JobQueue(double lease_seconds, NowFn now);
 
@@ -62,8 +67,10 @@ class JobQueue {
 
   // The next job for `worker_id` of token `token` that `eligible` accepts, of a run that
   // `run_eligible` accepts (its entry removed), or null.
+  // `may_steal` empty: a worker whose lane is empty takes from any other lane.
   Job* Take(const std::string& worker_id, const std::string& token, const LaneOf& lane_of,
-            const Eligible& eligible = {}, const RunEligible& run_eligible = {});
+            const Eligible& eligible = {}, const RunEligible& run_eligible = {},
+            const MaySteal& may_steal = {});
   // A new lease of `job` for `worker_id` of token `token`.
   const Lease& Grant(Job& job, const std::string& worker_id, const std::string& token);
   // Extends the lease at `index` by a lease period.
@@ -96,7 +103,8 @@ class JobQueue {
   void LeaseGone(const Job& job);
   // The next job of `run` for the worker, or null (the lane rules above).
   Job* TakeFrom(uint64_t run_id, RunQueue& run, const std::string& worker_id,
-                const std::string& token, const LaneOf& lane_of, const Eligible& eligible);
+                const std::string& token, const LaneOf& lane_of, const Eligible& eligible,
+                const MaySteal& may_steal);
 
   const SteadyClock::duration lease_;
   const NowFn now_;

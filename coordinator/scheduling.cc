@@ -92,7 +92,18 @@ Job* Coordinator::TakeJobLocked(const std::string& worker_id) {
       [&](uint64_t run_id) ABSL_NO_THREAD_SAFETY_ANALYSIS {
         auto r = runs_.find(run_id);
         return r == runs_.end() || UnmetRequirement(worker, r->second->requirements).empty();
+      },
+      [&](uint64_t run_id, uint32_t lane, uint64_t queued) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+        auto r = runs_.find(run_id);
+        return r == runs_.end() || MayStealLocked(*r->second, lane, queued);
       });
+}
+
+bool Coordinator::MayStealLocked(const Run& run, uint32_t lane, uint64_t queued) {
+  if (queued >= kStealMinQueued) return true;
+  const std::string owner = lane < run.lane_workers.size() ? run.lane_workers[lane] : "";
+  const WorkerInfo* w = owner.empty() ? nullptr : workers_.Find(owner);
+  return !w || !workers_.Connected(owner) || w->draining;
 }
 
 std::string Coordinator::IneligibleLocked(const std::string& worker_id, const WorkerInfo& worker,
