@@ -225,10 +225,10 @@ class Coordinator {
   // The lane of `run` that `worker_id` works on, claiming a free one (or one whose worker is gone)
   // if it has none; kNoLane when every lane has a live worker.
   uint32_t LaneOfLocked(Run& run, const std::string& worker_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Whether a worker of another lane may take the far end of `lane` of `run`, `queued` jobs
-  // queued in it: when the lane's worker is gone (never came, disconnected, draining), or when
-  // at least kStealMinQueued jobs are queued in it.
-  bool MayStealLocked(const Run& run, uint32_t lane, uint64_t queued)
+  // Whether a worker of another lane may take `far_end`, the last job of its lane in `run`,
+  // `queued` jobs queued in the lane: always in lanes of jobs; in lanes of keys when the lane's
+  // worker is gone (never came, disconnected, draining) or at least kStealMinQueued are queued.
+  bool MayStealLocked(const Run& run, const Job& far_end, uint64_t queued)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   v1::AcquireJobResponse LeaseLocked(Job& job, const std::string& worker_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

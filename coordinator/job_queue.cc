@@ -114,7 +114,7 @@ Job* JobQueue::TakeFrom(uint64_t run_id, RunQueue& run, const std::string& worke
                    [](const Other& a, const Other& b) { return a.queued > b.queued; });
   uint64_t steal_job = 0;
   for (const Other& o : others) {
-    if (may_steal && !may_steal(run_id, o.lane, o.queued)) continue;
+    if (may_steal && !may_steal(*jobs_[o.last], o.queued)) continue;
     steal_job = o.last;
     break;
   }

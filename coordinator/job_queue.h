@@ -10,9 +10,9 @@
 // owner's run whose leases are fewest for its throughput, then the oldest. So equal runs of
 // different owners alternate, 200 % gets twice the leases of 100 %, and fifty runs of one owner
 // weigh like one. A job with a lane goes to its lane's worker; a worker whose lane is empty
-// takes from the far end of another lane, the one with the most jobs queued, when the lane's
-// worker is gone or that lane has enough jobs left that counting one cold pays (see
-// docs/scaling.md and kStealMinQueued).
+// takes from the far end of another lane, the one with the most jobs queued, when the
+// coordinator's `may_steal` lets it (in lanes of keys: when the lane's worker is gone or the lane
+// has enough jobs left that counting one cold pays; docs/scaling.md and kStealMinQueued).
 #pragma once
 
 #include <deque>
@@ -35,9 +35,9 @@ class JobQueue {
   using NowFn = std::function<SteadyClock::time_point()>;
   // The worker's lane in run `run_id` (claiming one if it has none), or kNoLane.
   using LaneOf = std::function<uint32_t(uint64_t run_id)>;
-  // Whether the far end of lane `lane` of run `run_id`, which has `queued` jobs queued, may go to
+  // Whether `far_end`, the last job queued in its lane, which has `queued` jobs queued, may go to
   // the asking worker (a worker of another lane).
-  using MaySteal = std::function<bool(uint64_t run_id, uint32_t lane, uint64_t queued)>;
+  using MaySteal = std::function<bool(const Job& far_end, uint64_t queued)>;
 
   JobQueue(double lease_seconds, NowFn now);
 

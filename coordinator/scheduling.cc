@@ -93,14 +93,18 @@ Job* Coordinator::TakeJobLocked(const std::string& worker_id) {
         auto r = runs_.find(run_id);
         return r == runs_.end() || UnmetRequirement(worker, r->second->requirements).empty();
       },
-      [&](uint64_t run_id, uint32_t lane, uint64_t queued) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-        auto r = runs_.find(run_id);
-        return r == runs_.end() || MayStealLocked(*r->second, lane, queued);
+      [&](const Job& far_end, uint64_t queued) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+        auto r = runs_.find(far_end.run_id);
+        return r == runs_.end() || MayStealLocked(*r->second, far_end, queued);
       });
 }
 
-bool Coordinator::MayStealLocked(const Run& run, uint32_t lane, uint64_t queued) {
-  if (queued >= kStealMinQueued) return true;
+bool Coordinator::MayStealLocked(const Run& run, const Job& far_end, uint64_t queued) {
+  // Lanes of jobs: any time (each job is a region of the tree of its own; a worker's table helps
+  // its neighbours less). Lanes of keys: a lane's jobs are the same regions as the other lanes'
+  // and the lane's worker's table holds what they share.
+  if (run.handler->WorkLane(far_end) == kNoLane || queued >= kStealMinQueued) return true;
+  const uint32_t lane = far_end.lane;
   const std::string owner = lane < run.lane_workers.size() ? run.lane_workers[lane] : "";
   const WorkerInfo* w = owner.empty() ? nullptr : workers_.Find(owner);
   return !w || !workers_.Connected(owner) || w->draining;

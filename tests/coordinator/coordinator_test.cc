@@ -187,10 +187,8 @@ class CoordinatorTest : public ::testing::Test {
   }
 
   // 8 queued jobs of one run in two lanes, workers `a` and `b` asking in turn: the first to ask
-  // gets the first 4 in order, the second the next 4. A worker whose lane is empty does not take
-  // the last job of the other lane while that lane's worker is at work and has fewer than
-  // kStealMinQueued jobs to go (it would count the job cold); once b drains, a takes the far end
-  // of b's range. Every job is handed out once.
+  // gets the first 4 in order, the second the next 4; a worker whose lane is empty takes the last
+  // job of the other lane (the far end of the other worker's range). Every job is handed out once.
   // (`lane_a`, `lane_b`: the jobs each gets, counted from a's first, when the lanes are not the
   // first and the second half.)
   void ExpectTwoLanesOfFour(const std::string& a, const std::string& b,
@@ -208,11 +206,7 @@ class CoordinatorTest : public ::testing::Test {
       ASSERT_TRUE(ja);
       got_a.push_back(ja->job_id() - base);
     }
-    EXPECT_FALSE(Acquire(a)) << "b is at work and has one job to go: a waits";
-    v1::DrainWorkersRequest drain;
-    drain.set_worker_id(b);
-    ASSERT_TRUE(c_->DrainWorkers(drain).ok());
-    std::optional<v1::Job> stolen = Acquire(a);  // b takes no more: the end of b's lane
+    std::optional<v1::Job> stolen = Acquire(a);  // a's lane is empty: the end of b's
     ASSERT_TRUE(stolen);
     got_a.push_back(stolen->job_id() - base);
     EXPECT_EQ(got_a, lane_a);
@@ -377,36 +371,54 @@ TEST_F(CoordinatorTest, WorkersWithOwnHashesWorkOnContiguousLanes) {
   ExpectTwoLanesOfFour(a, b);
 }
 
-// A worker whose lane is done takes the far end of another worker's lane while that lane has
-// kStealMinQueued jobs or more to go, and then leaves the rest to their worker (its table has the
-// lane's entries; the other worker's has not). Perft(6) in two lanes of 16: a does its 16 while b
-// holds its first job; a then takes b's last 8, one by one, and nothing more.
-TEST_F(CoordinatorTest, AWorkerTakesFromAnotherLaneOnlyWhileItHasEnoughToGo) {
-  const std::string a = Register("a"), b = Register("b");
-  const v1::Run run = Submit(6, 32);
-  ASSERT_EQ(run.jobs().total(), 32u);
+// Lanes of keys: a worker whose lane is done takes the far end of the other lane while that lane
+// has kStealMinQueued jobs or more queued, and leaves the rest to their worker, whose table holds
+// what they share with the lane's earlier jobs (the thief's has the other lane's). a does its
+// lane while b holds its first job; a then takes b's last jobs, one by one from the end, until 7
+// are left, and b does those. Once b drains, its lane is a's whatever is left.
+TEST_F(CoordinatorTest, InLanesOfKeysAWorkerTakesFromTheOtherLaneOnlyWhileItHasEnoughToGo) {
+  const std::vector<std::string> workers = OpenWithTwoWorkersOnItsHost();
+  const std::string &a = workers[0], &b = workers[1];
+  v1::SubmitPerftRequest req = KeyLanesRequest();
+  req.set_target_jobs(32);
+  absl::StatusOr<v1::Run> run = c_->SubmitPerft(req);
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_EQ(RunSpec(run->id()).lanes(), 2u);
+  const uint64_t per_lane = run->jobs().total() / 2;
+  ASSERT_GE(per_lane, kStealMinQueued + 2);
   std::optional<v1::Job> job = Acquire(a);
   ASSERT_TRUE(job);
-  const uint64_t base = job->job_id();
   std::optional<v1::Job> held = Acquire(b);
   ASSERT_TRUE(held);
-  EXPECT_EQ(held->job_id() - base, 16u);
-  std::vector<uint64_t> got_a;
+  ASSERT_NE(held->perft().lane_begin(), job->perft().lane_begin());
+  uint64_t own = 0;
+  std::vector<uint64_t> stolen;
   do {
-    got_a.push_back(job->job_id() - base);
+    if (job->perft().lane_begin() == 0)
+      ++own;
+    else
+      stolen.push_back(job->job_id());
     ASSERT_TRUE(Complete(a, *job).ok());
   } while ((job = Acquire(a)));
-  std::vector<uint64_t> expected;
-  for (uint64_t i = 0; i < 16; ++i) expected.push_back(i);
-  for (uint64_t i = 31; i >= 24; --i) expected.push_back(i);
-  EXPECT_EQ(got_a, expected) << "b's lane had 15 queued: a took 8 from its end, left 7";
-  std::vector<uint64_t> got_b;
-  for (job = held; job; job = Acquire(b)) {
-    got_b.push_back(job->job_id() - base);
-    ASSERT_TRUE(Complete(b, *job).ok());
+  EXPECT_EQ(own, per_lane);
+  // b's lane had per_lane - 1 queued: a took them while 8 or more were, from the far end.
+  ASSERT_EQ(stolen.size(), per_lane - kStealMinQueued);
+  EXPECT_TRUE(std::is_sorted(stolen.rbegin(), stolen.rend()));
+  uint64_t b_did = 0;
+  for (job = held; job && b_did < 3; job = Acquire(b), ++b_did) ASSERT_TRUE(Complete(b, *job).ok());
+  EXPECT_FALSE(Acquire(a)) << "b is at work and has 5 jobs to go: a waits";
+  v1::DrainWorkersRequest drain;
+  drain.set_worker_id(b);
+  ASSERT_TRUE(c_->DrainWorkers(drain).ok());
+  ASSERT_TRUE(Complete(b, *job).ok());  // b's last, leased before it drained
+  ++b_did;
+  for (job = Acquire(a); job; job = Acquire(a)) {
+    EXPECT_NE(job->perft().lane_begin(), 0u);
+    ASSERT_TRUE(Complete(a, *job).ok());
+    ++b_did;  // b's lane, done by a
   }
-  EXPECT_EQ(got_b, std::vector<uint64_t>({16, 17, 18, 19, 20, 21, 22, 23}));
-  const absl::StatusOr<v1::Run> done = c_->GetRun(run.id());
+  EXPECT_EQ(b_did, kStealMinQueued);
+  const absl::StatusOr<v1::Run> done = c_->GetRun(run->id());
   ASSERT_TRUE(done.ok()) << done.status();
   EXPECT_EQ(done->state(), v1::RUN_STATE_SUCCEEDED) << done->message();
   EXPECT_EQ(done->perft().result().nodes(), 119060324u);
