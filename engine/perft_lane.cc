@@ -17,6 +17,27 @@ uint64_t ShardKey(const Position& pos) {
          1;
 }
 
+uint64_t ShardKeyAfter(const Position& pos, Move m) {
+  const Color us = pos.SideToMove();
+  Bitboard b[6];
+  for (int pt = kPawn; pt <= kKing; ++pt) b[pt] = pos.Pieces(us, PieceType(pt));
+  const Square from = m.From(), to = m.To();
+  auto bit = [](Square s) { return Bitboard{1} << s; };
+  if (m.KindOf() == Move::kCastling) {  // king takes its own rook; either may stay where it is
+    const bool king_side = to > from;
+    b[kKing] ^= bit(from) ^ bit(Position::CastlingKingTo(us, king_side));
+    b[kRook] ^= bit(to) ^ bit(Position::CastlingRookTo(us, king_side));
+  } else {
+    const PieceType pt = TypeOf(pos.PieceOn(from));
+    b[pt] ^= bit(from) | bit(to);  // a capture takes nothing of the mover's
+    if (m.KindOf() == Move::kPromotion) {
+      b[kPawn] ^= bit(to);
+      b[m.Promotion()] ^= bit(to);
+    }
+  }
+  return HashWords({b[kPawn], b[kKnight], b[kBishop], b[kRook], b[kQueen], b[kKing]}) >> 1;
+}
+
 absl::Status CheckPerftLane(PerftLane lane, int depth) {
   if (!lane.active()) return absl::OkStatus();
   if (lane.begin >= lane.end || lane.end > kShardKeyEnd)

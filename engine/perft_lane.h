@@ -30,6 +30,9 @@ uint64_t HashWords(std::initializer_list<uint64_t> words);
 // streamed split cuts its shards, and lanes their ranges, by it.
 inline constexpr uint64_t kShardKeyEnd = uint64_t{1} << 63;
 uint64_t ShardKey(const Position& pos);
+// ShardKey of the position `m` (legal in `pos`) leads to, from the mover's pieces and the move
+// alone: a lane's walk keys every child of the ply above its ply without making the move.
+uint64_t ShardKeyAfter(const Position& pos, Move m);
 
 // A lane: the positions kLanePlies below each of a job's positions whose ShardKey is in
 // [begin, end); end == 0: no lane (every position counted).

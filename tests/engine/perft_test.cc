@@ -321,6 +321,43 @@ TEST(PerftLanes, TranspositionsShareTheirKey) {
   EXPECT_LT(ShardKey(a), kShardKeyEnd);
 }
 
+// ShardKeyAfter keys a child from the move alone as ShardKey does after the move is made: every
+// legal move of random positions (standard and Chess960: castling with king or rook standing
+// still, promotions, en passant, captures) and of Kiwipete.
+TEST(PerftLanes, ShardKeyAfterAMoveIsTheChildsShardKey) {
+  std::vector<Position> positions = RandomPositions(400, 26);
+  positions.push_back(Kiwipete());
+  // Castling where the king (g1) and then the rook (f1) stays put, and long past its rook;
+  // en passant; promotions.
+  for (const char* fen : {"4k3/8/8/8/8/8/8/6KR w H - 0 1", "4k3/8/8/8/8/8/8/4KR2 w F - 0 1",
+                          "4k3/8/8/8/8/8/8/5RK1 w F - 0 1", "4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 1",
+                          "2r1k3/1P6/8/8/8/8/8/4K3 w - - 0 1"}) {
+    absl::StatusOr<Position> pos = Position::FromFen(fen);
+    ASSERT_TRUE(pos.ok()) << fen << ": " << pos.status();
+    positions.push_back(*pos);
+  }
+  size_t moves = 0, castlings = 0, promotions = 0, en_passants = 0;
+  for (Position& pos : positions) {
+    MoveList list;
+    GenerateLegal(pos, list);
+    for (Move m : list) {
+      const uint64_t before = ShardKeyAfter(pos, m);
+      UndoInfo undo;
+      pos.DoMove(m, undo);
+      ASSERT_EQ(before, ShardKey(pos)) << pos.Fen() << " after " << m.Raw();
+      pos.UndoMove(m, undo);
+      ++moves;
+      castlings += m.KindOf() == Move::kCastling;
+      promotions += m.KindOf() == Move::kPromotion;
+      en_passants += m.KindOf() == Move::kEnPassant;
+    }
+  }
+  EXPECT_GT(moves, 5000u);
+  EXPECT_GT(castlings, 0u);
+  EXPECT_GT(promotions, 0u);
+  EXPECT_GT(en_passants, 0u);
+}
+
 // The abuse: a lane that is empty, reversed or reaches past 2^63, or a depth too shallow for its
 // plies, is refused with the reason, by both batch forms.
 TEST(PerftLanes, RefusesBadLanes) {
