@@ -517,10 +517,9 @@ void Coordinator::TickLocked(Deferred& deferred) {
         spdlog::warn("recording token use failed: {}", st.ToString());
     });
   }
-  while (!ended_gauges_.empty() && ended_gauges_.front().first <= now) {
+  // ended_gauges_ fills only with metrics_ (FinishRunLocked).
+  for (; !ended_gauges_.empty() && ended_gauges_.front().first <= now; ended_gauges_.pop_front())
     metrics_->RemoveRun(ended_gauges_.front().second);
-    ended_gauges_.pop_front();
-  }
   if (metrics_ && now - last_gauges_ > std::chrono::milliseconds(500)) {
     last_gauges_ = now;
     UpdateGaugesLocked();

@@ -73,7 +73,8 @@ Job* JobQueue::TakeFrom(uint64_t run_id, RunQueue& run, const std::string& worke
     uint32_t lane;
     uint64_t queued, last;
   };
-  std::vector<Other> others;  // a few lanes (at most 8 lanes of keys)
+  std::vector<Other> others;  // one per lane seen (up to 64 lanes of jobs)
+  size_t at = 0;              // the entry of the last job seen: a lane's jobs are contiguous
   bool lane_known = false;
   uint32_t mine = kNoLane;
   std::deque<uint64_t>& ready = run.ready;
@@ -96,11 +97,14 @@ Job* JobQueue::TakeFrom(uint64_t run_id, RunQueue& run, const std::string& worke
         lane_known = true;
       }
       if (mine != job.lane) {
-        auto o = std::find_if(others.begin(), others.end(),
-                              [&](const Other& x) { return x.lane == job.lane; });
-        if (o == others.end()) o = others.insert(others.end(), Other{job.lane, 0, 0});
-        ++o->queued;
-        o->last = job.id;
+        if (at >= others.size() || others[at].lane != job.lane) {
+          at = size_t(std::find_if(others.begin(), others.end(),
+                                   [&](const Other& x) { return x.lane == job.lane; }) -
+                      others.begin());
+          if (at == others.size()) others.push_back({job.lane, 0, 0});
+        }
+        ++others[at].queued;
+        others[at].last = job.id;
         ++it;
         continue;
       }

@@ -104,8 +104,8 @@ bool Coordinator::MayStealLocked(const Run& run, const Job& far_end, uint64_t qu
   // its neighbours less). Lanes of keys: a lane's jobs are the same regions as the other lanes'
   // and the lane's worker's table holds what they share.
   if (run.handler->WorkLane(far_end) == kNoLane || queued >= kStealMinQueued) return true;
-  const uint32_t lane = far_end.lane;
-  const std::string owner = lane < run.lane_workers.size() ? run.lane_workers[lane] : "";
+  if (far_end.lane >= run.lane_workers.size()) return true;  // a lane nobody has claimed
+  const std::string& owner = run.lane_workers[far_end.lane];
   const WorkerInfo* w = owner.empty() ? nullptr : workers_.Find(owner);
   return !w || !workers_.Connected(owner) || w->draining;
 }

@@ -1,5 +1,7 @@
 #include "engine/perft_lane.h"
 
+#include <array>
+
 #include "base/strings.h"
 
 namespace arbiter {
@@ -10,17 +12,26 @@ uint64_t HashWords(std::initializer_list<uint64_t> words) {
   return h;
 }
 
-uint64_t ShardKey(const Position& pos) {
-  const Color them = ~pos.SideToMove();
-  return HashWords({pos.Pieces(them, kPawn), pos.Pieces(them, kKnight), pos.Pieces(them, kBishop),
-                    pos.Pieces(them, kRook), pos.Pieces(them, kQueen), pos.Pieces(them, kKing)}) >>
-         1;
+namespace {
+
+// One side's pieces, by type.
+using SidePieces = std::array<Bitboard, 6>;
+SidePieces PiecesOf(const Position& pos, Color c) {
+  SidePieces b;
+  for (int pt = kPawn; pt <= kKing; ++pt) b[pt] = pos.Pieces(c, PieceType(pt));
+  return b;
 }
+uint64_t KeyOf(const SidePieces& b) {
+  return HashWords({b[kPawn], b[kKnight], b[kBishop], b[kRook], b[kQueen], b[kKing]}) >> 1;
+}
+
+}  // namespace
+
+uint64_t ShardKey(const Position& pos) { return KeyOf(PiecesOf(pos, ~pos.SideToMove())); }
 
 uint64_t ShardKeyAfter(const Position& pos, Move m) {
   const Color us = pos.SideToMove();
-  Bitboard b[6];
-  for (int pt = kPawn; pt <= kKing; ++pt) b[pt] = pos.Pieces(us, PieceType(pt));
+  SidePieces b = PiecesOf(pos, us);
   const Square from = m.From(), to = m.To();
   auto bit = [](Square s) { return Bitboard{1} << s; };
   if (m.KindOf() == Move::kCastling) {  // king takes its own rook; either may stay where it is
@@ -35,7 +46,7 @@ uint64_t ShardKeyAfter(const Position& pos, Move m) {
       b[m.Promotion()] ^= bit(to);
     }
   }
-  return HashWords({b[kPawn], b[kKnight], b[kBishop], b[kRook], b[kQueen], b[kKing]}) >> 1;
+  return KeyOf(b);
 }
 
 absl::Status CheckPerftLane(PerftLane lane, int depth) {
