@@ -1,5 +1,5 @@
 // What two workers with tables of their own count twice in start-position perft(8)
-// (bench/lane_overlap.sh, docs/scaling.md "perft(8), session 23"). A model with perfect tables:
+// (bench/lane_overlap.sh, docs/scaling.md, "Lanes"). A model with perfect tables:
 // each lane's table keeps every position its subtrees reach, so the lanes count a position twice
 // exactly when subtrees of both reach it. For each plan it prints, for every ply from the split to
 // ply 6 (the last ply whose counts a worker's table keeps: below it the counter counts in bulk),

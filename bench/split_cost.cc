@@ -1,7 +1,7 @@
 // The coordinator's cost of splitting start-position perft(DEPTH) for 2 workers with hashes of
 // their own, two ways, alternately in one run (bench/split_cost.sh):
 //   at once:   SplitPerft merges the last ply of the split in memory, then the jobs are packed
-//              (what the coordinator did before the first job existed, up to session 12);
+//              (the whole split merged before the first job existed);
 //   in shards: SplitPerft stops a ply short (its last ply has many paths), BucketedShards
 //              generates the paths once and merges them shard by shard, each packed into its
 //              jobs as it comes (the first shard's jobs can go out while the rest is merged).

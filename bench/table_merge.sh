@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Lanes by key, measured before building them (docs/scaling.md, "perft(8), session 16"): the
+# Lanes by key, measured before building them (docs/scaling.md, "Rejected designs"): the
 # workers' counting CPU for start-position perft(8) with ply 5 merged by the coordinator (the
 # reference, what the planner does for workers with tables of their own) against ply 5 merged by
 # the workers' tables, each of LANES workers counting the children of every ply-4 position whose

@@ -62,7 +62,7 @@ inline absl::Status NoRunError(uint64_t run_id) {
 inline constexpr uint32_t kNoLane = UINT32_MAX;
 // In lanes of keys, a worker whose lane is empty takes the far end of another worker's lane only
 // when at least this many of the lane's jobs are queued (or its worker is gone): the job is cold
-// for it. Measured on start-position perft(8) (session 26): the last job of a lane took its
+// for it. Measured on start-position perft(8) (docs/scaling.md): the last job of a lane took its
 // lane's worker 0.012-0.015 s and the other worker, whose table lacks the lane's entries,
 // 0.093-0.098 s (7x), while its own worker sat idle; with 8 queued the owner has about as long
 // to go.

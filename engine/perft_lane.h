@@ -1,4 +1,4 @@
-// Lanes of keys (docs/scaling.md, "perft(8), session 25"): workers with hash tables of their own
+// Lanes of keys (docs/scaling.md, "Lanes"): workers with hash tables of their own
 // each count one lane of the positions two plies below their jobs' positions, chosen by a key of
 // the pieces of the side not to move (ShardKey). Every path to a position, and every transposition
 // of it one ply further down (which differs only in the other side's last move), has that key, so

@@ -1,4 +1,4 @@
-// Game-state rules (../shared/docs/rules.md, "How a game ends"): checkmate, stalemate, dead
+// Game-state rules (docs/rules.md, "How a game ends"): checkmate, stalemate, dead
 // position, fivefold / threefold repetition, 75- and 50-move rules, and whether a side can still
 // mate at all (flag falls). Usage:
 //   Game game(Position::StartPosition());
