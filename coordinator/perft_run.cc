@@ -662,7 +662,7 @@ absl::StatusOr<RunPlan> PlanPerftRun(const v1::SubmitPerftRequest& submitted,
   // deeper than the in-memory split reached, each shard walking its level again. Not deeper: every
   // position of the split passes through the coordinator (~3 us of its CPU and ~38 bytes of SQLite
   // each), so a split at ply 8 (~1-2 G positions) would keep a thousand workers waiting on the
-  // coordinator for hours; their hashes merge the plies below (docs/scaling.md, "Going deep").
+  // coordinator for hours; their hashes merge the plies below (docs/scaling.md, "At the limits").
   if (so.split_depth == 0 && so.merge && split.split_depth + 2 < so.depth - kWorkerPlies) {
     const int fits = split.split_depth;
     return PlanStreamedPerftRun(request, *root, so, lanes, fits, fits + 1, std::move(split));

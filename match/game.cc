@@ -45,7 +45,7 @@ std::string GoCommand(const Clock clocks[2], Color side) {
   return go;
 }
 
-// Tracks the score-based adjudications of rules.md item 6.
+// Tracks the score-based adjudications (docs/rules.md, "Adjudication and game length").
 class Adjudicator {
  public:
   explicit Adjudicator(const Adjudication& a) : a_(a) {}

@@ -52,7 +52,7 @@ TimeControl ScaleTimeControl(TimeControl tc, double factor);
 inline constexpr double kMinClockScale = 0.01;
 inline constexpr double kMaxClockScale = 100;
 
-// Parses every `--tc` form of architecture.md; errors name the part that is wrong.
+// Parses every `--tc` form of docs/rules.md; errors name the part that is wrong.
 absl::StatusOr<TimeControl> ParseTimeControl(std::string_view text);
 
 // What the side to move is told in `go` about its own clock.
