@@ -35,7 +35,8 @@ namespace {
 struct CoordinatorFlags {
   std::string listen = ":50051";
   std::string metrics;
-  std::string http;  // the dashboard and JSON API; empty = none
+  std::string http;    // the dashboard and JSON API; empty = none
+  std::string health;  // plaintext gRPC health for probes; empty = none
   uint32_t max_live_pages = 256;
   std::string data;
   double lease_seconds = 15;
@@ -142,6 +143,15 @@ std::unique_ptr<web::Dashboard> StartDashboard(const CoordinatorFlags& f,
   return std::move(*d);
 }
 
+// The gRPC health service (and reflection) alone, in plaintext: the worker's only server, and
+// the coordinator's port for the kubelet's probes (its main port may speak TLS).
+std::unique_ptr<grpc::Server> StartHealthServer(const std::string& listen, int& port) {
+  net::EnableHealthAndReflection();
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(net::NormalizeAddress(listen), grpc::InsecureServerCredentials(), &port);
+  return builder.BuildAndStart();
+}
+
 int RunCoordinator(const CoordinatorFlags& f) {
   BlockTerminationSignals();
   absl::StatusOr<std::unique_ptr<coordinator::Server>> server =
@@ -156,27 +166,40 @@ int RunCoordinator(const CoordinatorFlags& f) {
     (*server)->Shutdown();
     return 2;
   }
+  // Started last: it answers once the store is open and every run resumed (a startup probe).
+  int health_port = 0;
+  std::unique_ptr<grpc::Server> health;
+  if (!f.health.empty()) {
+    health = StartHealthServer(f.health, health_port);
+    if (!health || health_port == 0) {
+      std::cerr << "error: cannot serve gRPC health on '" << f.health << "'\n";
+      if (dashboard) dashboard->Stop();
+      (*server)->Shutdown();
+      return 2;
+    }
+  }
   std::cout << "coordinator listening on port " << (*server)->port();
   if (!f.metrics.empty()) std::cout << ", metrics on port " << (*server)->metrics_port();
   if (dashboard) std::cout << ", dashboard on port " << dashboard->port();
+  if (health) std::cout << ", health on port " << health_port;
   std::cout << std::endl;
   int sig = WaitForTerminationSignal();
   spdlog::info("signal {}: shutting down", sig);
+  if (health) health->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
   if (dashboard) dashboard->Stop();
   (*server)->Shutdown();
   return 0;
 }
 
-// Health and reflection for the worker process (no services of its own).
-std::unique_ptr<grpc::Server> StartWorkerHealthServer(const std::string& listen, int& port) {
-  net::EnableHealthAndReflection();
-  grpc::ServerBuilder builder;
-  builder.AddListeningPort(net::NormalizeAddress(listen), grpc::InsecureServerCredentials(), &port);
-  return builder.BuildAndStart();
-}
-
 int RunWorker(const WorkerFlags& f) {
   BlockTerminationSignals();
+  // A worker whose token or TLS files cannot be read must not run without them (in a pod: a
+  // crash loop that names the Secret, not a worker dialling in plaintext).
+  if (absl::StatusOr<net::ClientCredentials> creds = net::CredentialsFromEnvironment(f.coordinator);
+      !creds.ok()) {
+    std::cerr << "error: " << creds.status().message() << "\n";
+    return 2;
+  }
   std::unique_ptr<net::MetricsEndpoint> metrics;
   if (!f.metrics.empty()) {
     absl::StatusOr<std::unique_ptr<net::MetricsEndpoint>> m =
@@ -188,7 +211,7 @@ int RunWorker(const WorkerFlags& f) {
     metrics = std::move(*m);
   }
   int port = 0;
-  std::unique_ptr<grpc::Server> health = StartWorkerHealthServer(f.listen, port);
+  std::unique_ptr<grpc::Server> health = StartHealthServer(f.listen, port);
   if (!health || port == 0) {
     std::cerr << "error: cannot listen on '" << f.listen << "'\n";
     return 2;
@@ -393,6 +416,9 @@ void AddClusterCommands(CLI::App& app, int& exit_code) {
     CLI::App* cmd = app.add_subcommand("coordinator", "Run the coordinator (gRPC, SQLite state)");
     cmd->add_option("--listen", f->listen, "gRPC address [HOST]:PORT (port 0 = any free port)");
     cmd->add_option("--data", f->data, "Directory for the SQLite store and engines")->required();
+    cmd->add_option("--health", f->health,
+                    "Serve the gRPC health service in plaintext on [HOST]:PORT, once the store "
+                    "is open (for probes: the main port may speak TLS)");
     AddCoordinatorOptions(cmd, *f);
     cmd->callback([f, &exit_code] { exit_code = RunCoordinator(*f); });
   }

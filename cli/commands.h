@@ -20,6 +20,10 @@ void AddTournamentCommand(CLI::App& app, int& exit_code);
 void AddClusterCommands(CLI::App& app, int& exit_code);
 // `arbiter tokens`, `whoami`, `engines`, `workers` and `ratings`.
 void AddAccessCommands(CLI::App& app, int& exit_code);
+// `arbiter health`: a server's gRPC health service.
+void AddHealthCommand(CLI::App& app, int& exit_code);
+// `arbiter engine-probe`: an engine in this machine's box, one move.
+void AddEngineProbeCommand(CLI::App& app, int& exit_code);
 
 // `--sandbox` and the engine limits of `worker`, `match` and `tournament`.
 struct SandboxFlags {

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "base/version.h"
 #include "cli/commands.h"
 #include "engine/perft_path.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
@@ -54,6 +55,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   CLI::App app{"arbiter: distributed engine testing and perft"};
+  app.set_version_flag("--version", std::string("arbiter ") + std::string(arbiter::kVersion) +
+                                        " (" + std::string(arbiter::kRevision) + ")");
   app.require_subcommand(1);
   int exit_code = 0;
   // Credentials of every client command (and of `arbiter worker`): the flags set the environment
@@ -84,6 +87,8 @@ int main(int argc, char** argv) {
   arbiter::cli::AddTournamentCommand(app, exit_code);
   arbiter::cli::AddClusterCommands(app, exit_code);
   arbiter::cli::AddAccessCommands(app, exit_code);
+  arbiter::cli::AddHealthCommand(app, exit_code);
+  arbiter::cli::AddEngineProbeCommand(app, exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

@@ -10,8 +10,9 @@ namespace arbiter::cli {
 
 void AddSandboxOptions(CLI::App* cmd, SandboxFlags& f) {
   cmd->add_option("--sandbox", f.mode,
-                  Cat("Engine isolation: auto (bubblewrap namespaces and limits where the kernel "
-                      "allows them, else limits only), namespaces, or off (default ",
+                  Cat("Engine isolation: auto (bubblewrap namespaces where the kernel allows "
+                      "them, else Landlock, else limits only), namespaces, landlock, or off "
+                      "(default ",
                       f.mode, ")"));
   match::ResourceLimits& l = f.limits;
   cmd->add_option("--engine-memory-mb", l.memory_mb, "Sandbox: address space per engine (MB)");

@@ -27,6 +27,9 @@ namespace arbiter::coordinator {
 struct Caller {
   std::string name;
   v1::Role role = v1::ROLE_UNSPECIFIED;
+  // The network host the call came from ("10.1.2.3", "::1"; empty when unknown): with the token,
+  // what tells two workers apart for verification (a token's holder cannot pose as two hosts).
+  std::string peer;
   bool admin() const { return role == v1::ROLE_ADMIN; }
 };
 

@@ -61,7 +61,10 @@ absl::StatusOr<v1::RegisterResponse> Coordinator::Register(const v1::RegisterReq
   info.results_in_flight = std::min<uint32_t>(request.results_in_flight(), 1);
   info.hash_group = request.hash_group();
   info.token = caller.name;
-  info.isolated = request.isolation() == "namespaces";
+  // Empty (only the worker id tells it apart) when the caller is known by neither.
+  if (!caller.name.empty() || !caller.peer.empty())
+    info.identity = Cat(caller.name, "@", caller.peer);
+  info.isolated = request.isolation() == "namespaces" || request.isolation() == "landlock";
   info.isolation = request.isolation();
   info.version = request.version();
   info.cores = request.cores();
@@ -106,7 +109,7 @@ v1::AcquireJobResponse Coordinator::LeaseLocked(Job& job, const std::string& wor
   Run& run = *runs_[job.run_id];
   if (job.leases.empty() && job.pending == 0) ++run.jobs_leased;
   WorkerInfo* w = workers_.Find(worker_id);
-  const Lease& lease = queue_.Grant(job, worker_id, w ? w->token : std::string());
+  const Lease& lease = queue_.Grant(job, worker_id, w ? w->identity : std::string());
   if (w) ++w->leases;
   if (run.state == v1::RUN_STATE_QUEUED) {
     run.state = v1::RUN_STATE_RUNNING;
@@ -303,7 +306,7 @@ void Coordinator::CompleteJob(const v1::CompleteJobRequest& request, CompleteCal
             CommitLog::Entry e{job->id, job->run_id, run.handler.get(), std::move(*result), {}};
             e.result.worker_id = request.worker_id();
             e.result.worker_name = w->name;
-            e.result.token = w->token;
+            e.result.token = w->identity;
             e.result.lease_id = request.lease_id();
             e.result.seconds = request.seconds();
             e.callbacks.push_back(std::move(cb));

@@ -85,7 +85,7 @@ class JobQueue {
   static size_t LeaseIndex(const Job& job, uint64_t lease_id);
   // Whether `lease_id` was ever granted for the job (live or not).
   static bool WasIssued(const Job& job, uint64_t lease_id);
-  // Whether `worker_id`, or another worker of the same (non-empty) token, holds a lease of the
+  // Whether `worker_id`, or another worker of the same (non-empty) identity, holds a lease of the
   // job or gave one of its results.
   static bool HeldBy(const Job& job, const std::string& worker_id, const std::string& token);
 

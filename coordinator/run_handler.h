@@ -32,14 +32,14 @@ using SteadyClock = std::chrono::steady_clock;
 struct Lease {
   uint64_t id = 0;
   std::string worker_id;
-  std::string token;  // the worker's token: its identity for verification
+  std::string token;  // the worker's identity for verification (WorkerInfo::identity)
   SteadyClock::time_point expiry;
 };
 
 // A worker's accepted answer for a job.
 struct Result {
   std::string worker_id, worker_name;
-  std::string token;  // the worker's token (not stored: verification of resumed runs uses ids)
+  std::string token;  // WorkerInfo::identity (not stored: verification of resumed runs uses ids)
   uint64_t lease_id = 0;
   double seconds = 0;
   std::vector<uint64_t> counts;                         // perft

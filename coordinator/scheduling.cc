@@ -79,7 +79,7 @@ Job* Coordinator::TakeJobLocked(const std::string& worker_id) {
   if (!w || w->draining || w->leases >= w->LeaseSlots()) return nullptr;
   const WorkerInfo& worker = *w;
   return queue_.Take(
-      worker_id, w->token,
+      worker_id, w->identity,
       [&](uint64_t run_id) ABSL_NO_THREAD_SAFETY_ANALYSIS {
         auto r = runs_.find(run_id);
         return r == runs_.end() ? kNoLane : LaneOfLocked(*r->second, worker_id);

@@ -24,6 +24,20 @@ absl::Status AnswerRun(absl::StatusOr<v1::Run> run, v1::SubmitRunResponse* respo
   return Answer(std::move(run), response->mutable_run());
 }
 
+// "ipv4:10.1.2.3:5000" -> "10.1.2.3", "ipv6:[::1]:5000" -> "::1"; gRPC's peer URI.
+std::string PeerHost(const std::string& peer) {
+  std::string_view p = peer;
+  const size_t scheme = p.find(':');
+  if (scheme == std::string_view::npos) return std::string(p);
+  const std::string_view kind = p.substr(0, scheme);
+  p.remove_prefix(scheme + 1);
+  if (kind != "ipv4" && kind != "ipv6") return std::string(p);
+  const size_t port = p.rfind(':');
+  if (port != std::string_view::npos) p = p.substr(0, port);
+  if (p.size() >= 2 && p.front() == '[' && p.back() == ']') p = p.substr(1, p.size() - 2);
+  return std::string(p);
+}
+
 // The caller of every call: its bearer token checked against the role the method needs. One
 // place for every method of every service (the callback API has no interceptor that can refuse
 // a call, so each method asks the gate first).
@@ -31,7 +45,7 @@ class Gate {
  public:
   explicit Gate(TokenRegistry* tokens) : tokens_(tokens) {}
   absl::StatusOr<Caller> Check(grpc::CallbackServerContext* ctx, v1::Role needed) const {
-    if (!tokens_) return Caller{"anonymous", v1::ROLE_ADMIN};
+    if (!tokens_) return Caller{"anonymous", v1::ROLE_ADMIN, PeerHost(ctx->peer())};
     const auto& md = ctx->client_metadata();
     auto it = md.find("authorization");
     const std::string_view header = it == md.end()
@@ -40,6 +54,7 @@ class Gate {
     absl::StatusOr<Caller> caller = tokens_->Authenticate(header);
     if (!caller.ok()) return caller.status();
     if (absl::Status st = Permit(*caller, needed); !st.ok()) return st;
+    caller->peer = PeerHost(ctx->peer());
     return caller;
   }
 

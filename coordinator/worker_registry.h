@@ -28,12 +28,16 @@ struct WorkerInfo {
   uint32_t threads = 0;
   std::string hash_group;  // empty: its own hash
   std::string token;       // name of the token it registered with
-  uint32_t leases = 0;     // live leases it holds
+  // Its token and network host: workers that differ in either count as different workers for
+  // verification, so that one token shared by a Deployment's pods verifies across pods while a
+  // token's holder cannot pose as two workers from one host.
+  std::string identity;
+  uint32_t leases = 0;  // live leases it holds
   // 0 or 1: a result it reports while counting its next job (RegisterRequest.results_in_flight).
   uint32_t results_in_flight = 0;
   // Leases it may hold: one a thread, and one for the job whose result is on its way.
   uint32_t LeaseSlots() const { return threads + results_in_flight; }
-  bool isolated = false;  // runs engines in namespaces (RegisterRequest.isolation)
+  bool isolated = false;  // confines engines: namespaces or landlock (RegisterRequest.isolation)
   std::string isolation, version;
   uint32_t cores = 0;
   // `path` engines must lie in one of these (empty: any path).

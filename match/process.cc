@@ -22,6 +22,7 @@
 
 #include "absl/time/time.h"
 #include "base/strings.h"
+#include "match/landlock.h"
 
 extern char** environ;
 
@@ -109,6 +110,7 @@ absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Start(const ProcessSpec&
   const char* cwd = spec.cwd.empty() ? nullptr : spec.cwd.c_str();
   const bool set_cpus = !spec.cpus.empty();
   const int inherit_fd = spec.inherit_fd ? *spec.inherit_fd : -1;
+  const int landlock_fd = spec.landlock_fd ? *spec.landlock_fd : -1;
   if (spec.seccomp_bpf.size() % sizeof(sock_filter) != 0 ||
       spec.seccomp_bpf.size() / sizeof(sock_filter) > BPF_MAXINSNS)
     return absl::InvalidArgumentError("seccomp filter is not a BPF program");
@@ -116,6 +118,10 @@ absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Start(const ProcessSpec&
   sock_fprog seccomp{static_cast<unsigned short>(spec.seccomp_bpf.size() / sizeof(sock_filter)),
                      reinterpret_cast<sock_filter*>(const_cast<char*>(spec.seccomp_bpf.data()))};
 
+  // Orphans of an engine (it cannot leave its group without namespaces: the filter refuses
+  // setsid) come to us rather than to the container's PID 1, which may never reap them.
+  static const bool subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
+  (void)subreaper;
   pid_t pid = fork();
   if (pid < 0) {
     for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1], status_pipe[0], status_pipe[1]})
@@ -152,6 +158,7 @@ absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Start(const ProcessSpec&
     // status pipe still reports a failure until then), except the one it is meant to get.
     close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
     if (inherit_fd >= 0 && fcntl(inherit_fd, F_SETFD, 0) != 0) fail(7);
+    if (landlock_fd >= 0 && LandlockRestrictSelf(landlock_fd) != 0) fail(9);
     if (seccomp.len > 0 && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &seccomp) != 0) fail(8);
     execvpe(argv[0], argv.data(), envp.data());
     fail(3);
@@ -180,7 +187,8 @@ absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Start(const ProcessSpec&
                                    "prctl(PR_SET_NO_NEW_PRIVS)",
                                    "setuid",
                                    "keeping the descriptor for bwrap",
-                                   "loading the seccomp filter"};
+                                   "loading the seccomp filter",
+                                   "applying the Landlock ruleset"};
     std::string what = msg[0] == 1 ? Cat(" to '", spec.cwd, "'") : Cat(" '", spec.argv[0], "'");
     return absl::FailedPreconditionError(
         Cat("cannot start engine: ", kSteps[unsigned(msg[0]) % std::size(kSteps)], what, ": ",
@@ -387,6 +395,24 @@ absl::Status Subprocess::WriteLine(std::string_view line, std::chrono::milliseco
   return absl::OkStatus();
 }
 
+namespace {
+
+// An engine's group was killed: members that outlived the engine were reparented to us (a child
+// subreaper, set in Start) and are reaped here, so that their zombies do not count against the
+// user's process limit (without namespaces the engine shares the worker's user). A member still
+// being reparented is waited for, at most a second.
+void ReapGroup(pid_t pgid) {
+  const SteadyTime deadline = SteadyClock::now() + std::chrono::seconds(1);
+  for (;;) {
+    const pid_t r = waitpid(-pgid, nullptr, WNOHANG);
+    if (r > 0 || (r < 0 && errno == EINTR)) continue;
+    if (kill(-pgid, 0) != 0 || SteadyClock::now() > deadline) return;  // the group is empty
+    usleep(1000);
+  }
+}
+
+}  // namespace
+
 void Subprocess::Reap(bool block) {
   if (reaped_) return;
   int status = 0;
@@ -398,6 +424,7 @@ void Subprocess::Reap(bool block) {
     reaped_ = true;
     wait_status_ = status;
     kill(-pid_, SIGKILL);  // helpers the engine left behind in its group
+    ReapGroup(pid_);
   }
 }
 

@@ -48,6 +48,9 @@ struct ProcessSpec {
   // The one descriptor above stderr that the child keeps (every other is closed at exec), e.g.
   // bwrap's --seccomp FD; closed in the parent when the last copy of the spec goes.
   std::shared_ptr<const int> inherit_fd;
+  // A Landlock ruleset (match/landlock.h) the child restricts itself to after no_new_privs and
+  // before the seccomp filter; null: none.
+  std::shared_ptr<const int> landlock_fd;
 };
 
 // `fd` owned: closed when the last copy of the pointer goes.

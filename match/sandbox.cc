@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include "base/numbers.h"
 #include "base/status_macros.h"
 #include "base/strings.h"
+#include "match/landlock.h"
 
 namespace arbiter::match {
 namespace {
@@ -94,7 +96,7 @@ absl::StatusOr<int> MemFdWith(const std::string& bytes) {
   return fd;
 }
 
-absl::StatusOr<std::string> BuildSeccompFilter() {
+absl::StatusOr<std::string> BuildSeccompFilter(bool without_namespaces) {
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
   if (!ctx) return absl::InternalError("seccomp_init failed");
   std::unique_ptr<void, void (*)(void*)> release(ctx, [](void* c) { seccomp_release(c); });
@@ -114,6 +116,15 @@ absl::StatusOr<std::string> BuildSeccompFilter() {
     RETURN_IF_ERROR(check(seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
                                            SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag)),
                           "clone"));
+  if (without_namespaces) {
+    // No network namespace to stand in for: no socket but a local one. No new session or process
+    // group: whatever the engine forks stays in the group that is killed when the engine ends.
+    RETURN_IF_ERROR(check(seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socket), 1,
+                                           SCMP_A0(SCMP_CMP_NE, AF_UNIX)),
+                          "socket"));
+    for (int nr : {SCMP_SYS(setsid), SCMP_SYS(setpgid)})
+      RETURN_IF_ERROR(check(seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0), "setsid"));
+  }
   const int fd = memfd_create("arbiter-seccomp-export", MFD_CLOEXEC);
   if (fd < 0) return absl::InternalError(Cat("memfd_create: ", strerror(errno)));
   std::string bpf;
@@ -187,18 +198,20 @@ const std::vector<std::string_view>& RefusedSyscalls() {
   return kRefused;
 }
 
-absl::StatusOr<std::string> EngineSeccompFilter() {
-  static const absl::StatusOr<std::string>* const filter =
-      new absl::StatusOr<std::string>(BuildSeccompFilter());
-  return *filter;
+absl::StatusOr<std::string> EngineSeccompFilter(bool without_namespaces) {
+  static const absl::StatusOr<std::string>* const filters[2] = {
+      new absl::StatusOr<std::string>(BuildSeccompFilter(false)),
+      new absl::StatusOr<std::string>(BuildSeccompFilter(true))};
+  return *filters[without_namespaces];
 }
 
 absl::StatusOr<SandboxMode> ParseSandboxMode(std::string_view text) {
   if (text == "off") return SandboxMode::kOff;
   if (text == "auto") return SandboxMode::kAuto;
   if (text == "namespaces") return SandboxMode::kNamespaces;
+  if (text == "landlock") return SandboxMode::kLandlock;
   return absl::InvalidArgumentError(
-      Cat("--sandbox '", text, "': expected auto, namespaces or off"));
+      Cat("--sandbox '", text, "': expected auto, namespaces, landlock or off"));
 }
 
 std::string_view IsolationName(Isolation isolation) {
@@ -207,20 +220,26 @@ std::string_view IsolationName(Isolation isolation) {
       return "none";
     case Isolation::kLimits:
       return "limits";
+    case Isolation::kLandlock:
+      return "landlock";
     case Isolation::kNamespaces:
       return "namespaces";
   }
   return "none";
 }
 
-absl::Status ProbeNamespaces(const std::string& bwrap) {
-  if (access(bwrap.c_str(), X_OK) != 0)
-    return absl::FailedPreconditionError(
-        Cat(bwrap, " is not installed (Debian: apt-get install bubblewrap)"));
-  SandboxOptions options{.isolation = Isolation::kNamespaces, .bwrap = bwrap};
+bool Confines(Isolation isolation) {
+  return isolation == Isolation::kLandlock || isolation == Isolation::kNamespaces;
+}
+
+namespace {
+
+// Runs `argv` boxed as `options` say and waits for it; an error says how it ended.
+absl::Status RunProbe(const SandboxOptions& options, std::vector<std::string> argv,
+                      std::string_view what) {
   absl::StatusOr<std::string> dir = MakePrivateDir(options);
   if (!dir.ok()) return dir.status();
-  absl::StatusOr<ProcessSpec> spec = Sandboxed(options, ProcessSpec{.argv = {"/bin/true"}}, *dir);
+  absl::StatusOr<ProcessSpec> spec = Sandboxed(options, ProcessSpec{.argv = std::move(argv)}, *dir);
   absl::Status result = spec.status();
   if (spec.ok()) {
     absl::StatusOr<std::unique_ptr<Subprocess>> p = Subprocess::Start(*spec);
@@ -231,9 +250,8 @@ absl::Status ProbeNamespaces(const std::string& bwrap) {
       if (status != 0) {
         (*p)->WaitStderrClosed(SteadyClock::now() + std::chrono::milliseconds(1000));
         std::string err = std::string(Strip((*p)->StderrTail()));
-        result = absl::FailedPreconditionError(Cat("bwrap cannot create namespaces here (",
-                                                   DescribeExit(status), err.empty() ? "" : ": ",
-                                                   err, ")"));
+        result = absl::FailedPreconditionError(
+            Cat(what, " (", DescribeExit(status), err.empty() ? "" : ": ", err, ")"));
       }
     }
   }
@@ -241,17 +259,53 @@ absl::Status ProbeNamespaces(const std::string& bwrap) {
   return result;
 }
 
+}  // namespace
+
+absl::Status ProbeNamespaces(const std::string& bwrap) {
+  if (access(bwrap.c_str(), X_OK) != 0)
+    return absl::FailedPreconditionError(
+        Cat(bwrap, " is not installed (Debian: apt-get install bubblewrap)"));
+  return RunProbe(SandboxOptions{.isolation = Isolation::kNamespaces, .bwrap = bwrap},
+                  {"/bin/true"}, "bwrap cannot create namespaces here");
+}
+
+absl::Status ProbeLandlock() {
+  if (LandlockAbi() < 1)
+    return absl::FailedPreconditionError(
+        Cat("Landlock is not available here (", strerror(errno), ")"));
+  SandboxOptions options{.isolation = Isolation::kLandlock};
+  // The probe must run and must not see the host's /etc beyond ld.so's files.
+  RETURN_IF_ERROR(RunProbe(options, {"/bin/true"}, "a program cannot start under Landlock"));
+  if (RunProbe(options, {"/bin/cat", "/etc/passwd"}, "").ok())
+    return absl::FailedPreconditionError("Landlock does not confine reads here");
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Isolation> ResolveIsolation(SandboxMode mode, const std::string& bwrap,
                                            std::string* warning) {
   if (mode == SandboxMode::kOff) return Isolation::kNone;
-  absl::Status probe = ProbeNamespaces(bwrap);
-  if (probe.ok()) return Isolation::kNamespaces;
-  if (mode == SandboxMode::kNamespaces)
+  absl::Status namespaces = absl::FailedPreconditionError("not asked for");
+  if (mode != SandboxMode::kLandlock) {
+    namespaces = ProbeNamespaces(bwrap);
+    if (namespaces.ok()) return Isolation::kNamespaces;
+    if (mode == SandboxMode::kNamespaces)
+      return absl::FailedPreconditionError(
+          Cat("--sandbox=namespaces: ", std::string(namespaces.message())));
+  }
+  absl::Status landlock = ProbeLandlock();
+  if (landlock.ok()) {
+    if (warning && mode == SandboxMode::kAuto)
+      *warning = Cat("engines run confined by Landlock, without namespaces: ",
+                     std::string(namespaces.message()));
+    return Isolation::kLandlock;
+  }
+  if (mode == SandboxMode::kLandlock)
     return absl::FailedPreconditionError(
-        Cat("--sandbox=namespaces: ", std::string(probe.message())));
+        Cat("--sandbox=landlock: ", std::string(landlock.message())));
   if (warning)
-    *warning = Cat("engines run with resource limits only, without namespaces: ",
-                   std::string(probe.message()));
+    *warning = Cat("engines run with resource limits only, without namespaces (",
+                   std::string(namespaces.message()), ") or Landlock (",
+                   std::string(landlock.message()), ")");
   return Isolation::kLimits;
 }
 
@@ -285,12 +339,30 @@ absl::StatusOr<ProcessSpec> Sandboxed(const SandboxOptions& options, ProcessSpec
   std::vector<std::string> env = {Cat("PATH=", kPath), Cat("HOME=", private_dir)};
   for (const std::string& e : spec.env) env.push_back(e);
   std::string filter;
+  const bool bwrap = options.isolation == Isolation::kNamespaces;
   if (options.seccomp) {
-    absl::StatusOr<std::string> f = EngineSeccompFilter();
+    absl::StatusOr<std::string> f = EngineSeccompFilter(!bwrap);
     if (!f.ok()) return f.status();
     filter = *std::move(f);
   }
-  if (options.isolation == Isolation::kLimits) {
+  if (options.isolation == Isolation::kLandlock) {
+    // What the engine may read: the system's programs and libraries, ld.so's files, a few device
+    // and CPU description files, its own binary and directory; and write: its private directory.
+    std::vector<LandlockPath> paths;
+    for (const char* p : {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+                          "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/dev/zero",
+                          "/dev/urandom", "/dev/random", "/proc/cpuinfo", "/proc/meminfo",
+                          "/proc/stat", "/sys/devices/system/cpu", "/sys/devices/system/node"})
+      paths.push_back({p, LandlockPath::kRead});
+    paths.push_back({"/dev/null", LandlockPath::kReadWrite});
+    paths.push_back({program, LandlockPath::kRead});
+    if (!spec.cwd.empty()) paths.push_back({spec.cwd, LandlockPath::kRead});
+    paths.push_back({private_dir, LandlockPath::kReadWrite});
+    absl::StatusOr<int> ruleset = LandlockRuleset(paths);
+    if (!ruleset.ok()) return ruleset.status();
+    spec.landlock_fd = OwnFd(*ruleset);
+  }
+  if (!bwrap) {
     spec.seccomp_bpf = std::move(filter);
     spec.argv[0] = program;
     if (spec.cwd.empty()) spec.cwd = private_dir;

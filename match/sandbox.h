@@ -22,13 +22,21 @@
 
 namespace arbiter::match {
 
-// What the user asked for (`--sandbox=auto|namespaces|off`).
-enum class SandboxMode { kOff, kAuto, kNamespaces };
+// What the user asked for (`--sandbox=auto|namespaces|landlock|off`).
+enum class SandboxMode { kOff, kAuto, kNamespaces, kLandlock };
 absl::StatusOr<SandboxMode> ParseSandboxMode(std::string_view text);
 
-// What an engine process actually gets: nothing, resource limits only, or limits plus bwrap.
-enum class Isolation { kNone, kLimits, kNamespaces };
-std::string_view IsolationName(Isolation isolation);  // "none", "limits", "namespaces"
+// What an engine process actually gets: nothing; resource limits only; limits plus Landlock (its
+// directory, the system's files, no TCP, no signals out: no privilege needed, so it works in an
+// unprivileged pod); or limits plus bwrap's namespaces. Without bwrap (limits and landlock) the
+// filter also refuses sockets other than AF_UNIX and new sessions or process groups, so that every
+// process the engine starts stays in its group and dies with it.
+enum class Isolation { kNone, kLimits, kLandlock, kNamespaces };
+// "none", "limits", "landlock", "namespaces"
+std::string_view IsolationName(Isolation isolation);
+// Whether an engine under `isolation` is confined to its directory and has no network: the level
+// an uploaded (anyone's) engine needs.
+bool Confines(Isolation isolation);
 
 // A sanitizer build's own programs (the test engine, `arbiter uci`) reserve terabytes of address
 // space for their shadow memory and cannot start under any RLIMIT_AS: there the default is none.
@@ -68,14 +76,18 @@ struct SandboxOptions {
 // perf_event_open, userfaultfd, io_uring, file handles, the clock and host names, accounting
 // and quotas. Everything else is allowed. A call of another architecture kills the process.
 const std::vector<std::string_view>& RefusedSyscalls();
-// The filter as raw BPF (struct sock_filter[]), built once.
-absl::StatusOr<std::string> EngineSeccompFilter();
+// The filter as raw BPF (struct sock_filter[]), built once. `without_namespaces`: also refuse
+// socket() for every family but AF_UNIX, setsid() and setpgid() (the box without bwrap).
+absl::StatusOr<std::string> EngineSeccompFilter(bool without_namespaces = false);
 
 // Whether `bwrap --unshare-all ... /bin/true` works here; the error says why not.
 absl::Status ProbeNamespaces(const std::string& bwrap);
 
-// The isolation for `mode`: kAuto probes once and falls back to limits only, setting `warning`;
-// kNamespaces fails if the probe fails.
+// Whether Landlock can confine an engine here (a probe engine cannot read outside its rules).
+absl::Status ProbeLandlock();
+
+// The isolation for `mode`: kAuto probes bwrap, then Landlock, and falls back to limits only,
+// setting `warning` when it is not namespaces; kNamespaces and kLandlock fail if their probe does.
 absl::StatusOr<Isolation> ResolveIsolation(SandboxMode mode, const std::string& bwrap,
                                            std::string* warning);
 

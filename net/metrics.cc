@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "base/strings.h"
+#include "base/version.h"
 #include "net/server.h"
 #include "prometheus/collectable.h"
 #include "prometheus/metric_family.h"
@@ -135,6 +136,13 @@ absl::StatusOr<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::Start(
   m->exposer_->RegisterCollectable(m->registry_);
   m->process_ = MakeProcessCollector();
   m->exposer_->RegisterCollectable(m->process_);
+  // Which build answers: the usual *_build_info gauge, 1, with the version in its labels.
+  prometheus::BuildGauge()
+      .Name("arbiter_build_info")
+      .Help("The arbiter build serving these metrics (value 1; version and revision as labels)")
+      .Register(*m->registry_)
+      .Add({{"version", std::string(kVersion)}, {"revision", std::string(kRevision)}})
+      .Set(1);
   std::vector<int> ports = m->exposer_->GetListeningPorts();
   m->port_ = ports.empty() ? 0 : ports.front();
   return m;

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "base/strings.h"
+#include "base/version.h"
 #include "proto/run_states.h"
 #include "web/dashboard.h"
 #include "web/json.h"
@@ -128,7 +129,8 @@ void Dashboard::Api(HttpExchange& x, const Caller& caller) {
     return x.Reply(
         200, "application/json",
         Cat("{\"name\":", JsonQuote(caller.name), ",\"role\":", JsonQuote(RoleName(caller.role)),
-            ",\"csrf\":", JsonQuote(secret.empty() ? "" : CsrfTokenOf(secret)), "}"));
+            ",\"csrf\":", JsonQuote(secret.empty() ? "" : CsrfTokenOf(secret)),
+            ",\"version\":", JsonQuote(Cat("arbiter ", kVersion, " (", kRevision, ")")), "}"));
   }
   if (parts.size() >= 1 && parts[0] == "runs") {
     if (parts.size() == 1) {

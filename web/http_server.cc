@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "base/listen_address.h"
 #include "base/strings.h"
 
 namespace arbiter::web {
@@ -87,9 +88,11 @@ bool HttpExchange::Write(std::string_view data) {
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options,
                                                               Handler handler) {
   std::unique_ptr<HttpServer> s(new HttpServer(options, std::move(handler)));
-  std::string listen = options.listen;
-  if (listen.rfind(':') == std::string::npos) listen = "127.0.0.1:" + listen;
-  if (listen.rfind("localhost:", 0) == 0) listen = "127.0.0.1" + listen.substr(9);
+  absl::StatusOr<ListenAddress> address = ParseListenAddress(options.listen);
+  if (!address.ok())
+    return absl::InvalidArgumentError(Cat("cannot serve HTTP on '", options.listen,
+                                          "': ", std::string(address.status().message())));
+  const std::string listen = address->ToString();
   const std::string threads = std::to_string(options.threads);
   const char* config[] = {"listening_ports",
                           listen.c_str(),

@@ -67,7 +67,7 @@ class HttpExchange {
 };
 
 struct HttpOptions {
-  std::string listen = "127.0.0.1:0";  // [HOST:]PORT; port 0 picks a free one
+  std::string listen = "127.0.0.1:0";  // base/listen_address.h; port 0 picks a free one
   int threads = 64;                    // connections served at once
   size_t max_body_bytes = size_t(16) << 20;
 };

@@ -11,6 +11,7 @@
 #include "base/host.h"
 #include "base/status_macros.h"
 #include "base/strings.h"
+#include "base/version.h"
 #include "engine/packed_position.h"
 #include "engine/perft.h"
 #include "engine/perft_hash.h"
@@ -150,7 +151,7 @@ struct Worker::Impl {
       req.mutable_labels()->insert(options.labels.begin(), options.labels.end());
       req.set_hostname(HostName());
       req.set_perft_path(ActivePerftPath().name);
-      req.set_version("arbiter 0.1.0");
+      req.set_version(Cat("arbiter ", kVersion, " (", kRevision, ")"));
       req.set_threads(options.threads);
       req.set_results_in_flight(1);  // Execute reports while the next job counts
       req.set_perft_lanes(true);     // RunPerftJob counts a job's lane of keys alone

@@ -1045,6 +1045,26 @@ TEST_F(CoordinatorTest, CancelStopsWorkersAndRefusesResults) {
   EXPECT_EQ(c_->CancelRun(run.id(), "").status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
+// --verify: two pods of one Deployment share a token but not a host, and count as two workers;
+// two workers of one token on one host do not (a token's holder cannot pose as two).
+TEST_F(CoordinatorTest, VerifyTellsWorkersApartByTokenOrHost) {
+  auto reg = [&](const std::string& name, const std::string& peer) {
+    v1::RegisterRequest req;
+    req.set_name(name);
+    req.set_threads(64);
+    return c_->Register(req, Caller{"pods", v1::ROLE_WORKER, peer})->worker_id();
+  };
+  const std::string a = reg("a", "10.0.0.1"), a2 = reg("a2", "10.0.0.1");
+  const std::string b = reg("b", "10.0.0.2");
+  Submit(3, 1, /*verify=*/true);
+  std::optional<v1::Job> ja = Acquire(a, "pods");
+  ASSERT_TRUE(ja);
+  EXPECT_FALSE(Acquire(a2, "pods")) << "one token on one host is one worker for verification";
+  std::optional<v1::Job> jb = Acquire(b, "pods");
+  ASSERT_TRUE(jb) << "one token on another host is another worker";
+  EXPECT_EQ(ja->job_id(), jb->job_id());
+}
+
 TEST_F(CoordinatorTest, VerifyAsksAThirdWorkerAndFlagsTheOddOne) {
   std::string a = Register("a"), b = Register("b"), c = Register("c");
   v1::Run run = Submit(3, 1, /*verify=*/true);
@@ -1537,7 +1557,8 @@ TEST_F(CoordinatorTest, ManyRegistrationsDoNotBlowUpTheSplit) {
   EXPECT_GT(run.jobs().total(), 0u);
 }
 
-// Someone else's uploaded engine goes only to workers that run engines in namespaces; an admin's
+// Someone else's uploaded engine goes only to workers that confine engines (namespaces or
+// Landlock); an admin's
 // run may use any worker.
 TEST_F(CoordinatorTest, UploadedEnginesOnlyOnIsolatedWorkers) {
   const auto file = dir_ / "engine.bin";
@@ -1567,6 +1588,12 @@ TEST_F(CoordinatorTest, UploadedEnginesOnlyOnIsolatedWorkers) {
   const std::string boxed = worker("boxed", "namespaces");
   std::optional<v1::Job> job = Acquire(boxed, "w");
   ASSERT_TRUE(job);
+  EXPECT_EQ(job->match().engines(0).sha256(), engine->sha256());
+  // Landlock confines an engine as well (an unprivileged pod's box).
+  ASSERT_TRUE(c_->SubmitMatch(req, Caller{"sam", v1::ROLE_SUBMITTER}).ok());
+  const std::string landlocked = worker("landlocked", "landlock");
+  job = Acquire(landlocked, "w");
+  ASSERT_TRUE(job) << "a landlock worker gets an uploaded engine";
   EXPECT_EQ(job->match().engines(0).sha256(), engine->sha256());
   // An admin vouches for its own runs.
   ASSERT_TRUE(c_->SubmitMatch(req, Caller{"root", v1::ROLE_ADMIN}).ok());

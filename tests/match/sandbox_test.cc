@@ -23,6 +23,7 @@
 
 #include "base/strings.h"
 #include "match/game.h"
+#include "match/landlock.h"
 
 namespace arbiter::match {
 namespace {
@@ -128,11 +129,17 @@ bool CanConnect(int port) {
   return ok;
 }
 
-class Sandbox : public testing::Test {
+// Each test runs in both boxes that confine an engine: bwrap's namespaces (where the kernel lets
+// bwrap make them) and Landlock with the stricter filter (what an unprivileged pod gets).
+class Sandbox : public testing::TestWithParam<Isolation> {
  protected:
   void SetUp() override {
-    if (absl::Status st = ProbeNamespaces("/usr/bin/bwrap"); !st.ok())
-      GTEST_SKIP() << "no namespaces for bwrap here: " << st.message();
+    if (GetParam() == Isolation::kNamespaces) {
+      if (absl::Status st = ProbeNamespaces("/usr/bin/bwrap"); !st.ok())
+        GTEST_SKIP() << "no namespaces for bwrap here: " << st.message();
+    } else if (absl::Status st = ProbeLandlock(); !st.ok()) {
+      GTEST_SKIP() << "no Landlock here: " << st.message();
+    }
     char templ[] = "/tmp/arbiter-sandbox-test-XXXXXX";
     ASSERT_NE(mkdtemp(templ), nullptr);
     dir_ = templ;
@@ -141,20 +148,28 @@ class Sandbox : public testing::Test {
   void TearDown() override {
     if (!dir_.empty()) std::filesystem::remove_all(dir_);
   }
-  const SandboxOptions box_ = Box(Isolation::kNamespaces);
+  const SandboxOptions box_ = Box(GetParam());
   const SandboxOptions off_ = Box(Isolation::kNone);
   std::string dir_;
 };
 
+INSTANTIATE_TEST_SUITE_P(Boxes, Sandbox,
+                         testing::Values(Isolation::kNamespaces, Isolation::kLandlock),
+                         [](const testing::TestParamInfo<Isolation>& i) {
+                           return std::string(IsolationName(i.param));
+                         });
+
 // The seccomp filter: in the box and with limits only, ptrace and new namespaces are refused
 // with EPERM and /proc says filter mode (2); without the sandbox both work.
-TEST_F(Sandbox, SystemCallsAnEngineNeverNeeds) {
+TEST_P(Sandbox, SystemCallsAnEngineNeverNeeds) {
   const std::string refused = Cat("failed: ", strerror(EPERM));
   for (const SandboxOptions& o : {box_, Box(Isolation::kLimits)}) {
     SCOPED_TRACE(std::string(IsolationName(o.isolation)));
     EXPECT_EQ(Try(o, {"--syscalls"}, "ptrace"), refused);
     EXPECT_EQ(Try(o, {"--syscalls"}, "unshare"), refused);
-    EXPECT_EQ(Try(o, {"--syscalls"}, "seccomp-mode"), "2");
+    // Landlock keeps /proc out of the engine's reach: it cannot read its own status there.
+    EXPECT_EQ(Try(o, {"--syscalls"}, "seccomp-mode"),
+              o.isolation == Isolation::kLandlock ? "unknown" : "2");
   }
   // Where this test itself runs under a filter (a container), the engine inherits it.
   std::ifstream status("/proc/self/status");
@@ -194,7 +209,7 @@ TEST(SandboxDirs, StaleDirectoriesOfDeadProcessesAreRemoved) {
 }
 
 // A descriptor the worker left inheritable (no O_CLOEXEC) does not reach any engine.
-TEST_F(Sandbox, NoDescriptorOfTheWorkerLeaksIntoTheEngine) {
+TEST_P(Sandbox, NoDescriptorOfTheWorkerLeaksIntoTheEngine) {
   const int leaky = open("/proc/self/status", O_RDONLY);
   ASSERT_GE(leaky, 3);
   for (const SandboxOptions& o : {box_, Box(Isolation::kLimits), off_}) {
@@ -204,7 +219,7 @@ TEST_F(Sandbox, NoDescriptorOfTheWorkerLeaksIntoTheEngine) {
   close(leaky);
 }
 
-TEST_F(Sandbox, WriteOutsideItsDirectory) {
+TEST_P(Sandbox, WriteOutsideItsDirectory) {
   const std::string target = Cat(dir_, "/owned");
   EXPECT_TRUE(StartsWith(Try(box_, {"--write-outside", target}, "write-outside"), "failed"));
   EXPECT_FALSE(std::filesystem::exists(target));
@@ -212,7 +227,7 @@ TEST_F(Sandbox, WriteOutsideItsDirectory) {
   EXPECT_TRUE(std::filesystem::exists(target));
 }
 
-TEST_F(Sandbox, ReadTheWorkersToken) {
+TEST_P(Sandbox, ReadTheWorkersToken) {
   const std::string token = Cat(dir_, "/token");
   std::ofstream(token) << "secret\n";
   chmod(token.c_str(), 0644);
@@ -220,7 +235,7 @@ TEST_F(Sandbox, ReadTheWorkersToken) {
   EXPECT_EQ(Try(off_, {"--read", token}, "read"), "ok");
 }
 
-TEST_F(Sandbox, ConnectToTheHost) {
+TEST_P(Sandbox, ConnectToTheHost) {
   int s = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
@@ -231,30 +246,35 @@ TEST_F(Sandbox, ConnectToTheHost) {
   getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
   const std::string port = Cat(ntohs(a.sin_port));
   EXPECT_TRUE(StartsWith(Try(box_, {"--connect", port}, "connect"), "failed"));
+  // Without namespaces the filter refuses every socket but a local one, limits only included.
+  EXPECT_TRUE(StartsWith(Try(Box(Isolation::kLimits), {"--connect", port}, "connect"), "failed"));
   EXPECT_EQ(Try(off_, {"--connect", port}, "connect"), "ok");
   close(s);
 }
 
-TEST_F(Sandbox, ListenOnAPort) {
+TEST_P(Sandbox, ListenOnAPort) {
   const int port = FreePort();
   bool reached = true;
-  // In its own network namespace the engine may listen, but nobody outside can reach it.
-  EXPECT_EQ(Try(box_, {"--listen-port", Cat(port)}, "listen", [&] { reached = CanConnect(port); }),
-            "ok");
+  // In its own network namespace the engine may listen, but nobody outside can reach it; under
+  // Landlock it gets no TCP socket at all.
+  const std::string boxed =
+      Try(box_, {"--listen-port", Cat(port)}, "listen", [&] { reached = CanConnect(port); });
+  EXPECT_TRUE(GetParam() == Isolation::kNamespaces ? boxed == "ok" : StartsWith(boxed, "failed"))
+      << boxed;
   EXPECT_FALSE(reached);
   EXPECT_EQ(Try(off_, {"--listen-port", Cat(port)}, "listen", [&] { reached = CanConnect(port); }),
             "ok");
   EXPECT_TRUE(reached);
 }
 
-TEST_F(Sandbox, DaemonDoesNotOutliveTheEngine) {
+TEST_P(Sandbox, DaemonDoesNotOutliveTheEngine) {
   EXPECT_EQ(Try(box_, {"--daemon", "x"}, "daemon"), "ok");
   EXPECT_EQ(Survivors(Tag()), 0u);
   EXPECT_EQ(Try(off_, {"--daemon", "x"}, "daemon"), "ok");
   EXPECT_EQ(Survivors(Tag(), false), 1u);
 }
 
-TEST_F(Sandbox, ForkBomb) {
+TEST_P(Sandbox, ForkBomb) {
   const std::string outcome = Try(box_, {"--fork-bomb", "100"}, "fork-bomb");
   // RLIMIT_NPROC binds the unprivileged user the box runs as; root itself is exempt from it.
   if (geteuid() == 0) {
@@ -265,13 +285,13 @@ TEST_F(Sandbox, ForkBomb) {
   EXPECT_EQ(Survivors(Tag(), false), 100u);
 }
 
-TEST_F(Sandbox, AllocatePastTheMemoryLimit) {
+TEST_P(Sandbox, AllocatePastTheMemoryLimit) {
   if (kSanitizerBuild) GTEST_SKIP() << "an instrumented engine cannot run under RLIMIT_AS";
   EXPECT_TRUE(StartsWith(Try(box_, {"--alloc-mb", "320"}, "alloc"), "failed"));
   EXPECT_EQ(Try(off_, {"--alloc-mb", "320"}, "alloc"), "ok");
 }
 
-TEST_F(Sandbox, WritePastTheFileSizeLimit) {
+TEST_P(Sandbox, WritePastTheFileSizeLimit) {
   const std::string died = Try(box_, {"--write-big", "16"}, "write-big");
   EXPECT_EQ(died, "died: engine exited with SIGXFSZ (file size limit)");
   EXPECT_EQ(Try(off_, {"--write-big", "16"}, "write-big"), "ok");
@@ -279,7 +299,7 @@ TEST_F(Sandbox, WritePastTheFileSizeLimit) {
 
 // Real games: the engine that dies at a limit loses by disconnect, named; the next game is
 // played with a fresh process; nothing of it survives.
-TEST_F(Sandbox, GamesRecordTheFaultAndGoOn) {
+TEST_P(Sandbox, GamesRecordTheFaultAndGoOn) {
   UciEngine hostile(Hostile({"--write-big", "16"}), {}, {}, {}, box_);
   UciEngine fair(EngineSpec{.name = "fair", .cmd = TEST_ENGINE}, {}, {}, {}, box_);
   GameSettings s;
@@ -299,7 +319,7 @@ TEST_F(Sandbox, GamesRecordTheFaultAndGoOn) {
   EXPECT_EQ(Survivors(Tag()), 0u);
 }
 
-TEST_F(Sandbox, DaemonGamesLeaveNothingBehind) {
+TEST_P(Sandbox, DaemonGamesLeaveNothingBehind) {
   UciEngine hostile(Hostile({"--daemon", "x", "--fork-bomb", "8"}), {}, {}, {}, box_);
   UciEngine fair(EngineSpec{.name = "fair", .cmd = TEST_ENGINE}, {}, {}, {}, box_);
   GameSettings s;
@@ -313,7 +333,7 @@ TEST_F(Sandbox, DaemonGamesLeaveNothingBehind) {
   EXPECT_EQ(Survivors(Tag()), 0u);
 }
 
-TEST_F(Sandbox, StockfishPlaysInTheBox) {
+TEST_P(Sandbox, StockfishPlaysInTheBox) {
   if (access("/usr/games/stockfish", X_OK) != 0) GTEST_SKIP() << "no /usr/games/stockfish";
   const EngineSpec sf{.name = "sf", .cmd = "/usr/games/stockfish"};
   SandboxOptions box = box_;
@@ -366,14 +386,32 @@ TEST(SandboxArgv, LimitsOnlyKeepsTheProgramAndMovesToThePrivateDir) {
   EXPECT_FALSE(Sandboxed(box, ProcessSpec{.argv = {"no-such-engine-here"}}, "/tmp/p").ok());
 }
 
+TEST(SandboxArgv, LandlockKeepsTheProgramAndAddsARulesetAndTheStricterFilter) {
+  if (LandlockAbi() < 1) GTEST_SKIP() << "no Landlock here";
+  SandboxOptions box{.isolation = Isolation::kLandlock};
+  absl::StatusOr<ProcessSpec> s = Sandboxed(box, ProcessSpec{.argv = {"true"}}, "/tmp");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->argv, std::vector<std::string>{"/usr/bin/true"});
+  ASSERT_NE(s->landlock_fd, nullptr);
+  EXPECT_GE(*s->landlock_fd, 0);
+  EXPECT_EQ(s->seccomp_bpf, EngineSeccompFilter(true).value());
+  EXPECT_NE(s->seccomp_bpf, EngineSeccompFilter(false).value());
+  EXPECT_TRUE(Confines(Isolation::kLandlock));
+  EXPECT_FALSE(Confines(Isolation::kLimits));
+}
+
 TEST(SandboxArgv, ModesAndExits) {
   EXPECT_EQ(ParseSandboxMode("auto").value(), SandboxMode::kAuto);
+  EXPECT_EQ(ParseSandboxMode("landlock").value(), SandboxMode::kLandlock);
   EXPECT_FALSE(ParseSandboxMode("on").ok());
   EXPECT_EQ(ResolveIsolation(SandboxMode::kOff, "/nonexistent", nullptr).value(), Isolation::kNone);
+  // Without bwrap, auto falls back to Landlock where the kernel has it, else to limits only.
   std::string warning;
+  const bool landlock = ProbeLandlock().ok();
   EXPECT_EQ(ResolveIsolation(SandboxMode::kAuto, "/nonexistent", &warning).value(),
-            Isolation::kLimits);
-  EXPECT_NE(warning.find("limits only"), std::string::npos) << warning;
+            landlock ? Isolation::kLandlock : Isolation::kLimits);
+  EXPECT_NE(warning.find(landlock ? "Landlock" : "limits only"), std::string::npos) << warning;
+  EXPECT_EQ(ResolveIsolation(SandboxMode::kLandlock, "/nonexistent", nullptr).ok(), landlock);
   EXPECT_FALSE(ResolveIsolation(SandboxMode::kNamespaces, "/nonexistent", nullptr).ok());
   EXPECT_EQ(DescribeExit(3 << 8), "exited with code 3");
   EXPECT_EQ(DescribeExit(SIGXCPU), "exited with SIGXCPU (CPU time limit)");

@@ -598,6 +598,7 @@ async function route() {
 async function start() {
   session = await api("GET", "session");
   document.getElementById("whoami").textContent = `${session.name} (${session.role})`;
+  document.getElementById("version").textContent = session.version || "";
   document.getElementById("nav-submit").hidden = !canSubmit();
   window.addEventListener("hashchange", route);
   await route();
