@@ -18,16 +18,38 @@ ARG ARBITER_MARCH=
 RUN scripts/build.sh ${ARBITER_MARCH:+--march=$ARBITER_MARCH} build && \
     ctest --test-dir build -LE 'slow|netns|prometheus|browser' --output-on-failure -j2
 
-# The runtime: only the shared libraries the binary links and bubblewrap (engine sandbox); no
-# compilers, no engines (cmd=builtin is the binary itself; add engines under /usr/games).
+# The runtime: the shared libraries the binary links, bubblewrap (the engine box where the node
+# allows namespaces; elsewhere the worker confines engines with Landlock, which needs nothing
+# installed), and Debian's Stockfish, the reference opponent (`path=/usr/games/stockfish`).
+# Debian's security and point-release updates are applied at build time.
 FROM debian:12-slim
-RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+ARG VERSION=unknown
+ARG REVISION=unknown
+ARG SOURCE=unknown
+LABEL org.opencontainers.image.title="arbiter" \
+      org.opencontainers.image.description="Distributed chess engine testing and perft" \
+      org.opencontainers.image.version="$VERSION" \
+      org.opencontainers.image.revision="$REVISION" \
+      org.opencontainers.image.source="$SOURCE" \
+      org.opencontainers.image.base.name="debian:12-slim" \
+      io.arbiter.engines="/usr/games/stockfish"
+RUN printf '%s\n' \
+      'deb http://deb.debian.org/debian bookworm main' \
+      'deb http://deb.debian.org/debian bookworm-updates main' \
+      'deb http://deb.debian.org/debian-security bookworm-security main' \
+      >/etc/apt/sources.list && rm -f /etc/apt/sources.list.d/* && \
+    apt-get update && DEBIAN_FRONTEND=noninteractive apt-get upgrade -y && \
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       libgrpc++1.51 libprotobuf32 libsqlite3-0 libspdlog1.10 libprometheus-cpp-pull1.0 \
-      libprometheus-cpp-core1.0 libseccomp2 bubblewrap \
-    && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /usr/share/doc /usr/share/man
+      libprometheus-cpp-core1.0 libseccomp2 bubblewrap stockfish \
+    && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /usr/share/doc /usr/share/man && \
+    echo "image: engines in /usr/games: $(ls /usr/games | tr '\n' ' ')"
 COPY --from=build /src/build/cli/arbiter /usr/local/bin/arbiter
-RUN useradd --system --uid 10001 arbiter && mkdir -p /data /cache && chown arbiter /data /cache
-USER arbiter
-EXPOSE 50051 9090 8080
+RUN groupadd --system --gid 10001 arbiter && useradd --system --uid 10001 --gid 10001 arbiter && \
+    mkdir -p /data /cache && \
+    chown 10001:10001 /data /cache && /usr/local/bin/arbiter --version
+# Numeric, so that runAsNonRoot can check it without the image's /etc/passwd.
+USER 10001:10001
+EXPOSE 50051 8080 8081 9090 9091
 ENTRYPOINT ["/usr/local/bin/arbiter"]
 CMD ["--help"]

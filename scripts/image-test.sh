@@ -1,136 +1,214 @@
 #!/usr/bin/env bash
-# Runs the image as a cluster in containers (podman, runc): a coordinator container and two
-# worker containers on a podman network, each as the image's non-root user (uid 10001) with a
-# read-only root filesystem, writable only where the manifests give a volume; authentication
-# on (an admin token mounted as a file, a worker token each, made through the published port).
-# From the host, through the published port: a perft(6) (exact: 119060324) and a builtin-engine
-# SPRT match whose PGN is read back (games = W + D + L = PGN games, pgn-extract accepts it).
-# Usage: scripts/image-test.sh [TAG]   (default dev; build it with scripts/image.sh TAG)
-# Environment: ARBITER (the host's CLI, default build/cli/arbiter), ARBITER_CACHE.
+# Plays the shipped deployment: both Kubernetes overlays (dev, production) as `kubectl kustomize`
+# renders them, run by podman's `kube play` with the image built by scripts/image.sh, changed only
+# where podman cannot follow (scripts/kube-play-yaml.py lists each change). In the played pods,
+# as a user from outside would, through the coordinator Pod's address:
+#   - every container stays up and answers: coordinator gRPC, its gRPC health port, the
+#     dashboard, /metrics (arbiter_build_info); each worker's health port; both workers registered
+#     with engine isolation that confines engines (landlock or namespaces, never limits only);
+#   - perft(6) exact, a --verify perft(5) exact (two pods sharing one worker token);
+#   - a builtin-engine SPRT match; an uploaded-engine match submitted by a submitter token, which
+#     completes; a game with path=/usr/games/stockfish; every PGN read by pgn-extract;
+#   - a hostile engine inside a worker pod stays in its box (files, network, daemon, ptrace).
+# Before that: a worker whose token and CA files are missing exits non-zero naming them.
+# Usage: scripts/image-test.sh [TAG]   (default dev; build it with scripts/image.sh [--prebuilt] TAG)
+# Environment: ARBITER (the host's CLI, default build/cli/arbiter), ARBITER_CACHE, OVERLAYS
+# (default "dev production"). A missing tool is a failure, not a skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tag="${1:-dev}"
-image="arbiter:$tag"
+image="localhost/arbiter:$tag"
 cache="${ARBITER_CACHE:-$HOME/.cache/arbiter}"
 export CONTAINERS_CONF="$cache/containers.conf"
-cli="${ARBITER:-build/cli/arbiter}"
-[[ -x "$cli" ]] || { echo "image-test: no $cli (scripts/build.sh first, or ARBITER=...)" >&2; exit 2; }
-podman image exists "$image" || { echo "image-test: no image $image (scripts/image.sh $tag)" >&2; exit 2; }
-run=(--runtime runc --ulimit nofile=20000:20000 --ulimit nproc=4096:4096)
+cli="${ARBITER:-$PWD/build/cli/arbiter}"
+hostile="${HOSTILE_ENGINE:-$PWD/build/tests/match/engines/arbiter_test_engine}"
+pgn_extract=/usr/games/pgn-extract
+pods=()
+dump_logs() {
+  for p in "${pods[@]}"; do
+    for c in $(podman ps -a --pod --filter "pod=$p" --format '{{.Names}}' 2>/dev/null | grep -v infra); do
+      echo "--- $c:" >&2; podman logs --tail 20 "$c" >&2 || true
+    done
+  done
+}
+fail() { echo "image-test: FAILED: $*" >&2; dump_logs; exit 1; }
+for tool in podman kubectl python3 curl openssl "$pgn_extract"; do
+  command -v "$tool" >/dev/null || fail "$tool not found (scripts/image.sh installs podman; apt-get install pgn-extract)"
+done
+python3 -c 'import yaml' 2>/dev/null || fail "python3-yaml not found"
+[[ -x "$cli" ]] || fail "no $cli (scripts/build.sh first, or ARBITER=...)"
+[[ -x "$hostile" ]] || fail "no hostile test engine $hostile (scripts/build.sh builds it)"
+podman image exists "$image" || fail "no image $image (scripts/image.sh $tag)"
 id=$$
 net="arbiter-test-$id"
 dir=$(mktemp -d)
-coord="arbiter-coordinator-$id"
-kube_pods=()
+chmod 0755 "$dir"
 cleanup() {
-  podman rm -f -t 5 "$coord" "arbiter-w1-$id" "arbiter-w2-$id" >/dev/null 2>&1 || true
-  for p in "${kube_pods[@]}"; do podman pod rm -f -t 5 "$p" >/dev/null 2>&1 || true; done
+  for p in "${pods[@]}"; do podman pod rm -f -t 5 "$p" >/dev/null 2>&1 || true; done
+  for v in $(podman volume ls --format '{{.Name}}' | grep -- "-$id\$" || true); do
+    podman volume rm -f "$v" >/dev/null 2>&1 || true
+  done
   podman network rm -f "$net" >/dev/null 2>&1 || true
   rm -rf "$dir"
 }
 trap cleanup EXIT
-fail() { echo "image-test: FAILED: $*" >&2; for c in "$coord" "arbiter-w1-$id" "arbiter-w2-$id"; do
-  echo "--- $c:" >&2; podman logs --tail 15 "$c" >&2 || true; done; exit 1; }
 ok() { echo "image-test: ok: $*"; }
 # Polls "$@" until it succeeds, at most $deadline seconds.
 until_ok() { local deadline=$1; shift; local end=$((SECONDS + deadline));
   until "$@" >/dev/null 2>&1; do ((SECONDS < end)) || return 1; sleep 0.5; done; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-secret_file() {  # a token file the container's user can read, and nobody else
-  chown 10001:10001 "$1"; chmod 0400 "$1"
+secret_file() { chown 10001:10001 "$1"; chmod 0400 "$1"; }  # readable by the pods' user only
+pod_ip() {
+  local infra; infra=$(podman pod inspect "$1" --format '{{.InfraContainerID}}')
+  podman inspect "$infra" --format '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}'
 }
+json_field() { python3 -c 'import json, sys; r = json.load(sys.stdin)
+for k in sys.argv[1].split("."): r = r[k]
+print(r)' "$1"; }
 
 podman network create "$net" >/dev/null
-# Writable directories of the containers' user (podman 4.3 ignores tmpfs modes on directories the
-# image has): the data volume and the workers' emptyDirs, as host directories owned by uid 10001.
-for d in data w1-cache w1-work w2-cache w2-work; do
-  mkdir -p "$dir/$d" && chown 10001 "$dir/$d" && chmod 0700 "$dir/$d"
-done
-port=$(free_port)
-mport=$(free_port)
-echo "arb_$(openssl rand -hex 32)" >"$dir/admin.token"
-cp "$dir/admin.token" "$dir/client.token"
-chmod 0600 "$dir/client.token"
-secret_file "$dir/admin.token"
-podman run "${run[@]}" -d --name "$coord" --network "$net" \
-  -p "127.0.0.1:$port:50051" -p "127.0.0.1:$mport:9090" \
-  --read-only -v "$dir/data:/data" --tmpfs /tmp:rw,mode=1777 \
-  -v "$dir/admin.token:/secrets/admin/token:ro" \
-  "$image" coordinator --listen :50051 --metrics :9090 --data /data \
-  --admin-token-file /secrets/admin/token >/dev/null
-c=(--token-file "$dir/client.token")
-until_ok 60 "$cli" "${c[@]}" whoami --coordinator "127.0.0.1:$port" || fail "coordinator not answering"
-ok "coordinator container answers on the published port 127.0.0.1:$port"
-[[ $(podman exec "$coord" id -u) == 10001 ]] || fail "coordinator not running as uid 10001"
-if podman exec "$coord" touch /probe 2>/dev/null; then fail "root filesystem writable"; fi
-ok "coordinator runs as uid 10001 on a read-only root filesystem"
-for w in w1 w2; do
-  "$cli" "${c[@]}" tokens create --name "$w" --role worker --coordinator "127.0.0.1:$port" |
-    head -1 >"$dir/$w.token"
-  secret_file "$dir/$w.token"
-  podman run "${run[@]}" -d --name "arbiter-$w-$id" --network "$net" --read-only \
-    -v "$dir/$w-cache:/cache" -v "$dir/$w-work:/work" -e TMPDIR=/work \
-    -v "$dir/$w.token:/secrets/worker/token:ro" \
-    "$image" --token-file /secrets/worker/token worker --coordinator "$coord:50051" \
-    --threads 1 --hash 64 --metrics :9091 --cache /cache --sandbox auto --name "$w" >/dev/null
-done
-workers() { curl -sf "http://127.0.0.1:$mport/metrics" | awk '$1 == "arbiter_workers_connected" {print $2}'; }
-until_ok 60 bash -c "[[ \$(curl -sf http://127.0.0.1:$mport/metrics | awk '\$1 == \"arbiter_workers_connected\" {print \$2}') == 2 ]]" ||
-  fail "the two worker containers did not connect (connected: $(workers))"
-ok "two worker containers connected to $coord over the podman network"
-nodes=$("$cli" "${c[@]}" perft --startpos --depth 6 --coordinator "127.0.0.1:$port" --json |
-  python3 -c 'import json, sys; print(json.load(sys.stdin)["nodes"])')
-[[ "$nodes" == 119060324 ]] || fail "perft(6) = $nodes"
-ok "perft(6) from the host through the published port = 119060324"
-"$cli" "${c[@]}" match --coordinator "127.0.0.1:$port" --engine name=base,cmd=builtin \
-  --engine name=weak,cmd=builtin,option.KnightValueMg=150 --tc depth=3 --games 40 --max-moves 120 \
-  --sprt elo0=0,elo1=300 --pgn "$dir/games.pgn" --json --quiet >"$dir/match.json" ||
-  fail "the match failed"
-read -r games w d l < <(python3 -c 'import json, sys
-r = json.load(open(sys.argv[1])); s = r["stats"]["wdl"]
-print(r["games"], s.get("wins", 0), s.get("draws", 0), s.get("losses", 0))' "$dir/match.json")
-pgn_games=$(grep -c '^\[Result ' "$dir/games.pgn" || true)
-((games > 0 && games == w + d + l && games == pgn_games)) ||
-  fail "match: $games games, W/D/L $w/$d/$l, $pgn_games in the PGN"
-if command -v pgn-extract >/dev/null; then
-  checked=$(pgn-extract -s -r "$dir/games.pgn" 2>&1 | grep -ciE 'error|illegal' || true)
-  ((checked == 0)) || fail "pgn-extract found errors in the PGN"
-fi
-ok "SPRT match: $games games (W $w, D $d, L $l), PGN read back with $pgn_games games, pgn-extract clean"
+echo "image-test: $image: $(podman run --rm "$image" --version)"
 
-# podman kube play (Debian 12's podman 4.3): the coordinator as a Pod made from the dev overlay's
-# StatefulSet and the workers' Deployment as rendered by `kubectl kustomize k8s/overlays/dev`,
-# changed only where podman cannot follow (scripts/kube-play-yaml.py: no StatefulSet, no Secret
-# volumes -> hostPath files, no TLS). A perft(5) run from inside the coordinator's Pod is exact.
-if command -v kubectl >/dev/null; then
-  kubectl kustomize k8s/overlays/dev >"$dir/dev.yaml"
-  python3 scripts/kube-play-yaml.py coordinator "$dir/admin.token" - - "$image" <"$dir/dev.yaml" |
-    sed "s/^  name: arbiter-coordinator$/  name: arbiter-coordinator-kube-$id/" >"$dir/coordinator-pod.yaml"
-  kube_pods+=("arbiter-coordinator-kube-$id")
-  podman kube play --network "$net" "$dir/coordinator-pod.yaml" >/dev/null
-  kc="arbiter-coordinator-kube-$id-coordinator"
-  in_kc=(podman exec "$kc" arbiter --token-file /secrets/admin/token)
-  until_ok 60 "${in_kc[@]}" whoami --coordinator 127.0.0.1:50051 || fail "kube play: coordinator Pod not answering"
-  [[ $(podman exec "$kc" id -u) == 10001 ]] || fail "kube play: coordinator not uid 10001"
-  if podman exec "$kc" touch /probe 2>/dev/null; then fail "kube play: root filesystem writable"; fi
-  infra=$(podman pod inspect "arbiter-coordinator-kube-$id" --format '{{.InfraContainerID}}')
-  ip=$(podman inspect "$infra" --format '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}')
-  ok "kube play: coordinator Pod up at $ip (uid 10001, read-only root filesystem)"
-  "${in_kc[@]}" tokens create --name kube-workers --role worker --coordinator 127.0.0.1:50051 |
-    head -1 >"$dir/kube-worker.token"
-  secret_file "$dir/kube-worker.token"
-  python3 scripts/kube-play-yaml.py worker - "$dir/kube-worker.token" "$ip:50051" "$image" \
-    <"$dir/dev.yaml" | sed "s/^  name: arbiter-worker$/  name: arbiter-worker-kube-$id/" \
-    >"$dir/worker-deployment.yaml"
-  podman kube play --network "$net" "$dir/worker-deployment.yaml" >/dev/null
-  mapfile -t wpods < <(podman pod ls --format '{{.Name}}' | grep "^arbiter-worker-kube-$id")
-  kube_pods+=("${wpods[@]}")
-  ok "kube play: worker Deployment played as ${#wpods[@]} pod(s): ${wpods[*]}"
-  nodes=$(timeout 300 "${in_kc[@]}" perft --startpos --depth 5 --coordinator 127.0.0.1:50051 --json |
-    python3 -c 'import json, sys; print(json.load(sys.stdin)["nodes"])') || fail "kube play: perft failed"
-  [[ "$nodes" == 4865609 ]] || fail "kube play: perft(5) = $nodes"
-  ok "kube play: perft(5) on the coordinator Pod with the Deployment's workers = 4865609"
-else
-  echo "image-test: kubectl not found: podman kube play part skipped"
-fi
+# A worker whose Secrets are missing stops at once and says which file (a CrashLoopBackOff that
+# names the Secret), instead of dialling the coordinator in plaintext.
+set +e
+out=$(timeout 30 podman run --rm --read-only "$image" --token-file /secrets/worker/token \
+  --tls-ca /secrets/tls/ca.crt worker --coordinator 127.0.0.1:1 2>&1)
+rc=$?
+set -e
+((rc != 0 && rc != 124)) || fail "a worker without its token file ran on (exit $rc): $out"
+grep -q "/secrets/worker/token" <<<"$out" || fail "the worker's error does not name its token file: $out"
+ok "a worker without its token and CA files exits $rc: $(head -1 <<<"$out")"
+
+play_overlay() {
+  local overlay=$1 rendered="$dir/$1.yaml" cpod="arbiter-coordinator-$1-$id"
+  kubectl kustomize "k8s/overlays/$overlay" >"$rendered"
+  echo "arb_$(openssl rand -hex 32)" >"$dir/$overlay-admin.token"
+  cp "$dir/$overlay-admin.token" "$dir/$overlay-client.token"
+  chmod 0600 "$dir/$overlay-client.token"
+  secret_file "$dir/$overlay-admin.token"
+  python3 scripts/kube-play-yaml.py coordinator "$dir/$overlay-admin.token" - - "$image" \
+    "$overlay-$id" <"$rendered" |
+    sed "s/^  name: arbiter-coordinator$/  name: $cpod/" >"$dir/$overlay-coordinator.yaml"
+  pods+=("$cpod")
+  podman kube play --network "$net" "$dir/$overlay-coordinator.yaml" >/dev/null
+  local ip; ip=$(pod_ip "$cpod")
+  local addr="$ip:50051"
+  local c=("$cli" --token-file "$dir/$overlay-client.token")
+  until_ok 90 "${c[@]}" whoami --coordinator "$addr" || fail "$overlay: coordinator Pod not answering at $addr"
+  local kc="$cpod-coordinator"
+  [[ $(podman exec "$kc" id -u) == 10001 ]] || fail "$overlay: coordinator not uid 10001"
+  if podman exec "$kc" touch /probe 2>/dev/null; then fail "$overlay: root filesystem writable"; fi
+  "$cli" health "$ip:8081" >/dev/null || fail "$overlay: coordinator gRPC health port 8081 not SERVING"
+  # Read whole, then searched: grep -q closing the pipe early would fail curl under pipefail.
+  local page; page=$(curl -sf "http://$ip:8080/signin") || fail "$overlay: dashboard on :8080 not answering"
+  grep -qi "<html" <<<"$page" || fail "$overlay: the dashboard's sign-in page is not HTML"
+  page=$(curl -sf "http://$ip:9090/metrics") || fail "$overlay: metrics on :9090 not answering"
+  grep -q '^arbiter_build_info{' <<<"$page" || fail "$overlay: no arbiter_build_info on :9090/metrics"
+  ok "$overlay: coordinator Pod up at $ip (uid 10001, read-only root): gRPC :50051, health :8081 SERVING, dashboard :8080, metrics :9090"
+
+  # One worker token for the whole Deployment (as the manifests' Secret), and a submitter.
+  "${c[@]}" tokens create --name "$overlay-workers" --role worker --coordinator "$addr" |
+    head -1 >"$dir/$overlay-worker.token"
+  secret_file "$dir/$overlay-worker.token"
+  "${c[@]}" tokens create --name "$overlay-dev" --role submitter --coordinator "$addr" |
+    head -1 >"$dir/$overlay-submitter.token"
+  python3 scripts/kube-play-yaml.py worker - "$dir/$overlay-worker.token" "$addr" "$image" \
+    "$overlay-$id" <"$rendered" | sed "s/^  name: arbiter-worker$/  name: arbiter-worker-$overlay-$id/" \
+    >"$dir/$overlay-worker.yaml"
+  podman kube play --network "$net" "$dir/$overlay-worker.yaml" >/dev/null
+  local wpods; mapfile -t wpods < <(podman pod ls --format '{{.Name}}' | grep "^arbiter-worker-$overlay-$id")
+  pods+=("${wpods[@]}")
+  ((${#wpods[@]} == 2)) || fail "$overlay: the worker Deployment played as ${#wpods[@]} pods, not 2"
+  workers_up() { [[ $("${c[@]}" workers --coordinator "$addr" 2>/dev/null | grep -c "^arbiter-worker") == 2 ]]; }
+  until_ok 90 workers_up || fail "$overlay: the two worker pods did not register"
+  local table; table=$("${c[@]}" workers --coordinator "$addr")
+  echo "$table" | sed "s/^/image-test:   /"
+  local confined; confined=$(grep "^arbiter-worker" <<<"$table" | grep -cE ' (landlock|namespaces) ' || true)
+  ((confined == 2)) || fail "$overlay: workers do not confine engines (isolation above)"
+  for p in "${wpods[@]}"; do
+    "$cli" health "$(pod_ip "$p"):8081" >/dev/null || fail "$overlay: worker $p health port 8081 not SERVING"
+  done
+  ok "$overlay: 2 worker pods registered with one token, isolation $(grep "^arbiter-worker" <<<"$table" | awk '{print $7}' | sort -u | tr '\n' ' ')and health :8081 SERVING"
+
+  local nodes
+  nodes=$(timeout 300 "${c[@]}" perft --startpos --depth 6 --coordinator "$addr" --json | json_field nodes) ||
+    fail "$overlay: perft failed"
+  [[ "$nodes" == 119060324 ]] || fail "$overlay: perft(6) = $nodes"
+  ok "$overlay: perft(6) = 119060324"
+  nodes=$(timeout 300 "${c[@]}" perft --startpos --depth 5 --verify --coordinator "$addr" --json | json_field nodes) ||
+    fail "$overlay: perft --verify failed"
+  [[ "$nodes" == 4865609 ]] || fail "$overlay: verified perft(5) = $nodes"
+  ok "$overlay: perft(5) --verify = 4865609 (every job counted by both pods)"
+
+  "${c[@]}" match --coordinator "$addr" --engine name=base,cmd=builtin \
+    --engine name=weak,cmd=builtin,option.KnightValueMg=150 --tc depth=3 --games 40 --max-moves 120 \
+    --sprt elo0=0,elo1=300 --pgn "$dir/$overlay-sprt.pgn" --json --quiet >"$dir/$overlay-sprt.json" ||
+    fail "$overlay: the SPRT match failed"
+  local games; games=$(json_field games <"$dir/$overlay-sprt.json")
+  ((games > 0 && games == $(grep -c '^\[Result ' "$dir/$overlay-sprt.pgn"))) || fail "$overlay: SPRT games $games"
+  ok "$overlay: builtin SPRT match: $games games, PGN with $games games"
+
+  # A submitter's own engine, uploaded from this host: it runs only on workers that confine it.
+  "$cli" --token-file "$dir/$overlay-submitter.token" match --coordinator "$addr" \
+    --engine name=sf-upload,cmd=upload:/usr/games/stockfish --engine name=base,cmd=builtin \
+    --tc depth=5 --games 4 --max-moves 100 --pgn "$dir/$overlay-upload.pgn" --json --quiet \
+    >"$dir/$overlay-upload.json" || fail "$overlay: the uploaded-engine match failed"
+  games=$(json_field games <"$dir/$overlay-upload.json")
+  ((games == 4)) || fail "$overlay: uploaded-engine match played $games games"
+  ok "$overlay: uploaded-engine match by a submitter token: 4 games"
+
+  "${c[@]}" match --coordinator "$addr" --engine name=stockfish,cmd=/usr/games/stockfish \
+    --engine name=base,cmd=builtin --tc depth=5 --games 2 --max-moves 100 \
+    --pgn "$dir/$overlay-stockfish.pgn" --json --quiet >"$dir/$overlay-stockfish.json" ||
+    fail "$overlay: the path=/usr/games/stockfish match failed"
+  grep -qE '^\[(White|Black) "stockfish"\]' "$dir/$overlay-stockfish.pgn" ||
+    fail "$overlay: no stockfish game in the PGN"
+  ok "$overlay: /usr/games/stockfish of the image played $(json_field games <"$dir/$overlay-stockfish.json") games"
+
+  for f in sprt upload stockfish; do
+    local pgn="$dir/$overlay-$f.pgn" errors
+    errors=$("$pgn_extract" -s -r "$pgn" 2>&1 | grep -ciE 'error|illegal|unknown' || true)
+    ((errors == 0)) || fail "$overlay: pgn-extract found errors in $f.pgn: $("$pgn_extract" -s -r "$pgn" 2>&1 | head -5)"
+  done
+  ok "$overlay: pgn-extract -r read every PGN without an error"
+
+  hostile_probe "${wpods[0]}-worker"
+  for p in "${wpods[@]}" "$cpod"; do podman pod rm -f -t 5 "$p" >/dev/null 2>&1; done
+  for v in $(podman volume ls --format '{{.Name}}' | grep -- "-$overlay-$id\$" || true); do
+    podman volume rm -f "$v" >/dev/null
+  done
+}
+
+# The hostile test engine, copied into a played worker pod's writable emptyDir, under the box the
+# worker itself chose (--sandbox auto, as the manifest says): each attempt must fail there.
+hostile_probe() {
+  local w=$1 marker="hostile-$id"
+  podman cp "$hostile" "$w:/work/hostile-engine"
+  local out
+  out=$(podman exec "$w" arbiter engine-probe --sandbox auto -- /work/hostile-engine \
+    --read /secrets/worker/token --write-outside /cache/owned --connect 8081 \
+    --daemon "$marker" --syscalls 2>&1) || fail "hostile probe did not run: $out"
+  echo "$out" | sed "s/^/image-test:   /"
+  grep -q "^isolation: \(landlock\|namespaces\)" <<<"$out" || fail "hostile probe: not confined"
+  for action in read write-outside connect ptrace; do
+    grep -q "^info string $action failed" <<<"$out" || fail "hostile probe: $action was not refused"
+  done
+  if podman exec "$w" test -e /cache/owned; then fail "hostile probe: a file appeared outside its directory"; fi
+  # "[h]ostile-ID" finds the daemon's command line, not this grep's own.
+  local left; left=$(podman exec "$w" bash -c "grep -l '[h]ostile-$id' /proc/[0-9]*/cmdline" 2>/dev/null || true)
+  [[ -z "$left" ]] || fail "hostile probe: the engine's daemon outlived it: $left"
+  ok "hostile engine in $w: token read, write outside, TCP connect, ptrace refused; no daemon left"
+}
+
+echo "image-test: what podman cannot follow, changed in the rendered YAML:"
+python3 -c 'import ast, re
+doc = ast.get_docstring(ast.parse(open("scripts/kube-play-yaml.py").read()))
+items = doc.split("whole\nlist")[1].split("Usage:")[0]
+for item in re.split(r"\n\s*- ", items)[1:]:
+    print("image-test:   - " + " ".join(item.split()))'
+for overlay in ${OVERLAYS:-dev production}; do
+  start=$SECONDS
+  play_overlay "$overlay"
+  echo "image-test: overlay $overlay played in $((SECONDS - start)) s"
+done
 echo "image-test: $image passed"

@@ -43,7 +43,10 @@ if ! podman image exists debian:12; then
 fi
 podman image exists debian:12-slim || podman tag debian:12 debian:12-slim
 start=$SECONDS
-build=(podman build --runtime runc --ulimit nofile=20000:20000 --ulimit nproc=4096:4096)
+build=(podman build --runtime runc --ulimit nofile=20000:20000 --ulimit nproc=4096:4096
+  --build-arg "VERSION=$(sed -n 's/^project(arbiter VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)"
+  --build-arg "REVISION=$(git describe --always --dirty --abbrev=12 2>/dev/null || echo unknown)"
+  --build-arg "SOURCE=$(git remote get-url origin 2>/dev/null || echo unknown)")
 if ((prebuilt)); then
   [[ -x build/cli/arbiter ]] || { echo "image: no build/cli/arbiter: scripts/build.sh first" >&2; exit 2; }
   ctx=$(mktemp -d)

@@ -1,16 +1,25 @@
 #!/usr/bin/env python3
-"""Turns `kubectl kustomize k8s/overlays/dev` (stdin) into YAML that Debian 12's podman 4.3
-`kube play` runs, and says what it changed: podman plays Pods and Deployments only (the
-coordinator's StatefulSet becomes a Pod with its pod template, the volume claim an emptyDir) and
-has no Secret volumes (each becomes a hostPath file or directory given on the command line); TLS
-is left out (no cluster DNS name to put in a certificate: the tokens still authenticate);
-container ports are dropped (podman would publish them on the host, every worker on 9091).
-Usage: kube-play-yaml.py coordinator|worker ADMIN_TOKEN_FILE WORKER_TOKEN_FILE COORDINATOR_ADDR IMAGE"""
+"""Turns a rendered overlay (`kubectl kustomize k8s/overlays/NAME`, stdin) into YAML that Debian
+12's podman 4.3 `kube play` runs. Only what podman cannot follow is changed, and this is the whole
+list (scripts/image-test.sh prints it):
+  - the coordinator's StatefulSet becomes a Pod of its pod template (podman plays Pods and
+    Deployments only); its volume claim becomes an emptyDir;
+  - Secret volumes become hostPath files given on the command line (podman has no Secrets);
+  - TLS is left out (no cluster DNS name to put in a certificate: the tokens still authenticate);
+  - container ports are dropped (podman would publish them on the host: every worker on 9091);
+  - probes are dropped (podman runs them as systemd timers, which a CI machine may not have):
+    image-test.sh asks the same gRPC health ports itself with `arbiter health`;
+  - the workers' Deployment gets 2 replicas where the overlay leaves the count to KEDA;
+  - emptyDir volumes become podman volumes named NAME-SUFFIX, shared by a Deployment's pods;
+  - the image is the one built here; the coordinator's Service name is its Pod's address.
+Usage: kube-play-yaml.py coordinator|worker ADMIN_TOKEN_FILE WORKER_TOKEN_FILE COORDINATOR_ADDR IMAGE
+       [SUFFIX]"""
 import sys
 
 import yaml
 
 what, admin_token, worker_token, coordinator, image = sys.argv[1:6]
+suffix = sys.argv[6] if len(sys.argv) > 6 else ""
 docs = [d for d in yaml.safe_load_all(sys.stdin) if d]
 
 
@@ -38,7 +47,10 @@ def fix_pod_spec(spec, files):
     for c in spec["containers"]:
         # podman publishes a Pod's container ports on the host: two workers would both take 9091.
         c.pop("ports", None)
+        for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+            c.pop(probe, None)
         c["image"] = image
+        c["imagePullPolicy"] = "Never"
         c["args"] = drop_tls(c.get("args", []))
         mounts = []
         for m in c.get("volumeMounts", []):
@@ -51,6 +63,13 @@ def fix_pod_spec(spec, files):
     names = {m["name"] for c in spec["containers"] for m in c["volumeMounts"]}
     spec["volumes"] = [v for v in vols if v["name"] in names] + [
         {"name": n, "emptyDir": {}} for n in sorted(names - {v["name"] for v in vols})]
+    if suffix:  # podman names an emptyDir's volume after it: one set per play
+        renamed = {v["name"]: v["name"] + "-" + suffix for v in spec["volumes"] if "emptyDir" in v}
+        for v in spec["volumes"]:
+            v["name"] = renamed.get(v["name"], v["name"])
+        for c in spec["containers"]:
+            for m in c["volumeMounts"]:
+                m["name"] = renamed.get(m["name"], m["name"])
     spec.pop("topologySpreadConstraints", None)
     return spec
 
@@ -68,4 +87,5 @@ else:
     for c in spec["containers"]:
         c["args"] = [coordinator if a == "arbiter-coordinator:50051" else a for a in c["args"]]
     dep["metadata"].pop("namespace", None)
+    dep["spec"].setdefault("replicas", 2)  # KEDA's part where the overlay has it
     print(yaml.safe_dump(dep, sort_keys=False))
