@@ -426,7 +426,7 @@ void AddClusterCommands(CLI::App& app, int& exit_code) {
     auto f = std::make_shared<WorkerFlags>();
     CLI::App* cmd = app.add_subcommand("worker", "Run a stateless worker");
     cmd->add_option("--coordinator", f->coordinator, "Coordinator address HOST:PORT");
-    cmd->add_option("--threads", f->threads, "Threads for perft jobs")->check(CLI::Range(1, 1024));
+    cmd->add_option("--threads", f->threads, "Threads for perft jobs")->check(CLI::Range(1, 256));
     cmd->add_option("--hash", f->hash_mb,
                     "Perft hash in MB, kept across jobs (0 = the size each run asks for)")
         ->check(CLI::Range(0, 1 << 20));
@@ -467,7 +467,7 @@ void AddClusterCommands(CLI::App& app, int& exit_code) {
     CLI::App* cmd =
         app.add_subcommand("local", "Embedded coordinator and N workers on loopback until Ctrl-C");
     cmd->add_option("--workers", *workers, "Number of workers")->check(CLI::Range(1, 256));
-    cmd->add_option("--threads", *threads, "Threads per worker")->check(CLI::Range(1, 1024));
+    cmd->add_option("--threads", *threads, "Threads per worker")->check(CLI::Range(1, 256));
     cmd->add_option(
            "--hash", *hash_mb,
            "Perft hash per worker in MB, kept across jobs (0 = the size each run asks for)")
@@ -548,8 +548,9 @@ void AddClusterCommands(CLI::App& app, int& exit_code) {
       v1::Run run;
       print_run(CallRunService(*address, &v1::RunService::Stub::CancelRun, req, &run), run);
     });
-    CLI::App* set = runs->add_subcommand(
-        "set", "Change a run's priority or throughput (its owner; an admin for priority > 0)");
+    CLI::App* set = runs->add_subcommand("set",
+                                         "Change a run's priority or throughput (its owner; an "
+                                         "admin for priority > 0 or throughput > 100)");
     set->add_option("id", *id, "Run id")->required();
     auto priority = std::make_shared<int>(0);
     auto throughput = std::make_shared<uint32_t>(100);

@@ -67,10 +67,17 @@ struct CoordinatorOptions {
   // with their final values, so that a scraper sees how a run ended even when it ran shorter than
   // a scrape interval; then they are removed (finished runs do not grow /metrics without bound).
   double finished_run_gauge_seconds = 300;
+  // Perft results are checked, not believed: a worker's results in a run count alone only after
+  // one of them was recounted by a different worker (another token or host, not sharing its hash)
+  // and agreed; after that, this share of its jobs is recounted at random. 0: no recounts.
+  double perft_spot_check_percent = 3;
 };
 
 // Bounds on what one worker may claim.
-inline constexpr uint32_t kMaxWorkerThreads = 1024;
+inline constexpr uint32_t kMaxWorkerThreads = 256;
+// Workers one token may have registered at once: a 200-pod Deployment sharing its token, with
+// room for restarts; a flood of registrations under one token stops here.
+inline constexpr size_t kMaxWorkersPerToken = 1024;
 
 class CoordinatorMetrics;
 
@@ -150,6 +157,10 @@ class Coordinator {
   absl::StatusOr<v1::Engine> AddEngine(const std::string& name, const std::string& temp_path,
                                        const Caller& caller = {});
   absl::Status DeleteEngine(const std::string& sha256, const Caller& caller = {});
+  // Whether worker `worker_id` of `caller` may fetch uploaded engine `sha256`: only while it holds
+  // a lease of a job that runs it (a worker token does not open every upload).
+  absl::Status CheckEngineFetch(const std::string& worker_id, const std::string& sha256,
+                                const Caller& caller);
   TokenRegistry& tokens() { return *tokens_; }
 
   EngineStore& engines() { return *engines_; }
@@ -202,6 +213,27 @@ class Coordinator {
   // Applies a committed result; may finish the job and the run (appending the run's update).
   void IngestResultLocked(Job& job, Result result, std::vector<RunUpdate>& updates)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // What a committed result (already in job.results) does to its job and run: a spot check, the
+  // handler's count or vote, the end of the run.
+  void ApplyResultLocked(Run& run, Job& job, std::vector<RunUpdate>& updates)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Perft spot checks (CoordinatorOptions::perft_spot_check_percent): whether the job's single
+  // result waits for a recount by an independent worker (the job is then queued again for it).
+  bool SpotCheckLocked(Run& run, Job& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Recounts waiting for a worker that is no longer there: a single result counts as it is, a
+  // disagreement fails the run (FailUndecidedLocked).
+  void ResolveSpotChecksLocked(std::vector<RunUpdate>& updates) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void FailUndecidedLocked(Run& run, Job& job, std::vector<RunUpdate>& updates)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether a connected worker independent of `identities` and `hash_groups` may take `job`.
+  bool IndependentLocked(const Run& run, const Job& job,
+                         const absl::flat_hash_set<std::string>& identities,
+                         const absl::flat_hash_set<std::string>& hash_groups)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The identities and hash groups of the workers whose results the job has.
+  void CountersOfLocked(const Job& job, absl::flat_hash_set<std::string>& identities,
+                        absl::flat_hash_set<std::string>& hash_groups)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void FinishRunLocked(Run& run, v1::RunState state, const std::string& message,
                        std::vector<RunUpdate>& updates) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A worker would not play a job of `run` (an engine's bench): flags the worker, leases it no
@@ -234,7 +266,12 @@ class Coordinator {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RemoveLeaseLocked(Job& job, size_t index) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void DispatchLocked(Deferred& deferred) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void TickLocked(Deferred& deferred) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Expired leases, spot checks nobody is left to do (their run updates in `updates`), long polls
+  // whose time is up, watches, gauges.
+  void TickLocked(Deferred& deferred, std::vector<RunUpdate>& updates)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Stores the run updates of a tick (outside the lock).
+  void CommitTickUpdates(const std::vector<RunUpdate>& updates);
   // Answers the watches of runs that changed since they last saw them, each run built once.
   void NotifyWatchesLocked(Deferred& deferred) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // NotifyWatchesLocked, taking the lock, then the answers (for a Deferred step of its own).

@@ -51,8 +51,15 @@ absl::StatusOr<v1::RegisterResponse> Coordinator::Register(const v1::RegisterReq
   for (const std::string& f : request.cpu_flags())
     if (f.size() > 32)
       return absl::InvalidArgumentError(Cat("cpu flag '", f.substr(0, 40), "' is over 32 bytes"));
+  if (request.threads() > kMaxWorkerThreads)
+    return absl::InvalidArgumentError(
+        Cat("threads must be at most ", kMaxWorkerThreads, ", got ", request.threads()));
   absl::MutexLock lock(&mu_);
   if (shutting_down_) return ShuttingDownError();
+  if (!workers_.MakeRoom(caller.name, kMaxWorkersPerToken))
+    return absl::ResourceExhaustedError(
+        Cat("token '", caller.name, "' has ", kMaxWorkersPerToken,
+            " workers registered and connected: no more (use another token for more)"));
   WorkerInfo info;
   info.name = request.name();
   // A worker leases at most as many jobs as it runs threads (and one whose result it reports
@@ -383,28 +390,7 @@ void Coordinator::IngestResultLocked(Job& job, Result result, std::vector<RunUpd
   job.results.push_back(std::move(result));
   ++run.version;
   if (!job.open() || IsTerminal(run.state)) return;
-  const IngestOutcome outcome = run.handler->Ingest(job, metrics_.get());
-  if (const Result& counted = job.results.back(); counted.match)
-    NoteEngineReportLocked(run, counted.worker_id, *counted.match);
-  switch (outcome.job) {
-    case IngestOutcome::JobEffect::kNone:
-      break;
-    case IngestOutcome::JobEffect::kDone:
-      job.done = true;
-      ++run.jobs_done;
-      run.estimate_done += run.handler->Estimate(job);
-      break;
-    case IngestOutcome::JobEffect::kRequeue:
-      queue_.Requeue(job.id);
-      break;
-    case IngestOutcome::JobEffect::kFailed:
-      job.failed = true;
-      break;
-  }
-  if (outcome.finish)
-    FinishRunLocked(run, *outcome.finish, outcome.message, updates);
-  else if (run.jobs_done == run.jobs.size() && !run.handler->Expanding())
-    FinishRunLocked(run, v1::RUN_STATE_SUCCEEDED, "", updates);
+  ApplyResultLocked(run, job, updates);
 }
 
 std::vector<RunUpdate> Coordinator::BeforeCommitLocked(const std::vector<CommitLog::Entry>& batch) {
@@ -481,15 +467,25 @@ void Coordinator::NotifyWatches() {
 
 void Coordinator::Tick() {
   Deferred deferred;
+  std::vector<RunUpdate> updates;
   {
     absl::MutexLock lock(&mu_);
-    TickLocked(deferred);
+    TickLocked(deferred, updates);
   }
   for (auto& f : deferred) f();
+  CommitTickUpdates(updates);
 }
 
-void Coordinator::TickLocked(Deferred& deferred) {
+void Coordinator::CommitTickUpdates(const std::vector<RunUpdate>& updates) {
+  if (updates.empty()) return;
+  if (absl::Status st = store_->Commit({}, updates); !st.ok())
+    spdlog::error("storing runs ended by their recounts failed: {}", st.ToString());
+}
+
+void Coordinator::TickLocked(Deferred& deferred, std::vector<RunUpdate>& updates) {
   const auto now = now_();
+  // Recounts whose only possible counter left (verification.cc).
+  ResolveSpotChecksLocked(updates);
   // Lost leases: back to the front of the queue.
   for (auto& [job, lease] : queue_.Expire()) {
     spdlog::warn("job {}: lease {} of worker {} expired; re-queued", job->id, lease.id,
@@ -557,13 +553,15 @@ void Coordinator::UpdateGaugesLocked() {
 void Coordinator::ReaperLoop() {
   for (;;) {
     Deferred deferred;
+    std::vector<RunUpdate> updates;
     {
       absl::MutexLock lock(&mu_);
       mu_.AwaitWithTimeout(absl::Condition(&stop_threads_), absl::Seconds(options_.tick_seconds));
       if (stop_threads_) return;
-      TickLocked(deferred);
+      TickLocked(deferred, updates);
     }
     for (auto& f : deferred) f();
+    CommitTickUpdates(updates);
   }
 }
 

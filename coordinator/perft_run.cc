@@ -259,6 +259,7 @@ class PerftRun final : public RunHandler {
     return absl::OkStatus();
   }
   int ResultsWanted() const override { return spec_.request().verify() ? 2 : 1; }
+  bool SpotChecked() const override { return !spec_.request().verify(); }
   size_t LaneCount() const override { return spec_.lanes(); }
   uint32_t WorkLane(const Job& job) const override {
     const v1::PerftJob& work = jobs_[job.index].work();

@@ -122,6 +122,11 @@ struct Run {
   absl::flat_hash_set<std::string> scaled_workers;
   std::vector<v1::EngineRefusal> refusals;
   absl::flat_hash_set<std::string> refused_workers;
+  // Perft spot checks: the identities (WorkerInfo::identity) whose recounted result agreed, those
+  // that disagreed with a majority (every result of theirs is recounted), and the recounts asked.
+  absl::flat_hash_set<std::string> vouched, distrusted;
+  uint64_t spot_checks = 0;
+  absl::flat_hash_set<uint64_t> spot_checking;  // jobs waiting for a recount or a deciding vote
 
   v1::RunKind kind() const;
   // Jobs neither done, cancelled nor leased.
@@ -174,6 +179,9 @@ class RunHandler {
   // Whether the job runs programs someone uploaded (they go only to workers that isolate them,
   // unless an admin submitted the run).
   virtual bool RunsUploadedCode(const Job& /*job*/) const { return false; }
+  // Whether a job's single result may be recounted by another worker before it counts (perft:
+  // counts can be recomputed exactly; games cannot be replayed the same way).
+  virtual bool SpotChecked() const { return false; }
   // The `path` engines the job starts (they go only to workers whose --engine-dir allow them).
   virtual std::vector<std::string> EnginePaths(const Job& /*job*/) const { return {}; }
   // Cores one game slot of the job needs (its engines' largest `Threads` option): the job goes

@@ -23,6 +23,10 @@ absl::Status CheckScheduling(std::optional<int> priority, std::optional<uint32_t
   if (priority && *priority > 0 && !caller.admin())
     return absl::PermissionDeniedError(
         Cat("priority ", *priority, " is above the default (0): only an admin may set it"));
+  // A larger share takes leases from everyone else's runs, as a higher priority does.
+  if (throughput && *throughput > 100 && !caller.admin())
+    return absl::PermissionDeniedError(
+        Cat("throughput ", *throughput, "% is above the default (100): only an admin may set it"));
   return absl::OkStatus();
 }
 

@@ -8,8 +8,10 @@
 #include <thread>
 
 #include "base/strings.h"
+#include "coordinator/match_run.h"
 #include "coordinator/reactors.h"
 #include "grpcpp/grpcpp.h"
+#include "grpcpp/resource_quota.h"
 #include "net/client.h"
 #include "net/metrics.h"
 #include "net/server.h"
@@ -239,6 +241,11 @@ class WorkServiceImpl final : public v1::WorkService::CallbackService {
       grpc::CallbackServerContext* ctx, const v1::FetchEngineRequest* req) override {
     absl::StatusOr<Caller> caller = gate_.Check(ctx, v1::ROLE_WORKER);
     if (!caller.ok()) return new RefusedWrite<v1::EngineChunk>(caller.status());
+    // A worker fetches an engine only for a job it holds; an admin needs no lease.
+    if (!caller->admin() || !req->worker_id().empty()) {
+      absl::Status may = c_->CheckEngineFetch(req->worker_id(), req->sha256(), *caller);
+      if (!may.ok()) return new RefusedWrite<v1::EngineChunk>(may);
+    }
     return NewFetchReactor(c_, req->sha256());
   }
 
@@ -431,8 +438,16 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
   builder.RegisterService(impl.run_service.get());
   builder.RegisterService(impl.work_service.get());
   builder.RegisterService(impl.admin_service.get());
-  builder.SetMaxReceiveMessageSize(64 << 20);
+  // The largest call is a submission with its opening book (kMaxOpeningsBytes); engines arrive
+  // as streams of chunks. gRPC reads a message whole before the token can be looked at, so what
+  // strangers can make the server hold is bounded by this size times the calls in flight, and
+  // those by the memory quota: past it, reads wait (and idle connections are closed) instead of
+  // the process growing.
+  builder.SetMaxReceiveMessageSize(int(kMaxOpeningsBytes) + (1 << 20));
   builder.SetMaxSendMessageSize(64 << 20);
+  grpc::ResourceQuota quota("arbiter-coordinator");
+  quota.Resize(options.grpc_memory_bytes);
+  builder.SetResourceQuota(quota);
   // One coordinator per port: a second one must fail, not share the port's clients.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   // Workers ping every 5 s to find a dead link fast (worker/worker.cc); without this the server

@@ -27,6 +27,8 @@ struct ServerOptions {
   // TLS on the gRPC port (PEM files); with `tls_client_ca` clients must present a certificate
   // signed by it (mutual TLS).
   std::string tls_cert, tls_key, tls_client_ca;
+  // The gRPC server's memory for messages being read and written (its resource quota).
+  size_t grpc_memory_bytes = size_t(256) << 20;
 };
 
 class Server {

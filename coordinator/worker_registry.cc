@@ -24,6 +24,35 @@ std::string WorkerRegistry::Register(WorkerInfo info) {
   return id;
 }
 
+bool WorkerRegistry::MakeRoom(const std::string& token, size_t cap) {
+  size_t known = 0;
+  for (const auto& [id, w] : workers_) known += w.token == token;
+  if (known < cap) return true;
+  for (auto it = workers_.begin(); it != workers_.end() && known >= cap;) {
+    const WorkerInfo& w = it->second;
+    if (w.token == token && w.leases == 0 && !Connected(w)) {
+      workers_.erase(it++);
+      --known;
+    } else {
+      ++it;
+    }
+  }
+  return known < cap;
+}
+
+bool WorkerRegistry::IndependentWorkerConnected(
+    const absl::flat_hash_set<std::string>& identities,
+    const absl::flat_hash_set<std::string>& hash_groups,
+    const std::function<bool(const std::string&, const WorkerInfo&)>& may_take) const {
+  for (const auto& [id, w] : workers_) {
+    if (w.draining || w.identity.empty() || identities.contains(w.identity) || !Connected(w))
+      continue;
+    if (!w.hash_group.empty() && hash_groups.contains(w.hash_group)) continue;
+    if (may_take(id, w)) return true;
+  }
+  return false;
+}
+
 WorkerInfo* WorkerRegistry::Find(const std::string& worker_id) {
   auto it = workers_.find(worker_id);
   return it == workers_.end() ? nullptr : &it->second;

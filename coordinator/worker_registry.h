@@ -91,11 +91,22 @@ class WorkerRegistry {
 
   // A new worker id for `info` (last_seen set to now).
   std::string Register(WorkerInfo info);
+  // Room for one more worker of `token`: forgets its disconnected workers that hold no lease
+  // (a Deployment's restarted pods); false while `cap` of its workers remain known.
+  bool MakeRoom(const std::string& token, size_t cap);
   WorkerInfo* Find(const std::string& worker_id);
   void Touch(WorkerInfo& worker) { worker.last_seen = now_(); }
   // A result of the worker was counted: `nodes` of perft in `seconds` of its work, or `games`.
   void NoteWork(WorkerInfo& worker, double nodes, double seconds, uint32_t games);
   bool Connected(const WorkerInfo& worker) const;
+  // Whether a connected worker that is not draining could count a job independently of every
+  // worker of `identities` (WorkerInfo::identity): another identity, and not sharing a perft hash
+  // with one of `hash_groups` (a shared table would hand it their results).
+  // `may_take` says whether that worker may take the job at all (the run's requirements).
+  bool IndependentWorkerConnected(
+      const absl::flat_hash_set<std::string>& identities,
+      const absl::flat_hash_set<std::string>& hash_groups,
+      const std::function<bool(const std::string&, const WorkerInfo&)>& may_take) const;
   bool Connected(const std::string& worker_id) const;
 
   size_t ConnectedWorkers() const;

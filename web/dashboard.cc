@@ -107,7 +107,9 @@ absl::StatusOr<std::unique_ptr<Dashboard>> Dashboard::Start(const DashboardOptio
   HttpOptions http;
   http.listen = options.listen;
   http.threads = options.threads + int(options.max_live_pages);
-  auto server = HttpServer::Start(http, [p = d.get()](HttpExchange& x) { p->Handle(x); });
+  auto server = HttpServer::Start(
+      http, [p = d.get()](HttpExchange& x) { p->Handle(x); },
+      [p = d.get()](const HttpRequest& req) { return p->Admit(req); });
   if (!server.ok()) return server.status();
   d->http_ = std::move(*server);
   return d;
@@ -173,6 +175,22 @@ void Dashboard::SignInOnce(HttpExchange& x) {
     return ServeSignIn(x, 401, "That sign-in link was used already or has expired.");
   x.Reply(303, "text/plain", "signed in\n",
           {{"Location", "/"}, {"Set-Cookie", SessionCookie(secret, false)}});
+}
+
+absl::StatusOr<size_t> Dashboard::Admit(const HttpRequest& req) {
+  // The sign-in form holds one token; anything else needs a valid token before a byte of its body
+  // is read: a stranger cannot make the server hold large bodies.
+  constexpr size_t kSmall = 64 << 10;
+  if (req.path == "/signin") return size_t(4096);
+  std::string secret;
+  absl::StatusOr<coordinator::Caller> caller = CallerOf(req, &secret);
+  if (!caller.ok()) return caller.status();
+  if (caller->role == v1::ROLE_WORKER)
+    return absl::PermissionDeniedError("worker tokens cannot use the dashboard or its API");
+  // Only a submission may carry an opening book.
+  if (req.path == "/api/v1/runs/match" || req.path == "/api/v1/runs/tournament")
+    return size_t(16) << 20;
+  return kSmall;
 }
 
 void Dashboard::Handle(HttpExchange& x) {

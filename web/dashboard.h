@@ -29,8 +29,9 @@ struct DashboardOptions {
   bool no_auth = false;
   // Live pages open at once (each holds a connection and a server thread).
   size_t max_live_pages = 256;
-  // Connections served at once besides the live pages.
-  int threads = 32;
+  // Connections served at once besides the live pages: enough that clients holding half-sent
+  // requests (each until the request timeout) do not lock signed-in users out.
+  int threads = 512;
   // Runs on one page of the runs list at most.
   uint32_t max_page_size = 200;
 };
@@ -54,6 +55,8 @@ class Dashboard {
  private:
   Dashboard(const DashboardOptions& options, coordinator::Coordinator* coordinator);
   void Handle(HttpExchange& x);
+  // Before a body is read: who may send one, and how large (HttpServer's Admit).
+  absl::StatusOr<size_t> Admit(const HttpRequest& req);
   // The caller of a request (cookie or bearer header) or UNAUTHENTICATED.
   absl::StatusOr<coordinator::Caller> CallerOf(const HttpRequest& req, std::string* secret);
   void SignIn(HttpExchange& x);

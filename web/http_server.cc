@@ -3,10 +3,12 @@
 #include <civetweb.h>
 #include <strings.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "base/listen_address.h"
 #include "base/strings.h"
+#include "web/json.h"
 
 namespace arbiter::web {
 namespace {
@@ -86,20 +88,21 @@ bool HttpExchange::Write(std::string_view data) {
 }
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options,
-                                                              Handler handler) {
-  std::unique_ptr<HttpServer> s(new HttpServer(options, std::move(handler)));
+                                                              Handler handler, Admit admit) {
+  std::unique_ptr<HttpServer> s(new HttpServer(options, std::move(handler), std::move(admit)));
   absl::StatusOr<ListenAddress> address = ParseListenAddress(options.listen);
   if (!address.ok())
     return absl::InvalidArgumentError(Cat("cannot serve HTTP on '", options.listen,
                                           "': ", std::string(address.status().message())));
   const std::string listen = address->ToString();
   const std::string threads = std::to_string(options.threads);
+  const std::string timeout = std::to_string(options.request_timeout_ms);
   const char* config[] = {"listening_ports",
                           listen.c_str(),
                           "num_threads",
                           threads.c_str(),
                           "request_timeout_ms",
-                          "30000",
+                          timeout.c_str(),
                           "enable_keep_alive",
                           "yes",
                           "keep_alive_timeout_ms",
@@ -142,12 +145,32 @@ int HttpServer::Dispatch(mg_connection* conn, void* self_ptr) {
   req.remote = info->remote_addr;
   for (int i = 0; i < info->num_headers; ++i)
     req.headers.emplace_back(info->http_headers[i].name, info->http_headers[i].value);
-  if (info->content_length > 0 && size_t(info->content_length) > self->options_.max_body_bytes) {
+  // A body (declared, or of unknown length on a method that carries one) is read only once the
+  // request is admitted.
+  size_t limit = self->options_.max_body_bytes;
+  const bool carries = req.method == "POST" || req.method == "PUT" || req.method == "PATCH";
+  const bool body = info->content_length > 0 || (info->content_length < 0 && carries);
+  if (body && self->admit_) {
+    absl::StatusOr<size_t> allowed = self->admit_(req);
+    if (!allowed.ok()) {
+      const int status = allowed.status().code() == absl::StatusCode::kUnauthenticated    ? 401
+                         : allowed.status().code() == absl::StatusCode::kPermissionDenied ? 403
+                                                                                          : 400;
+      HttpExchange x(conn, std::move(req));
+      x.Reply(status, "application/json",
+              Cat(R"({"code":")", absl::StatusCodeToString(allowed.status().code()),
+                  R"(","message":)", JsonQuote(std::string(allowed.status().message())), "}"),
+              {{"Connection", "close"}});
+      return status;
+    }
+    limit = std::min(limit, *allowed);
+  }
+  if (info->content_length > 0 && size_t(info->content_length) > limit) {
     HttpExchange x(conn, std::move(req));
-    x.Reply(413, "application/json",
-            Cat(R"({"code":"INVALID_ARGUMENT","message":"request body over )",
-                self->options_.max_body_bytes, R"( bytes"})"),
-            {{"Connection", "close"}});
+    x.Reply(
+        413, "application/json",
+        Cat(R"({"code":"INVALID_ARGUMENT","message":"request body over )", limit, R"( bytes"})"),
+        {{"Connection", "close"}});
     return 413;
   }
   char buf[16384];
@@ -155,7 +178,7 @@ int HttpServer::Dispatch(mg_connection* conn, void* self_ptr) {
     const int got = mg_read(conn, buf, sizeof buf);
     if (got <= 0) break;
     req.body.append(buf, size_t(got));
-    if (req.body.size() > self->options_.max_body_bytes) {
+    if (req.body.size() > limit) {
       HttpExchange x(conn, std::move(req));
       x.Reply(413, "application/json",
               R"({"code":"INVALID_ARGUMENT","message":"request body too large"})",

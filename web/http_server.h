@@ -70,13 +70,21 @@ struct HttpOptions {
   std::string listen = "127.0.0.1:0";  // base/listen_address.h; port 0 picks a free one
   int threads = 64;                    // connections served at once
   size_t max_body_bytes = size_t(16) << 20;
+  // A request's line and headers must arrive within this time (and its body within it again):
+  // a client that sends half a request holds a thread no longer.
+  int request_timeout_ms = 10000;
 };
+
+// Decides from a request's line and headers alone whether its body may be read, and how much of
+// it: the bytes allowed, or an error answered at once with the connection closed (the body is
+// never read). Called only for requests that carry a body.
+using Admit = std::function<absl::StatusOr<size_t>(const HttpRequest&)>;
 
 class HttpServer {
  public:
   using Handler = std::function<void(HttpExchange&)>;
   static absl::StatusOr<std::unique_ptr<HttpServer>> Start(const HttpOptions& options,
-                                                           Handler handler);
+                                                           Handler handler, Admit admit = {});
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
@@ -85,11 +93,12 @@ class HttpServer {
   void Stop();
 
  private:
-  HttpServer(HttpOptions options, Handler handler)
-      : options_(std::move(options)), handler_(std::move(handler)) {}
+  HttpServer(HttpOptions options, Handler handler, Admit admit)
+      : options_(std::move(options)), handler_(std::move(handler)), admit_(std::move(admit)) {}
   static int Dispatch(mg_connection* conn, void* self);
   HttpOptions options_;
   Handler handler_;
+  Admit admit_;
   mg_context* ctx_ = nullptr;
   int port_ = 0;
 };

@@ -53,6 +53,11 @@ absl::StatusOr<std::string> EngineCache::Get(const std::string& sha256) {
   return path;
 }
 
+void EngineCache::SetWorkerId(const std::string& worker_id) {
+  absl::MutexLock lock(&id_mu_);
+  worker_id_ = worker_id;
+}
+
 absl::Status EngineCache::Fetch(const std::string& sha256, const std::string& path) {
   const std::string temp = Cat(path, ".part.", getpid());
   auto stub = v1::WorkService::NewStub(channel_);
@@ -60,6 +65,10 @@ absl::Status EngineCache::Fetch(const std::string& sha256, const std::string& pa
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(10));
   v1::FetchEngineRequest req;
   req.set_sha256(sha256);
+  {
+    absl::MutexLock lock(&id_mu_);
+    req.set_worker_id(worker_id_);
+  }
   auto reader = stub->FetchEngine(&ctx, req);
   std::ofstream out(temp, std::ios::binary | std::ios::trunc);
   if (!out) return absl::InternalError(Cat("cannot write '", temp, "'"));

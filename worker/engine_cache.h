@@ -23,6 +23,9 @@ class EngineCache {
   // Path of a verified, executable copy of the artifact: from the cache when its hash matches,
   // otherwise downloaded (a corrupt cached copy is replaced).
   absl::StatusOr<std::string> Get(const std::string& sha256);
+  // The worker id the coordinator knows this worker by (after each registration): a fetch names
+  // it, and is served only while that worker holds a lease of a job that runs the engine.
+  void SetWorkerId(const std::string& worker_id);
 
  private:
   absl::Status Fetch(const std::string& sha256, const std::string& path);
@@ -32,6 +35,8 @@ class EngineCache {
   const int engine_gid_;
   std::shared_ptr<grpc::Channel> channel_;
   absl::Mutex mu_;  // one download at a time
+  mutable absl::Mutex id_mu_;
+  std::string worker_id_ ABSL_GUARDED_BY(id_mu_);
 };
 
 }  // namespace arbiter::worker

@@ -178,6 +178,7 @@ struct Worker::Impl {
       Record("Register", s);
       if (s.ok()) {
         worker_id = resp.worker_id();
+        if (cache) cache->SetWorkerId(worker_id);
         heartbeat_seconds = resp.heartbeat_seconds() > 0 ? resp.heartbeat_seconds() : 3;
         if (metrics) metrics->registered_.Set(1);
         spdlog::info("worker {}: registered with {} ({} threads, engine isolation: {})", worker_id,

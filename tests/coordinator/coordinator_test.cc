@@ -1045,6 +1045,98 @@ TEST_F(CoordinatorTest, CancelStopsWorkersAndRefusesResults) {
   EXPECT_EQ(c_->CancelRun(run.id(), "").status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
+// Perft results are checked, not believed: a worker's results count alone only after one was
+// recounted by another worker and agreed, and a share of them is recounted after that.
+class SpotCheckTest : public CoordinatorTest {
+ protected:
+  struct W {
+    std::string id, token;
+    bool lies = false;
+  };
+  W Reg(const std::string& token, bool lies = false) {
+    v1::RegisterRequest r;
+    r.set_name(token);
+    r.set_threads(4);
+    return {c_->Register(r, Caller{token, v1::ROLE_WORKER})->worker_id(), token, lies};
+  }
+  // The workers take and answer jobs in turn until the run ends or none is left to take; a
+  // worker that lies adds 7 to every count. Returns the run and how many jobs were leased.
+  std::pair<v1::Run, int> Play(uint64_t run_id, const std::vector<W>& workers) {
+    int leased = 0;
+    for (int round = 0; round < 2000; ++round) {
+      bool any = false;
+      for (const W& w : workers) {
+        std::optional<v1::Job> j = Acquire(w.id, w.token);
+        if (!j) continue;
+        any = true;
+        ++leased;
+        std::vector<uint64_t> counts = Count(*j);
+        if (w.lies)
+          for (uint64_t& c : counts) c += 7;
+        EXPECT_TRUE(Complete(w.id, *j, counts, 0, w.token).ok());
+      }
+      v1::Run r = *c_->GetRun(run_id);
+      if (r.state() == v1::RUN_STATE_SUCCEEDED || r.state() == v1::RUN_STATE_FAILED || !any)
+        return {r, leased};
+    }
+    return {*c_->GetRun(run_id), leased};
+  }
+};
+
+TEST_F(SpotCheckTest, AForgerBesideOneHonestWorkerFailsTheRunNeverAWrongTotal) {
+  const std::vector<W> workers = {Reg("honest"), Reg("forger", /*lies=*/true)};
+  auto [run, leased] = Play(Submit(4, 8).id(), workers);
+  EXPECT_EQ(run.state(), v1::RUN_STATE_FAILED) << run.message();
+  EXPECT_NE(run.message().find("disagree"), std::string::npos) << run.message();
+  EXPECT_NE(run.message().find("no third worker"), std::string::npos) << run.message();
+}
+
+TEST_F(SpotCheckTest, AThirdWorkerOutvotesTheForgerWhoIsFlaggedAndTheTotalIsExact) {
+  const std::vector<W> workers = {Reg("honest-1"), Reg("forger", /*lies=*/true), Reg("honest-2")};
+  auto [run, leased] = Play(Submit(4, 8).id(), workers);
+  ASSERT_EQ(run.state(), v1::RUN_STATE_SUCCEEDED) << run.message();
+  EXPECT_EQ(run.perft().result().nodes(), 197281u);
+  EXPECT_GT(run.perft().disagreements_size(), 0);
+  for (const v1::Disagreement& d : run.perft().disagreements())
+    EXPECT_EQ(d.worker_name(), "forger");
+  bool flagged = false;
+  const v1::ListWorkersResponse list = c_->ListWorkers({});
+  for (const v1::WorkerStatus& w : list.workers())
+    if (w.name() == "forger") flagged = w.flags_size() > 0;
+  EXPECT_TRUE(flagged) << "the forger carries a flag for the admin";
+}
+
+// The only worker that could recount a result leaves: the result counts as it is (the run does
+// not wait for a worker that is gone), and the run ends exact.
+TEST_F(SpotCheckTest, ARecountWithNobodyLeftToDoItCountsTheResultAsItIs) {
+  SimulatedClock clock;
+  Open(/*lease_seconds=*/10, clock.Fn());
+  const W a = Reg("a"), b = Reg("b");
+  const v1::Run run = Submit(3, 1);
+  std::optional<v1::Job> job = Acquire(a.id, a.token);
+  ASSERT_TRUE(job);
+  ASSERT_TRUE(Complete(a.id, *job, Count(*job), 0, a.token).ok());
+  EXPECT_EQ(c_->GetRun(run.id())->state(), v1::RUN_STATE_RUNNING) << "waits for b's recount";
+  clock.Advance(3600);  // b is long gone (and a, but a's count is in)
+  c_->Tick();
+  const v1::Run done = *c_->GetRun(run.id());
+  EXPECT_EQ(done.state(), v1::RUN_STATE_SUCCEEDED) << done.message();
+  EXPECT_EQ(done.perft().result().nodes(), 8902u);
+  (void)b;
+}
+
+TEST_F(SpotCheckTest, HonestWorkersPayOnlyAFewRecounts) {
+  const std::vector<W> workers = {Reg("honest-1"), Reg("honest-2")};
+  const v1::Run submitted = Submit(5, 64);
+  auto [run, leased] = Play(submitted.id(), workers);
+  ASSERT_EQ(run.state(), v1::RUN_STATE_SUCCEEDED) << run.message();
+  EXPECT_EQ(run.perft().result().nodes(), 4865609u);
+  const int jobs = int(run.jobs().total());
+  // Each worker's first result, then about 3 % of the jobs.
+  EXPECT_GT(leased, jobs) << "no recount at all";
+  EXPECT_LE(leased, jobs + 2 + jobs / 10);
+}
+
 // --verify: two pods of one Deployment share a token but not a host, and count as two workers;
 // two workers of one token on one host do not (a token's holder cannot pose as two).
 TEST_F(CoordinatorTest, VerifyTellsWorkersApartByTokenOrHost) {
@@ -1369,10 +1461,27 @@ TEST_F(CoordinatorTest, LeasesAreCappedByDeclaredThreads) {
   EXPECT_NE(third.status().message().find("threads"), std::string::npos) << third.status();
   ASSERT_TRUE(Complete(w, *a, "t").ok());
   EXPECT_TRUE(Acquire(w, "t")) << "a finished lease frees a slot";
-  // A declaration of a million threads is capped.
+  // A declaration of more than 256 threads is refused (one id declaring 100,000 threads held
+  // 373 leases); 256 is accepted.
   v1::RegisterRequest big;
-  big.set_threads(1'000'000);
-  ASSERT_TRUE(c_->Register(big, Caller{"t", v1::ROLE_WORKER}).ok());
+  big.set_threads(100'000);
+  absl::StatusOr<v1::RegisterResponse> refused = c_->Register(big, Caller{"t", v1::ROLE_WORKER});
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("at most 256"), std::string::npos) << refused.status();
+  big.set_threads(256);
+  EXPECT_TRUE(c_->Register(big, Caller{"t", v1::ROLE_WORKER}).ok());
+}
+
+// One token registers at most kMaxWorkersPerToken workers at once: a flood stops there.
+TEST_F(CoordinatorTest, OneTokenRegistersABoundedNumberOfWorkers) {
+  v1::RegisterRequest r;
+  r.set_threads(1);
+  for (size_t i = 0; i < kMaxWorkersPerToken; ++i)
+    ASSERT_TRUE(c_->Register(r, Caller{"flood", v1::ROLE_WORKER}).ok()) << i;
+  absl::StatusOr<v1::RegisterResponse> more = c_->Register(r, Caller{"flood", v1::ROLE_WORKER});
+  EXPECT_EQ(more.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(more.status().message().find("'flood'"), std::string::npos) << more.status();
+  EXPECT_TRUE(c_->Register(r, Caller{"other", v1::ROLE_WORKER}).ok()) << "another token's own";
 }
 
 // A worker that reports a result while it counts its next job (results_in_flight) may hold one
@@ -1549,7 +1658,8 @@ TEST_F(CoordinatorTest, OversizedRequestsAreRefused) {
 // Registrations are cheap, so the split does not trust their number: 2,000 registered workers
 // plan a perft as 1,024 would (16 jobs each at most), not 32,000 jobs.
 TEST_F(CoordinatorTest, ManyRegistrationsDoNotBlowUpTheSplit) {
-  for (int i = 0; i < 2000; ++i) Register(std::to_string(i));
+  // (Four tokens: one token registers at most kMaxWorkersPerToken workers.)
+  for (int i = 0; i < 2000; ++i) Register(std::to_string(i), "", Cat("t", i % 4));
   v1::Run run = Submit(6, 0);
   // Its last ply (2.2 M paths) is merged shard by shard while the first jobs go out.
   run = WaitForRun(run.id(), [](const v1::Run& r) { return r.jobs().total() > 0; });
@@ -1598,6 +1708,39 @@ TEST_F(CoordinatorTest, UploadedEnginesOnlyOnIsolatedWorkers) {
   // An admin vouches for its own runs.
   ASSERT_TRUE(c_->SubmitMatch(req, Caller{"root", v1::ROLE_ADMIN}).ok());
   EXPECT_TRUE(Acquire(plain, "w"));
+}
+
+// A worker token does not open every upload: a worker fetches an engine only while it holds a
+// lease of a job that runs it, and only under its own token.
+TEST_F(CoordinatorTest, AWorkerFetchesAnEngineOnlyForAJobItHolds) {
+  const auto file = dir_ / "engine.bin";
+  std::ofstream(file) << "#!/bin/sh\necho uploaded\n";
+  absl::StatusOr<v1::Engine> engine =
+      c_->AddEngine("up", file.string(), Caller{"sam", v1::ROLE_SUBMITTER});
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  v1::RegisterRequest r;
+  r.set_threads(1);
+  r.set_isolation("landlock");
+  const std::string w = c_->Register(r, Caller{"w", v1::ROLE_WORKER})->worker_id();
+  const Caller as_w{"w", v1::ROLE_WORKER};
+  EXPECT_EQ(c_->CheckEngineFetch(w, engine->sha256(), as_w).code(),
+            absl::StatusCode::kPermissionDenied)
+      << "no lease yet";
+  v1::SubmitMatchRequest req;
+  v1::EngineSpec* a = req.add_engines();
+  a->set_name("up");
+  a->set_sha256(engine->sha256());
+  v1::EngineSpec* b = req.add_engines();
+  b->set_name("builtin");
+  b->set_builtin(true);
+  req.set_tc("10+0.1");
+  req.set_games(2);
+  ASSERT_TRUE(c_->SubmitMatch(req, Caller{"sam", v1::ROLE_SUBMITTER}).ok());
+  ASSERT_TRUE(Acquire(w, "w"));
+  EXPECT_TRUE(c_->CheckEngineFetch(w, engine->sha256(), as_w).ok());
+  EXPECT_FALSE(c_->CheckEngineFetch(w, std::string(64, 'a'), as_w).ok()) << "not its job's engine";
+  EXPECT_FALSE(c_->CheckEngineFetch(w, engine->sha256(), Caller{"other", v1::ROLE_WORKER}).ok())
+      << "another token's worker id";
 }
 
 // A `path` engine goes only to a worker whose --engine-dir holds it; a run no connected worker
@@ -1734,7 +1877,7 @@ class SchedulingTest : public CoordinatorTest {
   }
   // Leases `n` jobs to one worker (holding them all) and counts them by run.
   std::map<uint64_t, int> Lease(int n) {
-    const std::string w = Register("big", "", "w", 1024);
+    const std::string w = Register("big", "", "w", 256);
     std::map<uint64_t, int> by_run;
     for (int i = 0; i < n; ++i) {
       std::optional<v1::Job> job = Acquire(w, "w");
@@ -1772,7 +1915,7 @@ TEST_F(SchedulingTest, EqualMatchRunsAlternate) {
     return run.ok() ? run->id() : 0;
   };
   const uint64_t a = submit("alice"), b = submit("bob");
-  const std::string w = Register("big", "", "w", 1024);
+  const std::string w = Register("big", "", "w", 256);
   int got_a = 0, got_b = 0;
   for (int i = 0; i < 100; ++i) {
     std::optional<v1::Job> job = Acquire(w, "w");
@@ -1798,14 +1941,16 @@ TEST_F(SchedulingTest, HigherPriorityTakesAllWorkers) {
 
 // Throughput 200 against 100 gives 2:1, within one owner's runs and between two owners.
 TEST_F(SchedulingTest, ThroughputSetsTheShare) {
-  const uint64_t fast = SubmitAs("alice", 0, 200), slow = SubmitAs("alice", 0, 100);
+  const uint64_t fast = SubmitAs("alice", 0, 200, 200, v1::ROLE_ADMIN),
+                 slow = SubmitAs("alice", 0, 100);
   std::map<uint64_t, int> got = Lease(90);
   EXPECT_EQ(got[fast], 60);
   EXPECT_EQ(got[slow], 30);
 }
 
 TEST_F(SchedulingTest, ThroughputBetweenOwners) {
-  const uint64_t fast = SubmitAs("alice", 0, 200), slow = SubmitAs("bob", 0, 100);
+  const uint64_t fast = SubmitAs("alice", 0, 200, 200, v1::ROLE_ADMIN),
+                 slow = SubmitAs("bob", 0, 100);
   std::map<uint64_t, int> got = Lease(90);
   EXPECT_NEAR(got[fast], 60, 1);
   EXPECT_NEAR(got[slow], 30, 1);
@@ -1846,14 +1991,19 @@ TEST_F(SchedulingTest, ChangesAreCheckedAndDurable) {
   const uint64_t id = SubmitAs("alice", -5, 50);
   v1::SetSchedulingRequest set;
   set.set_run_id(id);
-  set.set_throughput(300);
+  set.set_throughput(80);
   EXPECT_EQ(c_->SetScheduling(set, Caller{"bob", v1::ROLE_SUBMITTER}).status().code(),
             absl::StatusCode::kPermissionDenied)
       << "not bob's run";
   absl::StatusOr<v1::Run> changed = c_->SetScheduling(set, Caller{"alice", v1::ROLE_SUBMITTER});
   ASSERT_TRUE(changed.ok()) << changed.status();
   EXPECT_EQ(changed->scheduling().priority(), -5) << "unset fields keep their value";
-  EXPECT_EQ(changed->scheduling().throughput(), 300u);
+  EXPECT_EQ(changed->scheduling().throughput(), 80u);
+  // A share above the default takes leases from others' runs: an admin's decision.
+  set.set_throughput(300);
+  absl::Status above = c_->SetScheduling(set, Caller{"alice", v1::ROLE_SUBMITTER}).status();
+  EXPECT_EQ(above.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_NE(above.message().find("only an admin"), std::string::npos) << above;
   set.set_priority(10);
   EXPECT_EQ(c_->SetScheduling(set, Caller{"alice", v1::ROLE_SUBMITTER}).status().code(),
             absl::StatusCode::kPermissionDenied);

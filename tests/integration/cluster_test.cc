@@ -217,7 +217,12 @@ TEST_F(ClusterTest, StartposDepth6OnThreeWorkersMatchesLocalDivide) {
   }
   ASSERT_EQ(list.runs_size(), 1);
   const double jobs = double(list.runs(0).jobs().total());
-  EXPECT_EQ(MetricValue(text, "arbiter_job_completions_total{outcome=\"committed\"}"), jobs);
+  // Each job counted once, plus the spot checks' recounts: each worker's first result, then about
+  // 3 % of the jobs (docs/security.md).
+  const double committed =
+      MetricValue(text, "arbiter_job_completions_total{outcome=\"committed\"}").value_or(0);
+  EXPECT_GT(committed, jobs) << "no spot check";
+  EXPECT_LE(committed, jobs + 3 + jobs / 10);
   EXPECT_EQ(MetricValue(text, "arbiter_job_duration_seconds_count"), jobs);
   EXPECT_GT(MetricValue(text, "process_open_fds").value_or(0), 0);
   EXPECT_GT(MetricValue(text, "process_resident_memory_bytes").value_or(0), 0);
@@ -235,9 +240,9 @@ TEST_F(ClusterTest, StartposDepth6OnThreeWorkersMatchesLocalDivide) {
               1.0);
     EXPECT_GT(MetricValue(wt, "process_cpu_seconds_total").value_or(-1), 0);
   }
-  EXPECT_EQ(completed, jobs);
+  EXPECT_EQ(completed, committed);
   EXPECT_GT(worker_nodes, 0);
-  EXPECT_LE(worker_nodes, 119060324.0);
+  EXPECT_LE(worker_nodes, 119060324.0 * (committed / jobs));
 }
 
 // Kiwipete to depth 5 with every job computed twice; JSON output through the CLI.

@@ -2,6 +2,7 @@
 its abuse (no token, wrong role, no CSRF value, oversized or malformed bodies, bad paths).
 Usage: dashboard_api_test.py ARBITER_BINARY"""
 import json
+import socket
 import subprocess
 import sys
 import tempfile
@@ -172,6 +173,56 @@ class DashboardApiTest(unittest.TestCase):
             self.assertNotIn("one-time sign-in link", out.stdout)
         # The first cluster's dashboard still answers.
         self.assertEqual(self.c.request("GET", "/api/v1/session", token=self.c.admin).status, 200)
+
+    def raw_headers(self, lines):
+        """A connection that has sent `lines` as a request's head and no body."""
+        host, port = self.c.base.split("//")[1].split(":")
+        s = socket.create_connection((host, int(port)), timeout=10)
+        s.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        return s
+
+    def test_a_strangers_body_is_refused_before_a_byte_of_it_is_read(self):
+        # Headers announce 16 MiB and none follows: the answer must come from the headers alone
+        # (were the body read first, the server would wait for it until the request timeout).
+        for auth in ([], ["Authorization: Bearer arb_" + "0" * 64]):
+            s = self.raw_headers(["POST /api/v1/runs/match HTTP/1.1", "Host: x",
+                                  "Content-Type: application/json",
+                                  "Content-Length: 16777216"] + auth)
+            s.settimeout(5)
+            head = s.recv(4096).decode(errors="replace")
+            s.close()
+            self.assertTrue(head.startswith("HTTP/1.1 401"), head)
+        # A signed-in submitter announcing the same gets to send it (the server waits for it).
+        s = self.raw_headers(["POST /api/v1/runs/match HTTP/1.1", "Host: x",
+                              "Authorization: Bearer " + self.c.admin,
+                              "Content-Type: application/json", "Content-Length: 16777216"])
+        s.settimeout(2)
+        with self.assertRaises(socket.timeout):
+            s.recv(4096)
+        s.close()
+
+    def test_bodies_are_bounded_per_endpoint(self):
+        r = self.c.request("POST", "/api/v1/runs/1/cancel", raw=b"x" * (100 << 10), token=self.c.admin)
+        self.assertEqual(r.status, 413, r.body)
+        r = self.c.request("POST", "/signin", raw=b"token=" + b"a" * 8192,
+                           headers={"Content-Type": "application/x-www-form-urlencoded"})
+        self.assertEqual(r.status, 413, r.body)
+
+    def test_half_sent_requests_do_not_lock_out_a_signed_in_user(self):
+        host, port = self.c.base.split("//")[1].split(":")
+        idle = []
+        try:
+            for _ in range(300):  # each sends half a request's head, and never the rest
+                s = socket.create_connection((host, int(port)), timeout=10)
+                s.sendall(b"GET /api/v1/runs HTTP/1.1\r\nHost: x\r\n")
+                idle.append(s)
+            start = time.monotonic()
+            r = self.c.request("GET", "/api/v1/session", token=self.c.admin)
+            self.assertEqual(r.status, 200, r.body)
+            self.assertLess(time.monotonic() - start, 3.0)
+        finally:
+            for s in idle:
+                s.close()
 
     def test_an_oversized_body_is_refused_before_it_is_read(self):
         r = self.c.request("POST", "/api/v1/runs/match", raw=b"x" * (17 << 20), token=self.c.admin)
