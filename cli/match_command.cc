@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -344,6 +345,7 @@ int RunRemoteMatchCommand(const MatchFlags& f, const match::MatchOptions& o,
   absl::StatusOr<std::string> openings = match::BookEpdText(o.book);
   if (!openings.ok()) return Fail(openings.status());
   req.set_openings(*openings);
+  req.set_openings_name(std::filesystem::path(o.book.path).filename().string());
   if (f.concurrency_given) req.set_concurrency(uint32_t(std::max(1, f.concurrency)));
   req.set_pairs_per_job(f.pairs_per_job);
   *req.mutable_rules() = match::RulesToProto(o, f.event, f.engine_limits);
@@ -381,6 +383,7 @@ int RunRemoteTournamentCommand(const MatchFlags& f, const match::MatchOptions& b
   absl::StatusOr<std::string> openings = match::BookEpdText(base.book);
   if (!openings.ok()) return Fail(openings.status());
   req.set_openings(*openings);
+  req.set_openings_name(std::filesystem::path(base.book.path).filename().string());
   if (f.concurrency_given) req.set_concurrency(uint32_t(std::max(1, f.concurrency)));
   req.set_pairs_per_job(f.pairs_per_job);
   *req.mutable_scheduling() = f.scheduling;

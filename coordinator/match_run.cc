@@ -143,8 +143,11 @@ absl::Status ValidateEngineList(const google::protobuf::RepeatedPtrField<v1::Eng
   return absl::OkStatus();
 }
 
-// One FEN per non-empty line (EPD): each must parse.
-absl::Status ValidateOpenings(const std::string& openings) {
+// One FEN per non-empty line (EPD): each must parse; the book's display name is short.
+absl::Status ValidateOpenings(const std::string& openings, const std::string& name) {
+  if (name.size() > 256)
+    return absl::InvalidArgumentError(
+        Cat("openings_name must have at most 256 bytes, got ", name.size()));
   if (openings.size() > kMaxOpeningsBytes)
     return absl::InvalidArgumentError(
         Cat("openings must have at most ", kMaxOpeningsBytes, " bytes, got ", openings.size()));
@@ -271,7 +274,7 @@ absl::Status ValidateMatchRequest(const v1::SubmitMatchRequest& request,
       return absl::InvalidArgumentError(
           Cat("sprt: model must be normalized or logistic, got ", v1::SprtModel_Name(s.model())));
   }
-  RETURN_IF_ERROR(ValidateOpenings(request.openings()));
+  RETURN_IF_ERROR(ValidateOpenings(request.openings(), request.openings_name()));
   RETURN_IF_ERROR(ValidateRules(request.rules()));
   RETURN_IF_ERROR(CheckScaleNps(request.has_scale_nps(), request.scale_nps()));
   return ValidateBatching(request.pairs_per_job(), request.concurrency());
@@ -295,7 +298,7 @@ absl::Status ValidateTournamentRequest(
   if (request.games_per_pairing() > kMaxGamesPerPairing)
     return absl::InvalidArgumentError(Cat("games_per_pairing must be at most ", kMaxGamesPerPairing,
                                           ", got ", request.games_per_pairing()));
-  RETURN_IF_ERROR(ValidateOpenings(request.openings()));
+  RETURN_IF_ERROR(ValidateOpenings(request.openings(), request.openings_name()));
   RETURN_IF_ERROR(ValidateRules(request.rules()));
   RETURN_IF_ERROR(CheckScaleNps(request.has_scale_nps(), request.scale_nps()));
   RETURN_IF_ERROR(ValidateBatching(request.pairs_per_job(), request.concurrency()));

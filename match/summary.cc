@@ -76,6 +76,9 @@ v1::MatchResult ToMatchResult(const MatchSummary& s, const std::optional<stats::
   wdl->set_wins(s.trinomial.wins);
   wdl->set_draws(s.trinomial.draws);
   wdl->set_losses(s.trinomial.losses);
+  const uint64_t wdl_games = s.trinomial.wins + s.trinomial.draws + s.trinomial.losses;
+  r.mutable_stats()->set_game_draw_ratio(
+      wdl_games > 0 ? double(s.trinomial.draws) / double(wdl_games) : 0.0);
   for (const auto& [k, v] : s.terminations) (*r.mutable_terminations())[k] = v;
   for (int i = 0; i < 2; ++i) *r.add_faults() = FaultsToProto(s.faults[i], s.names[i]);
   r.set_moves(s.moves);

@@ -2198,7 +2198,8 @@ TEST_F(CoordinatorTest, BenchRefusalFlagsTheWorkerAndExcludesItFromTheRun) {
     EXPECT_EQ(w.flags_size(), w.name() == "bad" ? 1 : 0) << w.DebugString();
   v1::ListRunsResponse runs = *c_->ListRuns({});
   ASSERT_EQ(runs.runs_size(), 1);
-  const v1::Run& run = runs.runs(0);
+  EXPECT_EQ(runs.runs(0).engines_size(), 0) << "a list carries summaries, not engine reports";
+  const v1::Run run = *c_->GetRun(runs.runs(0).id());
   EXPECT_EQ(run.state(), v1::RUN_STATE_RUNNING);
   ASSERT_EQ(run.refusals_size(), 1);
   EXPECT_EQ(run.refusals(0).worker_name(), "bad");
