@@ -1,7 +1,8 @@
 // A run's verdict apart from its state (an SPRT that accepted H0 is a rejected patch, not a
-// success), and the draw ratio as drawn games over games.
+// success), and a worker's speed from all its recent perft jobs.
 #include "coordinator/run_outcome.h"
 
+#include "coordinator/worker_registry.h"
 #include "gtest/gtest.h"
 #include "match/stats_report.h"
 #include "match/summary.h"
@@ -105,6 +106,20 @@ TEST(DrawRatio, IsDrawsOverGames) {
   const v1::MatchResult m = match::ToMatchResult(s, std::nullopt);
   EXPECT_DOUBLE_EQ(m.stats().game_draw_ratio(), 0.25);
   EXPECT_DOUBLE_EQ(m.stats().draw_ratio(), 0.0);
+}
+
+TEST(WorkerSpeed, IsItsCountedNodesOverItsOwnTimeNotItsLastJob) {
+  SteadyClock::time_point now{};
+  WorkerRegistry registry(std::chrono::seconds(30), [&] { return now; });
+  WorkerInfo* w = registry.Find(registry.Register({}));
+  ASSERT_NE(w, nullptr);
+  registry.NoteWork(*w, 2e6, 1.0, 0);
+  now += std::chrono::seconds(1);
+  registry.NoteWork(*w, 1e6, 0.001, 0);  // answered by the shared hash table at once
+  EXPECT_NEAR(w->PerftNodesPerSecond(), 3e6 / 1.001, 1);
+  now += std::chrono::minutes(6);  // the first two leave the window with the next job
+  registry.NoteWork(*w, 1e6, 0.5, 0);
+  EXPECT_NEAR(w->PerftNodesPerSecond(), 2e6, 1);
 }
 
 }  // namespace
