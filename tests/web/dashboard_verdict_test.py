@@ -303,6 +303,8 @@ class VerdictBrowserTest(unittest.TestCase, Page):
         self.assertIn("RookValueMg=400", engines)
         self.assertEqual(self.text("#run-verdict"), "measured")
         self.assertEqual(self.count("#crosstable tbody tr"), 3)
+        self.assertIn("0 (anchor)", self.text("#standings"))
+        self.assertEqual(self.text("#run-verdict-line"), "measured")
         self.shot("tournament")
 
     def test_clone_fills_the_form_from_the_run(self):

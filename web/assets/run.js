@@ -226,7 +226,8 @@ function movegenSection(run) {
 function tournamentSection(run) {
   const t = run.tournament, req = t.request || {}, names = (req.engines || []).map((e) => e.name);
   const standings = (t.standings || []).map((s, i) => el("tr", {}, el("td", {}, i + 1), el("td", {}, s.name),
-    el("td", { class: "num" }, plusMinus(s.elo, s.elo_error95)), el("td", { class: "num" }, s.games || 0),
+    el("td", { class: "num" }, s.name === names[0] ? "0 (anchor)" : plusMinus(s.elo, s.elo_error95)),
+    el("td", { class: "num" }, s.games || 0),
     el("td", { class: "num" }, fmt(s.points, 1)), el("td", { class: "num" }, pct(num(s.score)))));
   const cell = {};
   for (const p of t.pairings || []) {
@@ -262,8 +263,8 @@ async function renderRun(run) {
   const body = [
     el("h1", {}, `Run ${run.id} · ${shortKind(run.kind).toLowerCase().replace("_", "-")}`),
     el("p", { class: "verdict-line verdict " + verdictOf(run), id: "run-verdict-line" },
-      verdictWord(run), el("span", { class: "muted" }, " — ",
-        ((run.outcome || {}).summary || "").replace(/^[^:]*:\s*/, ""))),
+      verdictWord(run), (run.outcome || {}).summary && run.outcome.summary.includes(":")
+        ? el("span", { class: "muted" }, " — ", run.outcome.summary.replace(/^[^:]*:\s*/, "")) : null),
     kv([["Verdict", verdictCell(run), "run-verdict"], ["State", stateCell(run.state), "run-state"],
         ["Owner", run.owner, "run-owner"],
         ["Progress", `${Math.round(num(run.progress) * 100)} %`, "run-progress"],
