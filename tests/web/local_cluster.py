@@ -29,6 +29,13 @@ class LocalCluster:
                 [arbiter, "local", "--workers", str(workers), "--listen", "127.0.0.1:0",
                  "--http", "127.0.0.1:0", "--data", os.path.join(self.dir, "data"), *extra],
                 stdout=subprocess.PIPE, stderr=err, text=True)
+        try:
+            self._read_start()
+        except BaseException:
+            self.close()  # a start that cannot be read leaves no process behind
+            raise
+
+    def _read_start(self):
         lines = []
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
