@@ -11,6 +11,7 @@
 #include "engine/rules.h"
 #include "match/stats_report.h"
 #include "match/time_control.h"
+#include "match/uci_engine.h"
 #include "match/wire.h"
 #include "net/sha256.h"
 #include "stats/elo.h"
@@ -47,10 +48,12 @@ absl::Status CheckEngineBounds(const v1::EngineSpec& e) {
   if (e.options_size() > int(kMaxEngineEntries) || e.args_size() > int(kMaxEngineEntries))
     return absl::InvalidArgumentError(Cat("engine '", e.name(), "': at most ", kMaxEngineEntries,
                                           " options and ", kMaxEngineEntries, " args"));
-  for (const auto& [k, v] : e.options())
+  for (const auto& [k, v] : e.options()) {
     if (k.size() > kMaxEngineTextBytes || v.size() > kMaxEngineTextBytes)
       return absl::InvalidArgumentError(Cat("engine '", e.name(), "': option names and values ",
                                             "must have at most ", kMaxEngineTextBytes, " bytes"));
+    RETURN_IF_ERROR(match::CheckOptionText(Cat("engine '", e.name(), "'"), k, v));
+  }
   for (const std::string& a : e.args())
     if (a.size() > kMaxEngineTextBytes)
       return absl::InvalidArgumentError(
