@@ -2093,6 +2093,14 @@ TEST(RateRuns, CombinedPairingsMatchComputeRatings) {
   req.clear_anchor();
   req.add_engines("v9");
   EXPECT_EQ(RateRuns(req, runs).status().code(), absl::StatusCode::kFailedPrecondition);
+  // A name with no game anywhere is named alone, not the engines it could not be rated against.
+  v1::GetRatingsRequest typo;
+  for (const char* e : {"v1", "nosuch"}) typo.add_engines(e);
+  const absl::Status unknown = RateRuns(typo, runs).status();
+  EXPECT_NE(unknown.message().find("no finished games of 'nosuch' in these runs"),
+            std::string::npos)
+      << unknown;
+  EXPECT_EQ(unknown.message().find("'v1'"), std::string::npos) << unknown;
   EXPECT_EQ(ValidateRatingsRequest({}).code(), absl::StatusCode::kInvalidArgument);
   v1::GetRatingsRequest huge;
   for (int i = 0; i < 101; ++i) huge.add_engines(Cat("e", i));
