@@ -442,6 +442,17 @@ absl::Status CheckMatchResult(const v1::MatchJob& job, const v1::MatchJobResult&
           ") but it is reported as '", std::string(match::GameEndName(*end)), "'"));
     }
     RETURN_IF_ERROR(CheckForfeit(job, g, *end, *result, i % 2, game->Current(), where));
+    // A disconnect before the faulty engine's first move is a fault, not a game (the worker
+    // releases such a job as a fault): never counted. Engine moves follow the book moves.
+    if (*end == match::GameEnd::kDisconnect) {
+      const std::optional<Color> faulty = match::SideFromProto(g.faulty());
+      const uint32_t book =
+          uint32_t(g.moves_size()) - std::min<uint32_t>(g.engine_moves(), g.moves_size());
+      const Color first_mover = book % 2 ? ~start->SideToMove() : start->SideToMove();
+      if (faulty && g.engine_moves() < (*faulty == first_mover ? 1u : 2u))
+        return absl::InvalidArgumentError(Cat(
+            where, ": a disconnect before the faulty engine's first move is a fault, not a game"));
+    }
   }
   return absl::OkStatus();
 }

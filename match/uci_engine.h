@@ -35,7 +35,7 @@ struct EngineSpec {
   uint64_t bench = 0;  // declared bench signature (`bench=N`; 0: none)
   int cpu_level = 0;   // x86-64 level the binary needs (`cpu=v3`; 0: any)
   // Non-empty: the engine may not run here (a worker's policy); Start() fails with this reason,
-  // so each of its games is lost by disconnect, naming it.
+  // so its games are not played (Unplayed) and a worker's job is a fault naming it.
   std::string refused;
 };
 
