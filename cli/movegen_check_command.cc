@@ -70,9 +70,7 @@ absl::StatusOr<MovegenInput> ReadMovegenInput(const MovegenCheckFlags& f) {
   if (!dialect.ok()) return dialect.status();
   absl::StatusOr<std::vector<v1::MovegenPosition>> positions = MovegenPositions(f);
   if (!positions.ok()) return positions.status();
-  absl::StatusOr<match::EngineSpec> spec = f.engine.find("cmd=") != std::string::npos
-                                               ? match::ParseEngineSpec(f.engine)
-                                               : match::ParseEngineSpec(Cat("cmd=", f.engine));
+  absl::StatusOr<match::EngineSpec> spec = match::ParseEngineSpec(f.engine);
   if (!spec.ok()) return spec.status();
   return MovegenInput{std::move(*dialect), std::move(*positions), std::move(*spec)};
 }

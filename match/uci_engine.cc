@@ -29,6 +29,12 @@ bool SameIgnoringCase(std::string_view a, std::string_view b) {
 }  // namespace
 
 absl::StatusOr<EngineSpec> ParseEngineSpec(std::string_view text) {
+  // A bare command (`/usr/games/stockfish`, `./engine --uci`): no `cmd=`, and its first word is
+  // no key=value. Its name is the program's base name.
+  const std::string_view first = text.substr(0, text.find_first_of(" ,"));
+  if (text.find("cmd=") == std::string_view::npos && !first.empty() &&
+      first.find('=') == std::string_view::npos)
+    return ParseEngineSpec(Cat("cmd=", text));
   EngineSpec spec;
   for (std::string_view field : Split(text, ',', /*skip_empty=*/true)) {
     size_t eq = field.find('=');

@@ -39,7 +39,9 @@ struct EngineSpec {
   std::string refused;
 };
 
-// Parses "name=A,cmd=PATH,args=a b,dir=D,env.K=V,option.X=V,tc=10+0.1,bench=232923,cpu=v3".
+// Parses "name=A,cmd=PATH,args=a b,dir=D,env.K=V,option.X=V,tc=10+0.1,bench=232923,cpu=v3", or
+// a bare command ("/usr/games/stockfish", "./engine --uci": the same as cmd=...). The name
+// defaults to the program's base name.
 // Option names and values with control characters (a newline would start another command) are
 // refused.
 absl::StatusOr<EngineSpec> ParseEngineSpec(std::string_view text);

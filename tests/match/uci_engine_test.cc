@@ -244,6 +244,21 @@ TEST(CheckOptionValue, RefusesUnknownNamesAndValuesOutOfRangeWithTheList) {
   }
 }
 
+// A bare command is cmd= that command, named by the program's base name, as in every command.
+TEST(ParseEngineSpec, ABareCommandIsItsCmd) {
+  absl::StatusOr<EngineSpec> path = ParseEngineSpec("/usr/games/stockfish");
+  ASSERT_TRUE(path.ok()) << path.status();
+  EXPECT_EQ(path->cmd, "/usr/games/stockfish");
+  EXPECT_EQ(path->name, "stockfish");
+  absl::StatusOr<EngineSpec> args = ParseEngineSpec("./engine --uci --threads=2");
+  ASSERT_TRUE(args.ok()) << args.status();
+  EXPECT_EQ(args->cmd, "./engine");
+  EXPECT_EQ(args->args, (std::vector<std::string>{"--uci", "--threads=2"}));
+  EXPECT_EQ(args->name, "engine");
+  EXPECT_EQ(ParseEngineSpec("builtin")->cmd, "builtin");
+  EXPECT_FALSE(ParseEngineSpec("name=a,option.Hash=16").ok()) << "a spec without cmd=";
+}
+
 TEST(ParseEngineSpec, RefusesControlCharactersInOptions) {
   for (const std::string spec : {"cmd=sf,option.Hash=16\nquit", "cmd=sf,option.Ha\tsh=16"}) {
     const std::string& text = spec;
