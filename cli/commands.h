@@ -33,6 +33,10 @@ void AddEngineProbeCommand(CLI::App& app, int& exit_code);
 absl::StatusOr<v1::GetRatingsResponse> RatePgnFiles(const std::vector<std::string>& files,
                                                     const v1::GetRatingsRequest& request);
 
+// A CLI11 parse error: --help and --version print and return 0; anything else is said on stderr
+// ("unknown option --rounds", with a hint for cutechess/fastchess spellings) and returns 2.
+int ReportUsageError(CLI::App& app, const CLI::ParseError& e, int argc, char** argv);
+
 // `--sandbox` and the engine limits of `worker`, `match` and `tournament`.
 struct SandboxFlags {
   std::string mode;  // auto, namespaces or off
