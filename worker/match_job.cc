@@ -120,8 +120,9 @@ absl::Status CheckEngines(const v1::MatchJob& job, const match::EngineSpec (&spe
                           v1::MatchJobResult& out, std::string& scale_tag,
                           v1::EngineRefusal* refusal) {
   auto refuse = [&](const v1::EngineSpec& e, uint64_t measured, const std::string& sha256,
-                    const std::string& reason) {
+                    const std::string& reason, bool fault = false) {
     if (refusal) {
+      refusal->set_fault(fault);
       refusal->set_engine(e.name());
       refusal->set_declared_bench(e.bench());
       refusal->set_measured_bench(measured);
@@ -139,8 +140,9 @@ absl::Status CheckEngines(const v1::MatchJob& job, const match::EngineSpec (&spe
     if (!specs[i].refused.empty()) continue;  // never started: the job is a fault, naming why
     absl::StatusOr<EngineIdentity> id = host.checker->Identify(specs[i]);
     if (!id.ok()) {
-      if (e.bench() == 0) continue;  // the games will say what is wrong with it
-      return refuse(e, 0, "", std::string(id.status().message()));
+      if (e.bench() == 0) continue;  // the games will say what is wrong with it (a fault)
+      // No binary to bench: the engine cannot start anywhere this path is missing, a fault.
+      return refuse(e, 0, "", std::string(id.status().message()), /*fault=*/true);
     }
     v1::EngineCheck& c = *out.add_engine_checks();
     c.set_name(e.name());

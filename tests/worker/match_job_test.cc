@@ -90,6 +90,26 @@ TEST(EngineFault, AnEngineThatCannotStartOrTakeItsOptionsIsAFaultNotAGame) {
   EXPECT_EQ(missing.engine(), "sf");
   EXPECT_NE(missing.reason().find("/usr/games/stokfish"), std::string::npos) << missing.reason();
 
+  // With a declared bench the checker meets the missing binary first: a fault too.
+  v1::MatchJob benched;
+  benched.set_tc("depth=1");
+  benched.set_pairs(1);
+  v1::EngineSpec* a = benched.add_engines();
+  a->set_name("sf");
+  a->set_path("/usr/games/stokfish");
+  a->set_bench(123456);
+  v1::EngineSpec* b = benched.add_engines();
+  b->set_name("other");
+  b->set_path("/usr/games/stockfish");
+  EngineChecker checker(match::SandboxOptions{}, match::Millis(10000));
+  v1::EngineRefusal unreadable;
+  r = RunMatchJob(benched, cache, 1, nullptr, {.checker = &checker}, &unreadable);
+  ASSERT_FALSE(r.ok()) << r->DebugString();
+  EXPECT_TRUE(unreadable.fault());
+  EXPECT_EQ(unreadable.engine(), "sf");
+  EXPECT_NE(unreadable.reason().find("cannot read '/usr/games/stokfish'"), std::string::npos)
+      << unreadable.reason();
+
   v1::EngineRefusal option;
   r = run("/usr/games/stockfish", "Hsh", "16", option);
   ASSERT_FALSE(r.ok()) << r->DebugString();
