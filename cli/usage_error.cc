@@ -61,20 +61,21 @@ int ReportUsageError(CLI::App& app, const CLI::ParseError& e, int argc, char** a
     theirs += Cat(" ", arg.substr(0, arg.find('=')));
     hints.push_back(std::move(hint));
   }
+  // The arguments CLI11 did not take (also when it stopped at a missing --engine): an unknown
+  // option is what to name first, since it is often the missing one misspelled.
+  std::vector<std::string> extras = app.remaining();
+  for (const CLI::App* sub : app.get_subcommands())
+    for (const std::string& r : sub->remaining())
+      if (std::find(extras.begin(), extras.end(), r) == extras.end()) extras.push_back(r);
+  std::string options, values;
+  for (const std::string& w : extras) (w.size() > 1 && w[0] == '-' ? options : values) += " " + w;
   std::string message = e.what();
   if (!theirs.empty()) {
     message = Cat("unknown option", theirs);
-  } else if (dynamic_cast<const CLI::ExtrasError*>(&e)) {
-    // "The following arguments were not expected: 2 --rounds": the options among them.
-    std::string options, values;
-    const size_t colon = message.rfind(": ");
-    for (std::string_view w :
-         SplitWords(colon == std::string::npos ? std::string_view()
-                                               : std::string_view(message).substr(colon + 2)))
-      (w.size() > 1 && w[0] == '-' ? options : values) += Cat(" ", w);
-    message = !options.empty()  ? Cat("unknown option", options)
-              : !values.empty() ? Cat("unexpected argument", values)
-                                : message;
+  } else if (!options.empty()) {
+    message = Cat("unknown option", options);
+  } else if (dynamic_cast<const CLI::ExtrasError*>(&e) && !values.empty()) {
+    message = Cat("unexpected argument", values);
   }
   std::fprintf(stderr, "error: %s\n", message.c_str());
   for (const std::string& hint : hints) std::fprintf(stderr, "hint: %s\n", hint.c_str());

@@ -48,6 +48,10 @@ TEST(UsageCli, AnUnknownOptionExitsTwoNamingIt) {
   EXPECT_EQ(o.exit_code, 2) << o.text;
   EXPECT_NE(o.text.find("error: unknown option --rounds"), std::string::npos) << o.text;
   EXPECT_EQ(o.text.find("not expected"), std::string::npos) << o.text;
+  // Named also when CLI11 stops first at a required option it misses.
+  Output first = RunArbiter("match --rounds 2");
+  EXPECT_EQ(first.exit_code, 2) << first.text;
+  EXPECT_NE(first.text.find("error: unknown option --rounds"), std::string::npos) << first.text;
   Output value = RunArbiter("match --engine builtin --engine name=b,cmd=builtin --games two");
   EXPECT_EQ(value.exit_code, 2) << value.text;
   EXPECT_NE(value.text.find("--games"), std::string::npos) << value.text;
