@@ -62,12 +62,12 @@ absl::Status CheckEngineBounds(const v1::EngineSpec& e) {
     return absl::InvalidArgumentError(Cat("engine '", e.name(),
                                           "': bench signature must be at most ", kMaxBenchNodes,
                                           ", got ", e.bench()));
-  if (auto t = e.options().find("Threads"); t != e.options().end()) {
+  for (const auto& [k, v] : e.options()) {
+    if (!match::SameOptionName(k, "Threads")) continue;
     uint32_t threads = 0;
-    if (!ParseNumber(t->second, threads) || threads < 1 || threads > kMaxEngineThreads)
+    if (!ParseNumber(v, threads) || threads < 1 || threads > kMaxEngineThreads)
       return absl::InvalidArgumentError(Cat("engine '", e.name(), "': option Threads must be 1..",
-                                            kMaxEngineThreads, ", got '", t->second.substr(0, 32),
-                                            "'"));
+                                            kMaxEngineThreads, ", got '", v.substr(0, 32), "'"));
   }
   if (!e.tc().empty()) {
     absl::StatusOr<match::TimeControl> tc = match::ParseTimeControl(e.tc());
@@ -511,8 +511,10 @@ uint32_t ThreadsPerGame(const google::protobuf::RepeatedPtrField<v1::EngineSpec>
   uint32_t most = 1;
   for (const v1::EngineSpec& e : engines) {
     uint32_t threads = 1;
-    if (auto t = e.options().find("Threads"); t != e.options().end())
-      if (!ParseNumber(t->second, threads) || threads > kMaxEngineThreads) threads = 1;
+    for (const auto& [k, v] : e.options())
+      if (match::SameOptionName(k, "Threads") &&
+          (!ParseNumber(v, threads) || threads > kMaxEngineThreads))
+        threads = 1;
     most = std::max(most, threads);
   }
   return most;

@@ -17,15 +17,6 @@ bool StartsWith(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
 
-bool SameIgnoringCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i])))
-      return false;
-  return true;
-}
-
 }  // namespace
 
 absl::StatusOr<EngineSpec> ParseEngineSpec(std::string_view text) {
@@ -86,6 +77,15 @@ absl::StatusOr<EngineSpec> ParseEngineSpec(std::string_view text) {
     spec.name = std::string(base);
   }
   return spec;
+}
+
+bool SameOptionName(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i])))
+      return false;
+  return true;
 }
 
 absl::Status CheckOptionText(std::string_view where, std::string_view name,
@@ -166,7 +166,7 @@ std::string DescribeOptions(const std::vector<UciOption>& declared) {
 absl::StatusOr<std::string> CheckOptionValue(const std::vector<UciOption>& declared,
                                              std::string_view name, std::string_view value) {
   auto it = std::find_if(declared.begin(), declared.end(),
-                         [&](const UciOption& o) { return SameIgnoringCase(o.name, name); });
+                         [&](const UciOption& o) { return SameOptionName(o.name, name); });
   if (it == declared.end())
     return absl::InvalidArgumentError(
         Cat("the engine has no option '", name, "'; its options: ", DescribeOptions(declared)));
@@ -180,11 +180,11 @@ absl::StatusOr<std::string> CheckOptionValue(const std::vector<UciOption>& decla
     if (!ParseNumber(Strip(value), v)) return refuse("not a whole number");
     if (v < o.min || v > o.max) return refuse(Cat("out of its range ", o.min, "..", o.max));
   } else if (o.type == "check") {
-    if (!SameIgnoringCase(value, "true") && !SameIgnoringCase(value, "false"))
+    if (!SameOptionName(value, "true") && !SameOptionName(value, "false"))
       return refuse("a check option takes true or false");
   } else if (o.type == "combo") {
     if (std::none_of(o.vars.begin(), o.vars.end(),
-                     [&](const std::string& v) { return SameIgnoringCase(v, value); }))
+                     [&](const std::string& v) { return SameOptionName(v, value); }))
       return refuse("not one of its values");
   }
   return o.name;

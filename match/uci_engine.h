@@ -50,6 +50,9 @@ absl::StatusOr<EngineSpec> ParseEngineSpec(std::string_view text);
 // `setoption name X value V` would carry another command), naming `where`.
 absl::Status CheckOptionText(std::string_view where, std::string_view name, std::string_view value);
 
+// UCI option names are case-insensitive: `threads` is the engine's `Threads`.
+bool SameOptionName(std::string_view a, std::string_view b);
+
 // An option the engine declares at the handshake (`option name Hash type spin default 16 min 1
 // max 1024`).
 struct UciOption {

@@ -103,11 +103,12 @@ v1::ReportedGame Report(const match::GameRecord& r, uint64_t pair, int g, const 
   return out;
 }
 
-// The `Threads` option of an engine (1 when not given or not a number).
+// The `Threads` option of an engine, in any case (1 when not given or not a number).
 uint32_t ThreadsOption(const match::EngineSpec& spec) {
   uint32_t threads = 1;
   for (const auto& [name, value] : spec.options)
-    if (name == "Threads" && (!ParseNumber(value, threads) || threads == 0)) threads = 1;
+    if (match::SameOptionName(name, "Threads") && (!ParseNumber(value, threads) || threads == 0))
+      threads = 1;
   return threads;
 }
 

@@ -287,5 +287,26 @@ TEST(MatchReplay, ADisconnectBeforeTheFaultyEnginesFirstMoveIsNotAGame) {
   EXPECT_TRUE(CheckMatchResult(job, result(2)).ok()) << "Black moved (e7e5) before it crashed";
 }
 
+// UCI option names are case-insensitive: `threads` sizes a game like `Threads`, and is bounded
+// at submit like it.
+TEST(ThreadsPerGame, ReadsTheOptionInAnyCase) {
+  google::protobuf::RepeatedPtrField<v1::EngineSpec> engines;
+  v1::EngineSpec* e = engines.Add();
+  e->set_name("sf");
+  e->set_builtin(true);
+  (*e->mutable_options())["threads"] = "4";
+  EXPECT_EQ(ThreadsPerGame(engines), 4u);
+  v1::SubmitMatchRequest req;
+  *req.add_engines() = *e;
+  (*req.mutable_engines(0)->mutable_options())["THREADS"] = "0";
+  v1::EngineSpec* b = req.add_engines();
+  b->set_name("b");
+  b->set_builtin(true);
+  req.set_tc("1+0.1");
+  req.set_games(2);
+  const absl::Status st = ValidateMatchRequest(req, {});
+  EXPECT_NE(st.message().find("option Threads must be 1.."), std::string::npos) << st;
+}
+
 }  // namespace
 }  // namespace arbiter::coordinator
