@@ -501,7 +501,8 @@ int RunTournamentCommand(const MatchFlags& f) {
 void AddCommonFlags(CLI::App* cmd, MatchFlags& f) {
   cmd->add_option("--engine", f.engines,
                   "name=A,cmd=PATH[ args][,dir=D][,option.X=V][,env.K=V][,tc=TC][,bench=N]"
-                  "[,cpu=v3] (repeat; bench=N: the engine's declared bench signature, checked "
+                  "[,cpu=v3], or a bare PATH (named by its base name) (repeat; bench=N: the "
+                  "engine's declared bench signature, checked "
                   "by every worker before its first game; cpu=LEVEL: the x86-64 level its binary "
                   "needs, only workers of that level run it)")
       ->required();

@@ -137,6 +137,17 @@ void FaultCounts::Add(GameEnd end) {
   if (end == GameEnd::kIllegalMove) ++illegal_moves;
 }
 
+bool Unplayed(const GameRecord& r) {
+  if (!r.start_error.empty()) return true;
+  if (r.end != GameEnd::kDisconnect) return false;
+  Color side = r.start.SideToMove();
+  for (const MoveRecord& m : r.moves) {
+    if (!m.book && side == r.faulty) return false;
+    side = ~side;
+  }
+  return true;
+}
+
 GameRecord PlayGame(UciEngine* engines[2], const Opening& opening, const GameSettings& settings,
                     const std::atomic<bool>* abort) {
   GameRecord rec;
@@ -185,11 +196,13 @@ GameRecord PlayGame(UciEngine* engines[2], const Opening& opening, const GameSet
   if (failed[kWhite] && failed[kBlack]) {
     rec.end = GameEnd::kAborted;
     rec.reason = Cat("both engines failed to start: ", why[kWhite], "; ", why[kBlack]);
+    rec.start_error = why[kWhite];
     return rec;
   }
   for (Color c : {kWhite, kBlack})
     if (failed[c]) {
       lose(c, GameEnd::kDisconnect, Cat(kColorName[c], " disconnects (", why[c], ")"));
+      rec.start_error = why[c];
       return rec;
     }
 

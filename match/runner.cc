@@ -107,6 +107,8 @@ absl::StatusOr<MatchSummary> RunMatch(const MatchOptions& options, const Progres
     bool have[2] = {false, false};
   };
   std::map<uint64_t, PendingPair> pending;
+  // The first game an engine could not play (Unplayed): the match stops with its reason.
+  absl::Status fault;  // guarded by mu
 
   auto account_pair = [&](uint64_t pair,
                           const GameRecord recs[2]) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
@@ -151,6 +153,14 @@ absl::StatusOr<MatchSummary> RunMatch(const MatchOptions& options, const Progres
       UciEngine* players[2] = {g == 0 ? &first : &second, g == 0 ? &second : &first};
       GameRecord rec = PlayGame(players, book->ForPair(pair), s, &stop);
       absl::MutexLock lock(&mu);
+      if (Unplayed(rec)) {
+        if (fault.ok())
+          fault = absl::FailedPreconditionError(
+              Cat("engine '", rec.faulty == kWhite ? rec.white : rec.black,
+                  "' could not play: ", rec.start_error.empty() ? rec.reason : rec.start_error));
+        stop = true;
+        break;
+      }
       PendingPair& p = pending[pair];
       p.recs[g] = std::move(rec);
       p.have[g] = true;
@@ -167,6 +177,7 @@ absl::StatusOr<MatchSummary> RunMatch(const MatchOptions& options, const Progres
   for (std::thread& t : threads) t.join();
 
   absl::MutexLock lock(&mu);
+  if (!fault.ok()) return fault;
   summary.aborted_games += pending.size() * 2;
   summary.seconds = std::chrono::duration<double>(SteadyClock::now() - wall0).count();
   summary.elo = stats::EstimateElo(summary.pentanomial);

@@ -45,6 +45,9 @@ using ProgressFn = std::function<void(const MatchSummary&)>;
 // Called for every counted game with its 1-based round number (under the runner's lock).
 using GameFn = std::function<void(uint64_t round, const GameRecord&)>;
 
+// FAILED_PRECONDITION naming the engine when a game could not be played (Unplayed: an engine
+// could not be restarted or take its options, or exited before its first move): the match stops
+// there, and that game is not counted.
 absl::StatusOr<MatchSummary> RunMatch(const MatchOptions& options, const ProgressFn& progress = {},
                                       const GameFn& on_game = {});
 

@@ -1,5 +1,8 @@
 #include "match/uci_engine.h"
 
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
 #include <thread>
 
 #include "base/cpu.h"
@@ -17,6 +20,12 @@ bool StartsWith(std::string_view s, std::string_view prefix) {
 }  // namespace
 
 absl::StatusOr<EngineSpec> ParseEngineSpec(std::string_view text) {
+  // A bare command (`/usr/games/stockfish`, `./engine --uci`): no `cmd=`, and its first word is
+  // no key=value. Its name is the program's base name.
+  const std::string_view first = text.substr(0, text.find_first_of(" ,"));
+  if (text.find("cmd=") == std::string_view::npos && !first.empty() &&
+      first.find('=') == std::string_view::npos)
+    return ParseEngineSpec(Cat("cmd=", text));
   EngineSpec spec;
   for (std::string_view field : Split(text, ',', /*skip_empty=*/true)) {
     size_t eq = field.find('=');
@@ -46,6 +55,8 @@ absl::StatusOr<EngineSpec> ParseEngineSpec(std::string_view text) {
         return absl::InvalidArgumentError(
             Cat("--engine '", text, "': bench=", value, " is not a positive node count"));
     } else if (StartsWith(key, "option.") && key.size() > 7) {
+      RETURN_IF_ERROR(CheckOptionText(Cat("--engine '", spec.name.empty() ? text : spec.name, "'"),
+                                      key.substr(7), value));
       spec.options.emplace_back(std::string(key.substr(7)), std::string(value));
     } else if (StartsWith(key, "env.") && key.size() > 4) {
       spec.env.push_back(Cat(key.substr(4), "=", value));
@@ -66,6 +77,117 @@ absl::StatusOr<EngineSpec> ParseEngineSpec(std::string_view text) {
     spec.name = std::string(base);
   }
   return spec;
+}
+
+bool SameOptionName(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i])))
+      return false;
+  return true;
+}
+
+absl::Status CheckOptionText(std::string_view where, std::string_view name,
+                             std::string_view value) {
+  auto control = [](std::string_view s) {
+    for (unsigned char c : s)
+      if (c < 0x20 || c == 0x7f) return true;
+    return false;
+  };
+  auto escaped = [](std::string_view s) {
+    std::string out;
+    for (unsigned char c : s) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += c < 0x20 || c == 0x7f ? std::string(hex) : std::string(1, char(c));
+    }
+    return out;
+  };
+  if (control(name) || control(value))
+    return absl::InvalidArgumentError(
+        Cat(where, ": option '", escaped(name), "' = '", escaped(value),
+            "' holds a control character (a newline would send the engine another command)"));
+  return absl::OkStatus();
+}
+
+std::optional<UciOption> ParseOptionLine(std::string_view line) {
+  std::vector<std::string_view> w = SplitWords(line);
+  if (w.size() < 2 || w[0] != "option" || w[1] != "name") return std::nullopt;
+  UciOption o;
+  std::string_view key = "name";
+  std::string value;
+  auto flush = [&]() {
+    if (key == "name") {
+      o.name = value;
+    } else if (key == "type") {
+      o.type = value;
+    } else if (key == "default") {
+      o.default_value = value;
+    } else if (key == "min") {
+      ParseNumber(value, o.min);
+    } else if (key == "max") {
+      ParseNumber(value, o.max);
+    } else if (key == "var") {
+      o.vars.push_back(value);
+    }
+    value.clear();
+  };
+  for (size_t i = 2; i < w.size(); ++i) {
+    const bool keyword =
+        (w[i] == "type" && key == "name") ||
+        (key != "name" && (w[i] == "default" || w[i] == "min" || w[i] == "max" || w[i] == "var"));
+    if (keyword) {
+      flush();
+      key = w[i];
+      continue;
+    }
+    value += Cat(value.empty() ? "" : " ", w[i]);
+  }
+  flush();
+  if (o.name.empty()) return std::nullopt;
+  return o;
+}
+
+std::string DescribeOptions(const std::vector<UciOption>& declared) {
+  std::string out;
+  for (const UciOption& o : declared) {
+    out += Cat(out.empty() ? "" : ", ", o.name, " (", o.type);
+    if (o.type == "spin") out += Cat(" ", o.min, "..", o.max);
+    if (o.type == "combo") {
+      out += " ";
+      for (size_t i = 0; i < o.vars.size(); ++i) out += Cat(i ? "|" : "", o.vars[i]);
+    }
+    out += ")";
+  }
+  return out.empty() ? "none" : out;
+}
+
+absl::StatusOr<std::string> CheckOptionValue(const std::vector<UciOption>& declared,
+                                             std::string_view name, std::string_view value) {
+  auto it = std::find_if(declared.begin(), declared.end(),
+                         [&](const UciOption& o) { return SameOptionName(o.name, name); });
+  if (it == declared.end())
+    return absl::InvalidArgumentError(
+        Cat("the engine has no option '", name, "'; its options: ", DescribeOptions(declared)));
+  const UciOption& o = *it;
+  auto refuse = [&](std::string_view why) {
+    return absl::InvalidArgumentError(Cat("option ", o.name, "=", value, ": ", why,
+                                          "; its options: ", DescribeOptions(declared)));
+  };
+  if (o.type == "spin") {
+    int64_t v = 0;
+    if (!ParseNumber(Strip(value), v)) return refuse("not a whole number");
+    if (v < o.min || v > o.max) return refuse(Cat("out of its range ", o.min, "..", o.max));
+  } else if (o.type == "check") {
+    if (!SameOptionName(value, "true") && !SameOptionName(value, "false"))
+      return refuse("a check option takes true or false");
+  } else if (o.type == "combo") {
+    if (std::none_of(o.vars.begin(), o.vars.end(),
+                     [&](const std::string& v) { return SameOptionName(v, value); }))
+      return refuse("not one of its values");
+  }
+  return o.name;
 }
 
 bool ParseInfoLine(std::string_view line, InfoLine& out) {
@@ -143,7 +265,7 @@ absl::Status UciEngine::Start() {
   process_.reset();
   RemovePrivateDir(private_dir_);
   private_dir_.clear();
-  option_names_.clear();
+  options_.clear();
   chess960_ = false;
   // no_new_privs even without a sandbox: an engine never needs setuid programs.
   ProcessSpec ps{
@@ -175,14 +297,20 @@ absl::Status UciEngine::Start() {
   for (const std::string& l : seen) {
     std::string_view s = l;
     if (StartsWith(s, "id name ")) id_name_ = std::string(Strip(s.substr(8)));
-    if (StartsWith(s, "option name ")) {
-      std::string_view rest = s.substr(12);
-      size_t t = rest.find(" type ");
-      option_names_.emplace_back(Strip(rest.substr(0, t)));
-    }
+    if (std::optional<UciOption> o = ParseOptionLine(s)) options_.push_back(*std::move(o));
   }
-  for (const auto& [name, value] : spec_.options)
-    RETURN_IF_ERROR(Send(Cat("setoption name ", name, " value ", value)));
+  // Every option is checked before any is sent: a misspelled name or a value out of range is
+  // refused with the engine's own list rather than ignored by it.
+  std::vector<std::string> names;
+  for (const auto& [name, value] : spec_.options) {
+    absl::StatusOr<std::string> declared = CheckOptionValue(options_, name, value);
+    if (!declared.ok())
+      return absl::InvalidArgumentError(
+          Cat(spec_.name, ": ", std::string(declared.status().message())));
+    names.push_back(*std::move(declared));
+  }
+  for (size_t i = 0; i < names.size(); ++i)
+    RETURN_IF_ERROR(Send(Cat("setoption name ", names[i], " value ", spec_.options[i].second)));
   return IsReady(timeouts_.ready);
 }
 
@@ -280,8 +408,8 @@ std::string UciEngine::EndAndDescribe(Millis grace) {
 }
 
 bool UciEngine::HasOption(std::string_view name) const {
-  for (const std::string& o : option_names_)
-    if (o == name) return true;
+  for (const UciOption& o : options_)
+    if (o.name == name) return true;
   return false;
 }
 

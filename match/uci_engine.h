@@ -35,12 +35,46 @@ struct EngineSpec {
   uint64_t bench = 0;  // declared bench signature (`bench=N`; 0: none)
   int cpu_level = 0;   // x86-64 level the binary needs (`cpu=v3`; 0: any)
   // Non-empty: the engine may not run here (a worker's policy); Start() fails with this reason,
-  // so each of its games is lost by disconnect, naming it.
+  // so its games are not played (Unplayed) and a worker's job is a fault naming it.
   std::string refused;
 };
 
-// Parses "name=A,cmd=PATH,args=a b,dir=D,env.K=V,option.X=V,tc=10+0.1,bench=232923,cpu=v3".
+// Parses "name=A,cmd=PATH,args=a b,dir=D,env.K=V,option.X=V,tc=10+0.1,bench=232923,cpu=v3", or
+// a bare command ("/usr/games/stockfish", "./engine --uci": the same as cmd=...). The name
+// defaults to the program's base name.
+// Option names and values with control characters (a newline would start another command) are
+// refused.
 absl::StatusOr<EngineSpec> ParseEngineSpec(std::string_view text);
+
+// INVALID_ARGUMENT when an option's name or value holds a control character (the UCI line
+// `setoption name X value V` would carry another command), naming `where`.
+absl::Status CheckOptionText(std::string_view where, std::string_view name, std::string_view value);
+
+// UCI option names are case-insensitive: `threads` is the engine's `Threads`.
+bool SameOptionName(std::string_view a, std::string_view b);
+
+// An option the engine declares at the handshake (`option name Hash type spin default 16 min 1
+// max 1024`).
+struct UciOption {
+  std::string name, type;  // type: check, spin, combo, button or string
+  std::string default_value;
+  int64_t min = 0, max = 0;       // spin
+  std::vector<std::string> vars;  // combo
+};
+
+// Parses an `option name ...` line; nullopt for any other line.
+std::optional<UciOption> ParseOptionLine(std::string_view line);
+
+// The declared option `name` (UCI option names are case-insensitive) takes `value`: OK with the
+// declared spelling of the name, or INVALID_ARGUMENT saying why (an unknown name, a spin out of
+// its range or not a number, a check that is neither true nor false, a combo value not among its
+// vars), with the engine's list of options.
+absl::StatusOr<std::string> CheckOptionValue(const std::vector<UciOption>& declared,
+                                             std::string_view name, std::string_view value);
+
+// "Hash (spin 1..1024), Ponder (check), Style (combo Solid|Risky), Clear Hash (button)", or
+// "none".
+std::string DescribeOptions(const std::vector<UciOption>& declared);
 
 struct EngineTimeouts {
   Millis handshake{10000};  // `uci` until `uciok`
@@ -83,7 +117,9 @@ class UciEngine {
             std::vector<int> cpus = {}, SandboxOptions sandbox = {});
   ~UciEngine();
 
-  // Spawns the process and runs the handshake: uci/uciok, setoption for each option, isready.
+  // Spawns the process and runs the handshake: uci/uciok, setoption for each option (each checked
+  // against the options the engine declares: INVALID_ARGUMENT for an unknown name or a value out
+  // of range), isready.
   absl::Status Start();
   bool Running();
   // Starts the engine again if it is not running (after a crash, a kill or a failed start).
@@ -123,7 +159,7 @@ class UciEngine {
   std::string private_dir_;  // the sandboxed engine's working directory, fresh per start
   std::unique_ptr<Subprocess> process_;
   std::string id_name_;
-  std::vector<std::string> option_names_;
+  std::vector<UciOption> options_;  // as declared at the last handshake
   bool chess960_ = false;
   int starts_ = 0;
 };

@@ -173,6 +173,19 @@ TEST(RunMatch, FaultyEngineLosesEveryGameAndTheMatchGoesOn) {
   EXPECT_EQ(s->terminations.at("disconnect"), 4u);
 }
 
+// An engine that dies at its first `go` of every game never moves: its games are not games. The
+// match stops with the engine's name instead of counting them as its losses.
+TEST(RunMatch, AnEngineThatNeverMovesStopsTheMatchAndNoGameCounts) {
+  std::vector<uint64_t> rounds;
+  auto s = RunMatch(Options(TestEngine("good"), TestEngine("crashy", {"--crash"}), 4), {},
+                    [&](uint64_t round, const GameRecord&) { rounds.push_back(round); });
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition) << s.status();
+  EXPECT_NE(s.status().message().find("engine 'crashy' could not play"), std::string::npos)
+      << s.status();
+  EXPECT_TRUE(rounds.empty()) << "no game was counted";
+}
+
 TEST(RunMatch, SprtStopsEarly) {
   MatchOptions o = Options(TestEngine("good"), TestEngine("illegal", {"--illegal"}), 400);
   o.sprt = stats::SprtParams{
