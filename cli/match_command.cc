@@ -506,8 +506,9 @@ void AddCommonFlags(CLI::App* cmd, MatchFlags& f) {
                   "With --coordinator: the --tc is meant at this speed (nodes/s); each worker "
                   "scales the clocks by this / its measured speed");
   cmd->add_option("--tc", f.tc,
-                  "Time control: 40/7200:20/3600:1800, 300, 10+0.1, 10+0.1b (Bronstein), "
-                  "10+0.1d (delay), movetime=1, movetime=60,forfeit=2, depth=8, nodes=100000");
+                  "Time control: 40/7200:20/3600:1800, 40/5400+30:1800+30, 300, 10+0.1, "
+                  "10+0.1b (Bronstein), 10+0.1d (delay), *60 (sandclock), movetime=1, "
+                  "movetime=60,forfeit=2, depth=8, nodes=100000");
   cmd->add_option("--games", f.games, "Games per pairing (even: pairs with colours reversed)");
   cmd->add_option("--openings", f.openings, "Opening book (.epd or .pgn)");
   cmd->add_option("--opening-plies", f.opening_plies, "PGN books: plies kept (default all)");

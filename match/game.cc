@@ -308,6 +308,7 @@ GameRecord PlayGame(UciEngine* engines[2], const Opening& opening, const GameSet
               true);
       return finish();
     }
+    if (clock.tc().sandclock) clocks[~side].CreditOpponentTime(used);
     absl::StatusOr<Move> move = ParseUciMove(pos, *best);
     MoveRecord mr;
     if (verdict.expired) {

@@ -102,6 +102,32 @@ TEST(GamePgn, TagsMovesAndTermination) {
     EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;
 }
 
+// A Bronstein or delay game's PGN differs from a Fischer game's with the same numbers, and
+// a reader finds the exact control; a multi-period tag says each period's increment.
+TEST(GamePgn, TimeControlTagsSayTheClockThatWasRun) {
+  auto tags = [](const char* white_tc, const char* black_tc) {
+    GameRecord g;
+    g.tc[kWhite] = ParseTimeControl(white_tc).value();
+    g.tc[kBlack] = ParseTimeControl(black_tc).value();
+    return ToPgnGame(g, {.date = "2026.01.02"});
+  };
+  PgnGame fischer = tags("10+0.2", "10+0.2");
+  EXPECT_EQ(fischer.time_control, "10+0.2");
+  EXPECT_FALSE(fischer.Tag("ArbiterTimeControl"));
+  PgnGame bronstein = tags("10+0.2b", "10+0.2b");
+  EXPECT_EQ(bronstein.time_control, "?");
+  EXPECT_EQ(bronstein.Tag("ArbiterTimeControl").value_or(""), "10+0.2b");
+  PgnGame delay = tags("10+0.2d", "10+0.2d");
+  EXPECT_EQ(delay.Tag("ArbiterTimeControl").value_or(""), "10+0.2d");
+  EXPECT_NE(WritePgn(bronstein), WritePgn(fischer));
+  EXPECT_EQ(tags("40/60:30+1", "40/60:30+1").time_control, "40/60+1:30+1");
+  PgnGame odds = tags("10+0.1", "movetime=0.5");
+  EXPECT_EQ(odds.Tag("WhiteTimeControl").value_or(""), "10+0.1");
+  EXPECT_EQ(odds.Tag("BlackTimeControl").value_or(""), "?");
+  EXPECT_EQ(odds.Tag("BlackArbiterTimeControl").value_or(""), "movetime=0.5");
+  EXPECT_FALSE(odds.Tag("WhiteArbiterTimeControl"));
+}
+
 EngineSpec TestEngine(std::string name, std::vector<std::string> args = {}) {
   return EngineSpec{.name = std::move(name), .cmd = TEST_ENGINE, .args = std::move(args)};
 }
@@ -210,9 +236,7 @@ TEST(RunMatch, PerEngineTimeControlOverride) {
 }  // namespace
 // Arbiter CPU per move is reported only when it was measured (a cluster run does not).
 TEST(MatchDetails, CpuPerMoveOnlyWhenMeasured) {
-  MatchSummary s;
-  s.names[0] = "a";
-  s.names[1] = "b";
+  MatchSummary s{.names = {"a", "b"}};
   s.moves = 10;
   std::string text = MatchDetails(ToMatchResult(s, std::nullopt));
   EXPECT_EQ(text.find("arbiter CPU"), std::string::npos) << text;
