@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -384,7 +385,9 @@ int RunRemoteTournamentCommand(const MatchFlags& f, const match::MatchOptions& b
   if (f.concurrency_given) req.set_concurrency(uint32_t(std::max(1, f.concurrency)));
   req.set_pairs_per_job(f.pairs_per_job);
   *req.mutable_scheduling() = f.scheduling;
-  *req.mutable_rules() = match::RulesToProto(base, f.event, f.engine_limits);
+  *req.mutable_rules() = match::RulesToProto(
+      base, f.event.empty() ? match::TournamentEvent(f.gauntlet, specs.size()) : f.event,
+      f.engine_limits);
   absl::StatusOr<v1::Run> run = RunRemoteTournament(f.coordinator, req, f.quiet);
   if (!run.ok()) return Fail(run.status());
   if (absl::Status st = RunFinished(*run); !st.ok()) return Fail(st);
@@ -419,6 +422,8 @@ int RunRemoteTournamentCommand(const MatchFlags& f, const match::MatchOptions& b
     return 0;
   }
   PrintStandings(out, specs[0].name);
+  std::cout << match::TournamentDetails(out);
+  if (!f.pgn_out.empty()) std::cout << "PGN: " << f.pgn_out << "\n";
   return 0;
 }
 
@@ -467,31 +472,36 @@ int RunTournamentCommand(const MatchFlags& f) {
     return 2;
   }
   if (absl::Status st = ApplySandbox(f, *base); !st.ok()) return Fail(st);
-  bool pairing_failed = false;  // a pairing that cannot be played exits 2, as a bad flag
-  auto play = [&](const match::MatchOptions& o) -> absl::StatusOr<v1::MatchResult> {
-    v1::MatchResult games;
-    absl::StatusOr<match::MatchSummary> s = PlayPairing(o, f, f.json ? &games : nullptr);
-    if (!s.ok()) {
-      pairing_failed = true;
-      return s.status();
-    }
-    v1::MatchResult m = match::ToMatchResult(*s, std::nullopt);
-    AddShown(o, m);
-    m.mutable_game_list()->Swap(games.mutable_game_list());
-    if (!f.json) std::cout << PairingLine(m);
-    return m;
+  // Every pairing's games and progress, named: the pairings run interleaved.
+  std::map<std::string, v1::MatchResult> games;  // by "A vs B"
+  match::TournamentCallbacks callbacks;
+  callbacks.progress = [&](const match::MatchOptions& o, const match::MatchSummary& s) {
+    if (!f.quiet) std::cerr << match::PairingProgressLine(s, o.games) << "\n";
   };
-  absl::StatusOr<v1::TournamentResult> out = match::RunTournament(*base, specs, f.gauntlet, play);
-  if (!out.ok()) {
-    if (!pairing_failed) return Fail(out.status());
-    std::cerr << "error: " << out.status().message() << "\n";
-    return 2;
-  }
+  callbacks.game = [&](const match::MatchOptions& o, uint64_t round, const match::GameRecord& g) {
+    if (!f.quiet)
+      std::cerr << "Finished game " << round << " (" << g.white << " vs " << g.black
+                << "): " << ResultString(g.result) << " {" << g.reason << "}\n";
+    if (f.json)
+      *games[Cat(o.engines[0].name, " vs ", o.engines[1].name)].add_game_list() =
+          GameBrief(round, g);
+  };
+  callbacks.finished = [&](const match::MatchOptions& o, v1::MatchResult& m) {
+    AddShown(o, m);
+    m.mutable_game_list()->Swap(
+        games[Cat(o.engines[0].name, " vs ", o.engines[1].name)].mutable_game_list());
+    if (!f.json) std::cout << PairingLine(m);
+  };
+  absl::StatusOr<v1::TournamentResult> out =
+      match::RunTournament(*base, specs, f.gauntlet, callbacks);
+  if (!out.ok()) return Fail(out.status());
   if (f.json) {
     std::cout << ToJson(*out) << "\n";
     return 0;
   }
   PrintStandings(*out, specs[0].name);
+  std::cout << match::TournamentDetails(*out);
+  if (!f.pgn_out.empty()) std::cout << "PGN: " << f.pgn_out << "\n";
   return 0;
 }
 
