@@ -508,7 +508,9 @@ int RunTournamentCommand(const MatchFlags& f) {
 void AddCommonFlags(CLI::App* cmd, MatchFlags& f) {
   cmd->add_option("--engine", f.engines,
                   "name=A,cmd=PATH[ args][,dir=D][,option.X=V][,env.K=V][,tc=TC][,bench=N]"
-                  "[,cpu=v3] (repeat; bench=N: the engine's declared bench signature, checked "
+                  "[,cpu=v3][,proto=xboard] (repeat; proto=xboard: a CECP engine, also detected "
+                  "when it answers uci in xboard style; bench=N: the engine's declared bench "
+                  "signature, checked "
                   "by every worker before its first game; cpu=LEVEL: the x86-64 level its binary "
                   "needs, only workers of that level run it)")
       ->required();

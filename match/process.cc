@@ -314,7 +314,7 @@ void Subprocess::PushLine(std::string&& text, bool truncated, SteadyTime now) {
     return;
   }
   pending_bytes_ += text.size();
-  if (text.compare(0, 8, "bestmove") == 0) ++pending_bestmoves_;
+  if (EndsSearch(text)) ++pending_bestmoves_;
   lines_.push_back(OutputLine{std::move(text), now, truncated});
 }
 
@@ -326,7 +326,7 @@ ReadResult Subprocess::ReadLine(SteadyTime deadline, OutputLine& out) {
     out = std::move(lines_.front());
     lines_.pop_front();
     pending_bytes_ -= out.text.size();
-    if (out.text.compare(0, 8, "bestmove") == 0) --pending_bestmoves_;
+    if (EndsSearch(out.text)) --pending_bestmoves_;
     r = ReadResult::kLine;
   } else if (eof_) {
     r = ReadResult::kEof;
@@ -344,7 +344,7 @@ ReadResult Subprocess::ReadUntilBestmove(SteadyTime deadline, std::vector<Output
   while (!lines_.empty()) {
     OutputLine& line = lines_.front();
     pending_bytes_ -= line.text.size();
-    const bool best = line.text.compare(0, 8, "bestmove") == 0;
+    const bool best = EndsSearch(line.text);
     out.push_back(std::move(line));
     lines_.pop_front();
     if (best) {
@@ -354,6 +354,19 @@ ReadResult Subprocess::ReadUntilBestmove(SteadyTime deadline, std::vector<Output
   }
   mu_.Unlock();
   return r;
+}
+
+bool Subprocess::EndsSearch(std::string_view line) const {
+  for (const std::string& prefix : search_end_)
+    if (line.substr(0, prefix.size()) == prefix) return true;
+  return false;
+}
+
+void Subprocess::SetSearchEnd(std::vector<std::string> prefixes) {
+  absl::MutexLock lock(&mu_);
+  search_end_ = std::move(prefixes);
+  pending_bestmoves_ = 0;
+  for (const OutputLine& line : lines_) pending_bestmoves_ += EndsSearch(line.text) ? 1 : 0;
 }
 
 void Subprocess::DiscardPending() {

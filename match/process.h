@@ -97,10 +97,14 @@ class Subprocess {
 
   // Next stdout line, waiting until `deadline`; kEof once stdout closed and all lines were read.
   ReadResult ReadLine(SteadyTime deadline, OutputLine& out);
-  // Waits until a line starting with `bestmove` is pending (or EOF, or the deadline), then moves
-  // every pending line up to and including that one into `out`: one wake-up per search instead
-  // of one per `info` line. kLine when a bestmove line was moved.
+  // Waits until a line that ends a search (`bestmove`, or one of SetSearchEnd's prefixes) is
+  // pending (or EOF, or the deadline), then moves every pending line up to and including that
+  // one into `out`: one wake-up per search instead of one per `info` line. kLine when such a line
+  // was moved.
   ReadResult ReadUntilBestmove(SteadyTime deadline, std::vector<OutputLine>& out);
+  // The prefixes of the lines that end a search (CECP: "move ", "resign", ...); lines already
+  // pending are counted again.
+  void SetSearchEnd(std::vector<std::string> prefixes);
   // Discards unread stdout lines.
   void DiscardPending();
 
@@ -142,6 +146,8 @@ class Subprocess {
   std::deque<OutputLine> lines_ ABSL_GUARDED_BY(mu_);
   size_t pending_bytes_ ABSL_GUARDED_BY(mu_) = 0;
   int pending_bestmoves_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<std::string> search_end_ ABSL_GUARDED_BY(mu_) = {"bestmove"};
+  bool EndsSearch(std::string_view line) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   bool eof_ ABSL_GUARDED_BY(mu_) = false;
   bool err_eof_ ABSL_GUARDED_BY(mu_) = false;
   std::string err_ring_ ABSL_GUARDED_BY(mu_);

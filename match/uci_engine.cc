@@ -37,6 +37,15 @@ absl::StatusOr<EngineSpec> ParseEngineSpec(std::string_view text) {
       spec.dir = std::string(value);
     } else if (key == "tc") {
       spec.tc = std::string(value);
+    } else if (key == "proto") {
+      if (value == "uci") {
+        spec.protocol = Protocol::kUci;
+      } else if (value == "xboard" || value == "cecp") {
+        spec.protocol = Protocol::kXboard;
+      } else {
+        return absl::InvalidArgumentError(
+            Cat("--engine '", text, "': proto=", value, " is not uci or xboard"));
+      }
     } else if (key == "cpu") {
       if (!ParseCpuLevel(value, spec.cpu_level))
         return absl::InvalidArgumentError(
@@ -52,7 +61,7 @@ absl::StatusOr<EngineSpec> ParseEngineSpec(std::string_view text) {
     } else {
       return absl::InvalidArgumentError(
           Cat("--engine '", text, "': unknown key '", key,
-              "' (expected name, cmd, args, dir, tc, bench, cpu, option.X, env.X)"));
+              "' (expected name, cmd, args, dir, tc, bench, cpu, proto, option.X, env.X)"));
     }
   }
   if (spec.cmd.empty()) return absl::InvalidArgumentError(Cat("--engine '", text, "': no cmd="));
@@ -169,9 +178,50 @@ absl::Status UciEngine::Start() {
     return absl::Status(p.status().code(),
                         Cat(spec_.name, ": ", std::string(p.status().message())));
   process_ = std::move(*p);
+  protocol_ = Protocol::kUci;
+  if (spec_.protocol == Protocol::kXboard) return StartCecp();
+  return StartUci();
+}
+
+namespace {
+
+// A line only a CECP engine writes, here in answer to `uci` or at start-up: its error for an
+// unknown command ("Error (unknown command): uci", "Illegal move: uci"), or a CECP command to
+// the GUI (`tellics`, `feature`, `telluser`).
+bool LooksLikeCecp(std::string_view line) {
+  for (std::string_view prefix : {"Error", "Illegal move", "tellics ", "feature ", "telluser "})
+    if (StartsWith(line, prefix)) return true;
+  return false;
+}
+
+}  // namespace
+
+absl::Status UciEngine::StartUci() {
   RETURN_IF_ERROR(Send("uci"));
   std::vector<std::string> seen;
-  RETURN_IF_ERROR(WaitFor("uciok", timeouts_.handshake, &seen));
+  const SteadyTime deadline = SteadyClock::now() + timeouts_.handshake;
+  for (OutputLine line;;) {
+    const ReadResult r = process_->ReadLine(deadline, line);
+    if (r == ReadResult::kEof) return ExitedWhileWaiting("uciok", deadline);
+    if (r == ReadResult::kTimeout) {
+      std::string said;
+      for (size_t i = 0; i < seen.size() && i < 5; ++i) said += Cat(i ? " | " : "", seen[i]);
+      return absl::DeadlineExceededError(
+          Cat(spec_.name, ": no 'uciok' within ", timeouts_.handshake.count(), " ms",
+              said.empty() ? " (it printed nothing)" : Cat(" (it printed: ", said, ")")));
+    }
+    std::string_view s = Strip(line.text);
+    if (s == "uciok") break;
+    // An xboard engine: started again at once in its own protocol (a fresh process: some, such
+    // as Fairy-Max, stop answering after `uci`), and so from now on.
+    if (LooksLikeCecp(s)) {
+      spec_.protocol = Protocol::kXboard;
+      Kill();
+      --starts_;
+      return Start();
+    }
+    seen.push_back(std::move(line.text));
+  }
   for (const std::string& l : seen) {
     std::string_view s = l;
     if (StartsWith(s, "id name ")) id_name_ = std::string(Strip(s.substr(8)));
@@ -196,6 +246,7 @@ absl::Status UciEngine::EnsureRunning() {
 }
 
 absl::Status UciEngine::NewGame(bool chess960) {
+  if (protocol_ == Protocol::kXboard) return NewGameCecp(chess960);
   if (chess960 != chess960_ && (chess960 || HasOption("UCI_Chess960"))) {
     RETURN_IF_ERROR(Send(Cat("setoption name UCI_Chess960 value ", chess960 ? "true" : "false")));
     chess960_ = chess960;
@@ -205,6 +256,7 @@ absl::Status UciEngine::NewGame(bool chess960) {
 }
 
 absl::Status UciEngine::IsReady(Millis timeout) {
+  if (protocol_ == Protocol::kXboard) return IsReadyCecp(timeout);
   RETURN_IF_ERROR(Send("isready"));
   return WaitFor("readyok", timeout, nullptr);
 }
@@ -241,18 +293,33 @@ absl::Status UciEngine::WaitFor(std::string_view token, Millis timeout,
       case ReadResult::kTimeout:
         return absl::DeadlineExceededError(
             Cat(spec_.name, ": no '", token, "' within ", timeout.count(), " ms"));
-      case ReadResult::kEof: {
-        // Its last stderr bytes may still be on their way (a process it left behind may hold the
-        // pipe: not past the deadline, nor more than half a second).
-        process_->WaitStderrClosed(std::min(deadline, SteadyClock::now() + Millis(500)));
-        std::string tail = process_->StderrTail();
-        if (tail.size() > 400) tail = tail.substr(tail.size() - 400);
-        return absl::UnavailableError(Cat(spec_.name, ": exited while waiting for '", token, "'",
-                                          tail.empty() ? "" : " (stderr: ", tail,
-                                          tail.empty() ? "" : ")"));
-      }
+      case ReadResult::kEof:
+        return ExitedWhileWaiting(token, deadline);
     }
   }
+}
+
+absl::Status UciEngine::ExitedWhileWaiting(std::string_view what, SteadyTime deadline) {
+  // Its last stderr bytes may still be on their way (a process it left behind may hold the
+  // pipe: not past the deadline, nor more than half a second).
+  process_->WaitStderrClosed(std::min(deadline, SteadyClock::now() + Millis(500)));
+  std::string tail = process_->StderrTail();
+  if (tail.size() > 400) tail = tail.substr(tail.size() - 400);
+  return absl::UnavailableError(Cat(spec_.name, ": exited while waiting for '", what, "'",
+                                    tail.empty() ? "" : " (stderr: ", tail,
+                                    tail.empty() ? "" : ")"));
+}
+
+absl::Status UciEngine::StartSearch(const SearchRequest& request) {
+  if (protocol_ == Protocol::kXboard) return StartSearchCecp(request);
+  RETURN_IF_ERROR(Send(request.uci_position));
+  return Send(request.uci_go);
+}
+
+absl::Status UciEngine::StopSearch() { return Send(protocol_ == Protocol::kXboard ? "?" : "stop"); }
+
+absl::Status UciEngine::EndSearch() {
+  return protocol_ == Protocol::kXboard ? Send("force") : absl::OkStatus();
 }
 
 void UciEngine::Quit() {
