@@ -2,8 +2,11 @@
 // this process by match::RunMatch, or with --coordinator as a run on the cluster; both print
 // the same report and the same JSON.
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -66,6 +69,7 @@ struct MatchFlags {
   // Engine limits given on the command line: sent to the workers (which cap them by their own).
   v1::EngineLimits engine_limits;
   SandboxFlags sandbox{.mode = "off"};
+  std::string engine_log;  // --engine-log DIR
 };
 
 // The local match's box: off by default (a developer's own engines), with a hint.
@@ -124,7 +128,19 @@ absl::StatusOr<match::MatchOptions> BuildOptions(const MatchFlags& f, size_t min
             Cat("two engines are named '", spec->name, "': give each a distinct name="));
     specs.push_back(*spec);
   }
+  if (!f.engine_log.empty()) {
+    if (!f.coordinator.empty())
+      return absl::InvalidArgumentError(
+          "--engine-log applies to local runs (a worker's engines log on the worker)");
+    if (mkdir(f.engine_log.c_str(), 0755) != 0 && errno != EEXIST)
+      return absl::InvalidArgumentError(
+          Cat("--engine-log '", f.engine_log, "': ", std::strerror(errno)));
+    for (match::EngineSpec& s : specs) s.log_dir = f.engine_log;
+  }
   match::MatchOptions o;
+  o.warn = [quiet = f.quiet](const std::string& w) {
+    if (!quiet) std::cerr << "warning: " << w << "\n";
+  };
   bool all_have_tc = std::all_of(specs.begin(), specs.end(),
                                  [](const match::EngineSpec& s) { return !s.tc.empty(); });
   if (f.tc.empty() && !all_have_tc)
@@ -529,6 +545,9 @@ void AddCommonFlags(CLI::App* cmd, MatchFlags& f) {
   cmd->add_option("--opening-start", f.opening_start, "1-based index of the first opening");
   cmd->add_flag("--chess960", f.chess960, "Chess960 (set automatically for Chess960 books)");
   cmd->add_option("--concurrency", f.concurrency, "Games played at once (one engine pair each)");
+  cmd->add_option("--engine-log", f.engine_log,
+                  "Log every line sent to and read from each engine process, with UTC times, to "
+                  "a file of its own in this directory (local runs)");
   cmd->add_option("--pgn-out,--pgn", f.pgn_out,
                   "Append every game to this PGN file (with --coordinator: the run's PGN)");
   cmd->add_option("--event", f.event, "PGN Event tag");

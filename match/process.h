@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <deque>
 #include <memory>
 #include <string>
@@ -33,6 +34,9 @@ struct ProcessSpec {
   std::vector<std::string> env;   // "KEY=VALUE" entries added to (or replacing in) ours
   std::vector<int> cpus;          // CPU affinity; empty: inherit
   std::string stderr_path;        // non-empty: stderr is appended to this file, not kept
+  // Non-empty: every line written to the child (`>`) and read from its stdout (`<`) is appended
+  // to this file, each after the UTC time it was written or read ("2026-12-07T02:40:05.123Z").
+  std::string traffic_log;
   // Set in the child before exec (match/sandbox.h fills these in).
   struct RLimit {
     int resource;  // RLIMIT_AS, ...
@@ -126,6 +130,7 @@ class Subprocess {
 
  private:
   Subprocess(int pid, int in, int out, int err, int wake, const ProcessLimits& limits);
+  void LogTraffic(char direction, std::string_view line);
   void IoLoop();
   void ConsumeStdout(const char* data, size_t n, SteadyTime now);
   void PushLine(std::string&& text, bool truncated, SteadyTime now);
@@ -141,6 +146,9 @@ class Subprocess {
   // Only touched by the I/O thread.
   std::string partial_;
   bool partial_truncated_ = false;
+
+  absl::Mutex log_mu_;
+  std::FILE* log_ ABSL_GUARDED_BY(log_mu_) = nullptr;
 
   mutable absl::Mutex mu_;
   std::deque<OutputLine> lines_ ABSL_GUARDED_BY(mu_);

@@ -145,9 +145,20 @@ absl::StatusOr<std::vector<MatchSummary>> RunSchedule(const std::vector<MatchOpt
     }
     return *e;
   };
-  for (int e = 0; e < 2; ++e)
-    if (absl::Status st = engine_for(0, pairings[game_at(0).pairing].engines[e]).Start(); !st.ok())
-      return st;
+  int engine_threads = 1;  // of the busiest engine: the two of a game think in turn, never together
+  for (int e = 0; e < 2; ++e) {
+    UciEngine& engine = engine_for(0, pairings[game_at(0).pairing].engines[e]);
+    if (absl::Status st = engine.Start(); !st.ok()) return st;
+    engine_threads = std::max(engine_threads, engine.Threads());
+  }
+  for (const MatchOptions& o : pairings)
+    for (const EngineSpec& spec : o.engines)
+      engine_threads = std::max(engine_threads, SpecThreads(spec));
+  if (base.warn && engine_threads * base.concurrency > ncpu)
+    base.warn(Cat(base.concurrency, " game", base.concurrency > 1 ? "s" : "", " at once x ",
+                  engine_threads, " engine thread", engine_threads > 1 ? "s" : "", " = ",
+                  engine_threads * base.concurrency, " threads on ", ncpu,
+                  " CPUs: the engines will compete for them (lower --concurrency or Threads)"));
 
   // Games are handed out one at a time (the two games of a pair may run on different slots);
   // a pair is counted once both of its games are in.

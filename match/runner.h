@@ -38,6 +38,8 @@ struct MatchOptions {
   ProcessLimits limits;
   SandboxOptions sandbox;  // every engine process of the match runs in it
   int round_offset = 0;    // added to the PGN Round numbers (tournaments)
+  // Told what may spoil the run without stopping it: more engine threads than CPUs.
+  std::function<void(const std::string&)> warn;
 };
 
 // Called after every finished pair with the summary so far (under the runner's lock).

@@ -1,5 +1,9 @@
 #include "match/uci_engine.h"
 
+#include <unistd.h>
+
+#include <atomic>
+#include <cctype>
 #include <thread>
 
 #include "base/cpu.h"
@@ -153,6 +157,7 @@ absl::Status UciEngine::Start() {
   RemovePrivateDir(private_dir_);
   private_dir_.clear();
   option_names_.clear();
+  default_threads_ = 1;
   chess960_ = false;
   // no_new_privs even without a sandbox: an engine never needs setuid programs.
   ProcessSpec ps{
@@ -172,6 +177,12 @@ absl::Status UciEngine::Start() {
       return absl::Status(boxed.status().code(),
                           Cat(spec_.name, ": ", std::string(boxed.status().message())));
     ps = *std::move(boxed);
+  }
+  if (!spec_.log_dir.empty()) {
+    static std::atomic<int> processes{0};
+    std::string file;
+    for (char c : spec_.name) file += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    ps.traffic_log = Cat(spec_.log_dir, "/", file, "-", getpid(), "-", ++processes, ".log");
   }
   absl::StatusOr<std::unique_ptr<Subprocess>> p = Subprocess::Start(ps, limits_);
   if (!p.ok())
@@ -229,6 +240,12 @@ absl::Status UciEngine::StartUci() {
       std::string_view rest = s.substr(12);
       size_t t = rest.find(" type ");
       option_names_.emplace_back(Strip(rest.substr(0, t)));
+      const size_t d = rest.find(" default ");
+      if (option_names_.back() == "Threads" && d != std::string_view::npos) {
+        std::vector<std::string_view> w = SplitWords(rest.substr(d + 9));
+        int n = 0;
+        if (!w.empty() && ParseNumber(w[0], n) && n > 0) default_threads_ = n;
+      }
     }
   }
   for (const auto& [name, value] : spec_.options)
@@ -344,6 +361,18 @@ std::string UciEngine::EndAndDescribe(Millis grace) {
   const int status = process_->WaitOrKill(Millis(0));
   process_.reset();
   return exited ? Cat("engine ", DescribeExit(status)) : "engine closed its output";
+}
+
+int SpecThreads(const EngineSpec& spec) {
+  int threads = 0;
+  for (const auto& [name, value] : spec.options)
+    if (name == "Threads" && (!ParseNumber(value, threads) || threads < 0)) threads = 0;
+  return threads;
+}
+
+int UciEngine::Threads() const {
+  const int set = SpecThreads(spec_);
+  return set > 0 ? set : default_threads_;
 }
 
 bool UciEngine::HasOption(std::string_view name) const {

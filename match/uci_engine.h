@@ -46,7 +46,13 @@ struct EngineSpec {
   // `proto=xboard`: CECP from the start. Otherwise UCI, switching to CECP at once when the
   // engine answers `uci` with an xboard-style error ("Error (unknown command): uci").
   Protocol protocol = Protocol::kUci;
+  // Non-empty (`--engine-log DIR`): each process of this engine logs its traffic to a file of its
+  // own in DIR, "NAME-ARBITERPID-N.log" (ProcessSpec::traffic_log).
+  std::string log_dir;
 };
+
+// The `Threads` value an engine spec sets (0 when it sets none or not a number).
+int SpecThreads(const EngineSpec& spec);
 
 // Parses "name=A,cmd=PATH,args=a b,dir=D,env.K=V,option.X=V,tc=10+0.1,bench=232923,cpu=v3,
 // proto=xboard".
@@ -146,6 +152,9 @@ class UciEngine {
   const std::string& name() const { return spec_.name; }
   const std::string& id_name() const { return id_name_; }
   bool HasOption(std::string_view name) const;
+  // The threads it searches with: its `Threads` option as set in the spec, else the default its
+  // `uci` option list gives, else 1.
+  int Threads() const;
   Protocol protocol() const { return protocol_; }
   SteadyTime LastWriteTime() const;
   std::string StderrTail() const;
@@ -174,6 +183,7 @@ class UciEngine {
   std::unique_ptr<Subprocess> process_;
   std::string id_name_;
   std::vector<std::string> option_names_;
+  int default_threads_ = 1;  // the `Threads` default of its option list
   bool chess960_ = false;
   int starts_ = 0;
   Protocol protocol_ = Protocol::kUci;

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <set>
 
+#include "base/strings.h"
 #include "engine/notation.h"
 #include "engine/pgn.h"
 
@@ -231,6 +232,25 @@ TEST(RunMatch, PerEngineTimeControlOverride) {
   EXPECT_EQ(games[0].tc[kWhite].ToString(), "10+0.1");
   EXPECT_EQ(games[0].tc[kBlack].ToString(), "movetime=0.05");
   EXPECT_EQ(games[1].tc[kWhite].ToString(), "movetime=0.05");
+}
+
+// More engine threads than CPUs is said before the first game; within the CPUs nothing is.
+TEST(RunMatch, WarnsWhenTheEnginesThreadsExceedTheCpus) {
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  EngineSpec heavy = TestEngine("heavy");
+  heavy.options.emplace_back("Threads", std::to_string(cpus + 1));
+  MatchOptions o = Options(TestEngine("A"), heavy, 2);
+  std::vector<std::string> warnings;
+  o.warn = [&](const std::string& w) { warnings.push_back(w); };
+  ASSERT_TRUE(RunMatch(o).ok());
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find(Cat(cpus + 1, " threads on ", cpus, " CPUs")), std::string::npos)
+      << warnings[0];
+  warnings.clear();
+  o = Options(TestEngine("A"), TestEngine("B"), 2);
+  o.warn = [&](const std::string& w) { warnings.push_back(w); };
+  ASSERT_TRUE(RunMatch(o).ok());
+  EXPECT_TRUE(warnings.empty());
 }
 
 }  // namespace
