@@ -1,6 +1,9 @@
 #include "match/uci_engine.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstdio>
 #include <thread>
@@ -46,6 +49,15 @@ absl::StatusOr<EngineSpec> ParseEngineSpec(std::string_view text) {
       spec.dir = std::string(value);
     } else if (key == "tc") {
       spec.tc = std::string(value);
+    } else if (key == "proto") {
+      if (value == "uci") {
+        spec.protocol = Protocol::kUci;
+      } else if (value == "xboard" || value == "cecp") {
+        spec.protocol = Protocol::kXboard;
+      } else {
+        return absl::InvalidArgumentError(
+            Cat("--engine '", text, "': proto=", value, " is not uci or xboard"));
+      }
     } else if (key == "cpu") {
       if (!ParseCpuLevel(value, spec.cpu_level))
         return absl::InvalidArgumentError(
@@ -63,7 +75,7 @@ absl::StatusOr<EngineSpec> ParseEngineSpec(std::string_view text) {
     } else {
       return absl::InvalidArgumentError(
           Cat("--engine '", text, "': unknown key '", key,
-              "' (expected name, cmd, args, dir, tc, bench, cpu, option.X, env.X)"));
+              "' (expected name, cmd, args, dir, tc, bench, cpu, proto, option.X, env.X)"));
     }
   }
   if (spec.cmd.empty()) return absl::InvalidArgumentError(Cat("--engine '", text, "': no cmd="));
@@ -266,6 +278,7 @@ absl::Status UciEngine::Start() {
   RemovePrivateDir(private_dir_);
   private_dir_.clear();
   options_.clear();
+  default_threads_ = 1;
   chess960_ = false;
   // no_new_privs even without a sandbox: an engine never needs setuid programs.
   ProcessSpec ps{
@@ -286,18 +299,70 @@ absl::Status UciEngine::Start() {
                           Cat(spec_.name, ": ", std::string(boxed.status().message())));
     ps = *std::move(boxed);
   }
+  if (!spec_.log_dir.empty()) {
+    static std::atomic<int> processes{0};
+    std::string file;
+    for (char c : spec_.name) file += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    ps.traffic_log = Cat(spec_.log_dir, "/", file, "-", getpid(), "-", ++processes, ".log");
+  }
   absl::StatusOr<std::unique_ptr<Subprocess>> p = Subprocess::Start(ps, limits_);
   if (!p.ok())
     return absl::Status(p.status().code(),
                         Cat(spec_.name, ": ", std::string(p.status().message())));
   process_ = std::move(*p);
+  protocol_ = Protocol::kUci;
+  if (spec_.protocol == Protocol::kXboard) return StartCecp();
+  return StartUci();
+}
+
+namespace {
+
+// A line only a CECP engine writes, here in answer to `uci` or at start-up: its error for an
+// unknown command ("Error (unknown command): uci", "Illegal move: uci"), or a CECP command to
+// the GUI (`tellics`, `feature`, `telluser`).
+bool LooksLikeCecp(std::string_view line) {
+  for (std::string_view prefix : {"Error", "Illegal move", "tellics ", "feature ", "telluser "})
+    if (StartsWith(line, prefix)) return true;
+  return false;
+}
+
+}  // namespace
+
+absl::Status UciEngine::StartUci() {
   RETURN_IF_ERROR(Send("uci"));
   std::vector<std::string> seen;
-  RETURN_IF_ERROR(WaitFor("uciok", timeouts_.handshake, &seen));
+  const SteadyTime deadline = SteadyClock::now() + timeouts_.handshake;
+  for (OutputLine line;;) {
+    const ReadResult r = process_->ReadLine(deadline, line);
+    if (r == ReadResult::kEof) return ExitedWhileWaiting("uciok", deadline);
+    if (r == ReadResult::kTimeout) {
+      std::string said;
+      for (size_t i = 0; i < seen.size() && i < 5; ++i) said += Cat(i ? " | " : "", seen[i]);
+      return absl::DeadlineExceededError(
+          Cat(spec_.name, ": no 'uciok' within ", timeouts_.handshake.count(), " ms",
+              said.empty() ? " (it printed nothing)" : Cat(" (it printed: ", said, ")")));
+    }
+    std::string_view s = Strip(line.text);
+    if (s == "uciok") break;
+    // An xboard engine: started again at once in its own protocol (a fresh process: some, such
+    // as Fairy-Max, stop answering after `uci`), and so from now on.
+    if (LooksLikeCecp(s)) {
+      spec_.protocol = Protocol::kXboard;
+      Kill();
+      --starts_;
+      return Start();
+    }
+    seen.push_back(std::move(line.text));
+  }
   for (const std::string& l : seen) {
     std::string_view s = l;
     if (StartsWith(s, "id name ")) id_name_ = std::string(Strip(s.substr(8)));
-    if (std::optional<UciOption> o = ParseOptionLine(s)) options_.push_back(*std::move(o));
+    if (std::optional<UciOption> o = ParseOptionLine(s)) {
+      int n = 0;
+      if (SameOptionName(o->name, "Threads") && ParseNumber(o->default_value, n) && n > 0)
+        default_threads_ = n;
+      options_.push_back(*std::move(o));
+    }
   }
   // Every option is checked before any is sent: a misspelled name or a value out of range is
   // refused with the engine's own list rather than ignored by it.
@@ -324,6 +389,7 @@ absl::Status UciEngine::EnsureRunning() {
 }
 
 absl::Status UciEngine::NewGame(bool chess960) {
+  if (protocol_ == Protocol::kXboard) return NewGameCecp(chess960);
   if (chess960 != chess960_ && (chess960 || HasOption("UCI_Chess960"))) {
     RETURN_IF_ERROR(Send(Cat("setoption name UCI_Chess960 value ", chess960 ? "true" : "false")));
     chess960_ = chess960;
@@ -333,6 +399,7 @@ absl::Status UciEngine::NewGame(bool chess960) {
 }
 
 absl::Status UciEngine::IsReady(Millis timeout) {
+  if (protocol_ == Protocol::kXboard) return IsReadyCecp(timeout);
   RETURN_IF_ERROR(Send("isready"));
   return WaitFor("readyok", timeout, nullptr);
 }
@@ -369,18 +436,33 @@ absl::Status UciEngine::WaitFor(std::string_view token, Millis timeout,
       case ReadResult::kTimeout:
         return absl::DeadlineExceededError(
             Cat(spec_.name, ": no '", token, "' within ", timeout.count(), " ms"));
-      case ReadResult::kEof: {
-        // Its last stderr bytes may still be on their way (a process it left behind may hold the
-        // pipe: not past the deadline, nor more than half a second).
-        process_->WaitStderrClosed(std::min(deadline, SteadyClock::now() + Millis(500)));
-        std::string tail = process_->StderrTail();
-        if (tail.size() > 400) tail = tail.substr(tail.size() - 400);
-        return absl::UnavailableError(Cat(spec_.name, ": exited while waiting for '", token, "'",
-                                          tail.empty() ? "" : " (stderr: ", tail,
-                                          tail.empty() ? "" : ")"));
-      }
+      case ReadResult::kEof:
+        return ExitedWhileWaiting(token, deadline);
     }
   }
+}
+
+absl::Status UciEngine::ExitedWhileWaiting(std::string_view what, SteadyTime deadline) {
+  // Its last stderr bytes may still be on their way (a process it left behind may hold the
+  // pipe: not past the deadline, nor more than half a second).
+  process_->WaitStderrClosed(std::min(deadline, SteadyClock::now() + Millis(500)));
+  std::string tail = process_->StderrTail();
+  if (tail.size() > 400) tail = tail.substr(tail.size() - 400);
+  return absl::UnavailableError(Cat(spec_.name, ": exited while waiting for '", what, "'",
+                                    tail.empty() ? "" : " (stderr: ", tail,
+                                    tail.empty() ? "" : ")"));
+}
+
+absl::Status UciEngine::StartSearch(const SearchRequest& request) {
+  if (protocol_ == Protocol::kXboard) return StartSearchCecp(request);
+  RETURN_IF_ERROR(Send(request.uci_position));
+  return Send(request.uci_go);
+}
+
+absl::Status UciEngine::StopSearch() { return Send(protocol_ == Protocol::kXboard ? "?" : "stop"); }
+
+absl::Status UciEngine::EndSearch() {
+  return protocol_ == Protocol::kXboard ? Send("force") : absl::OkStatus();
 }
 
 void UciEngine::Quit() {
@@ -405,6 +487,18 @@ std::string UciEngine::EndAndDescribe(Millis grace) {
   const int status = process_->WaitOrKill(Millis(0));
   process_.reset();
   return exited ? Cat("engine ", DescribeExit(status)) : "engine closed its output";
+}
+
+int SpecThreads(const EngineSpec& spec) {
+  int threads = 0;
+  for (const auto& [name, value] : spec.options)
+    if (name == "Threads" && (!ParseNumber(value, threads) || threads < 0)) threads = 0;
+  return threads;
+}
+
+int UciEngine::Threads() const {
+  const int set = SpecThreads(spec_);
+  return set > 0 ? set : default_threads_;
 }
 
 bool UciEngine::HasOption(std::string_view name) const {

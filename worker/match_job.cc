@@ -188,7 +188,7 @@ absl::Status CheckEngines(const v1::MatchJob& job, const match::EngineSpec (&spe
                   Cat("measured speed ", nps, " nodes/s gives a clock scale of ", factor,
                       " for the reference ", job.scale_nps(), ", outside ", match::kMinClockScale,
                       "..", match::kMaxClockScale));
-  const std::string unscaled = tcs[0].ToPgn();
+  const std::string unscaled = tcs[0].ToString();
   for (match::TimeControl& tc : tcs) tc = match::ScaleTimeControl(tc, factor);
   v1::ClockScale& s = *out.mutable_clock_scale();
   s.set_factor(factor);

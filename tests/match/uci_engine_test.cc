@@ -4,7 +4,10 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <regex>
+#include <sstream>
 #include <tuple>
 
 #include "match/process.h"
@@ -151,6 +154,55 @@ TEST(UciEngine, HandshakePositionGoBestmove) {
   EXPECT_EQ(best.value_or(""), "d1h5");  // mate in one is found
   e.Quit();
   EXPECT_FALSE(e.Running());
+}
+
+// --engine-log: one file per engine process, every line both ways with its UTC time.
+TEST(UciEngine, TrafficLogHasEveryLineBothWaysWithTimes) {
+  const std::string dir = testing::TempDir() + "/engine_log";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  EngineSpec spec = TestEngine();
+  spec.name = "a b";
+  spec.log_dir = dir;
+  UciEngine e(spec);
+  ASSERT_TRUE(e.Start().ok());
+  e.Kill();
+  ASSERT_TRUE(e.EnsureRunning().ok());  // a second process: a second file
+  e.Quit();
+  std::vector<std::string> files;
+  for (const auto& f : std::filesystem::directory_iterator(dir)) files.push_back(f.path());
+  ASSERT_EQ(files.size(), 2u);
+  std::stringstream text;
+  text << std::ifstream(files[0]).rdbuf();
+  EXPECT_NE(files[0].find("/a_b-"), std::string::npos) << files[0];
+  const std::regex sent(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z > uci\n)");
+  const std::regex read(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z < uciok\n)");
+  EXPECT_TRUE(std::regex_search(text.str(), sent)) << text.str();
+  EXPECT_TRUE(std::regex_search(text.str(), read)) << text.str();
+  EXPECT_NE(text.str().find("Z > isready\n"), std::string::npos);
+  EXPECT_NE(text.str().find("Z < readyok\n"), std::string::npos);
+}
+
+// The threads an engine searches with: set in the spec, else its option list's default.
+TEST(UciEngine, ThreadsFromTheSpecOrTheEnginesDefault) {
+  const std::string script = testing::TempDir() + "/threads_engine.sh";
+  std::ofstream(script) << "#!/bin/sh\n"
+                           "while read l; do case \"$l\" in\n"
+                           "uci) echo 'option name Threads type spin default 3 min 1 max 8'; "
+                           "echo uciok;;\n"
+                           "isready) echo readyok;;\n"
+                           "quit) exit 0;;\n"
+                           "esac; done\n";
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  UciEngine by_default(EngineSpec{.name = "d", .cmd = script});
+  ASSERT_TRUE(by_default.Start().ok());
+  EXPECT_EQ(by_default.Threads(), 3);
+  UciEngine set(EngineSpec{.name = "s", .cmd = script, .options = {{"Threads", "5"}}});
+  ASSERT_TRUE(set.Start().ok());
+  EXPECT_EQ(set.Threads(), 5);
+  UciEngine none(TestEngine());
+  ASSERT_TRUE(none.Start().ok());
+  EXPECT_EQ(none.Threads(), 1);
 }
 
 TEST(UciEngine, HandshakeTimeoutAndRestartAfterCrash) {
