@@ -203,14 +203,19 @@ void AddAccessCommands(CLI::App& app, int& exit_code) {
     auto request = std::make_shared<v1::GetRatingsRequest>();
     auto engines = std::make_shared<std::vector<std::string>>();
     auto runs = std::make_shared<std::vector<uint64_t>>();
+    auto pgn = std::make_shared<std::vector<std::string>>();
     CLI::App* cmd = app.add_subcommand(
         "ratings",
         "One rating list over the games of many runs: engines by name across match and "
-        "tournament runs");
+        "tournament runs (or PGN files)");
     cmd->add_option("--coordinator", *address, "Coordinator address HOST:PORT");
     cmd->add_option("--engines", *engines,
                     "Engines to rate (names as in the runs); their games in any run count");
     cmd->add_option("--runs", *runs, "Only these runs (all their engines unless --engines)");
+    cmd->add_option("--pgn", *pgn,
+                    "Rate the results of these PGN files here instead of a coordinator's runs "
+                    "(all their engines unless --engines)")
+        ->excludes("--runs");
     cmd->add_option_function<std::string>(
         "--anchor", [request](const std::string& a) { request->set_anchor(a); },
         "Engine at Elo 0 (default: the first of --engines, else the oldest run's first)");
@@ -219,12 +224,23 @@ void AddAccessCommands(CLI::App& app, int& exit_code) {
       for (const std::string& e : *engines) request->add_engines(e);
       for (uint64_t r : *runs) request->add_run_ids(r);
       v1::GetRatingsResponse resp;
-      grpc::Status s =
-          Call<v1::RunService>(*address, &v1::RunService::Stub::GetRatings, *request, &resp);
-      if (!s.ok()) return void(exit_code = Failed(s));
+      if (!pgn->empty()) {
+        absl::StatusOr<v1::GetRatingsResponse> rated = RatePgnFiles(*pgn, *request);
+        if (!rated.ok()) {
+          std::cerr << "error: " << rated.status().message() << "\n";
+          return void(exit_code =
+                          rated.status().code() == absl::StatusCode::kFailedPrecondition ? 1 : 2);
+        }
+        resp = *std::move(rated);
+      } else {
+        grpc::Status s =
+            Call<v1::RunService>(*address, &v1::RunService::Stub::GetRatings, *request, &resp);
+        if (!s.ok()) return void(exit_code = Failed(s));
+      }
       if (*json) return void(std::cout << ToJson(resp) << "\n");
-      std::cout << absl::StrFormat("%d games in %d runs, anchor %s (Elo 0)\n", resp.games(),
-                                   resp.run_ids_size(), resp.anchor());
+      std::cout << absl::StrFormat("%d games in %d %s, anchor %s (Elo 0)\n", resp.games(),
+                                   resp.run_ids_size(), pgn->empty() ? "runs" : "PGN files",
+                                   resp.anchor());
       std::cout << absl::StrFormat("%4s %-24s %8s %8s %7s %8s %6s\n", "RANK", "ENGINE", "ELO",
                                    "+/-95%", "GAMES", "POINTS", "SCORE");
       int rank = 0;

@@ -108,29 +108,29 @@ class ProgressDisplay {
       std::string bar(filled, '#');
       bar.resize(kWidth, ' ');
       if (run.has_match())
-        std::cerr << absl::StrFormat("\r[%s] %5.1f%%  %s  ETA %s  %-9s", bar, 100 * p,
+        std::cerr << absl::StrFormat("\r[%s] %5.1f%%  %s  ETA %s  %-20s", bar, 100 * p,
                                      MatchProgress(run), Duration(run.eta_seconds()),
-                                     RunStateName(run.state()));
+                                     RunStatusWords(run));
       else if (run.has_tournament())
-        std::cerr << absl::StrFormat("\r[%s] %5.1f%%  %s  ETA %s  %-9s", bar, 100 * p,
+        std::cerr << absl::StrFormat("\r[%s] %5.1f%%  %s  ETA %s  %-20s", bar, 100 * p,
                                      TournamentProgress(run), Duration(run.eta_seconds()),
-                                     RunStateName(run.state()));
+                                     RunStatusWords(run));
       else
-        std::cerr << absl::StrFormat("\r[%s] %5.1f%%  %8.1f Mnodes/s  ETA %s  jobs %d/%d  %-9s",
+        std::cerr << absl::StrFormat("\r[%s] %5.1f%%  %8.1f Mnodes/s  ETA %s  jobs %d/%d  %-20s",
                                      bar, 100 * p, r.nodes_per_second() / 1e6,
                                      Duration(run.eta_seconds()), run.jobs().done(),
-                                     run.jobs().total(), RunStateName(run.state()));
+                                     run.jobs().total(), RunStatusWords(run));
       std::cerr << "\033[K";  // clear what a longer earlier line left
       if (finished) std::cerr << "\n";
       std::cerr.flush();
     } else if (run.has_match() || run.has_tournament()) {
-      std::cerr << absl::StrFormat("run %d %s %.1f%% %s ETA %s\n", run.id(),
-                                   RunStateName(run.state()), 100 * p,
+      std::cerr << absl::StrFormat("run %d %s %.1f%% %s ETA %s\n", run.id(), RunStatusWords(run),
+                                   100 * p,
                                    run.has_match() ? MatchProgress(run) : TournamentProgress(run),
                                    Duration(run.eta_seconds()));
     } else {
       std::cerr << absl::StrFormat("run %d %s %.1f%% jobs %d/%d nodes %s %.1f Mnodes/s ETA %s\n",
-                                   run.id(), RunStateName(run.state()), 100 * p, run.jobs().done(),
+                                   run.id(), RunStatusWords(run), 100 * p, run.jobs().done(),
                                    run.jobs().total(), r.nodes_decimal(),
                                    r.nodes_per_second() / 1e6, Duration(run.eta_seconds()));
     }
@@ -413,9 +413,9 @@ void PrintRunLine(const v1::Run& run, std::ostream& out) {
   if (run.has_match()) {
     const v1::MatchResult& m = run.match().result();
     what = absl::StrFormat(
-        "match %s vs %s, %d games, Elo %.1f +- %.1f%s", run.match().request().engines(0).name(),
-        run.match().request().engines(1).name(), m.games(), m.stats().elo(),
-        m.stats().elo_error95(),
+        "match %s vs %s at %s, %d games, Elo %.1f +- %.1f%s",
+        run.match().request().engines(0).name(), run.match().request().engines(1).name(),
+        run.match().request().tc(), m.games(), m.stats().elo(), m.stats().elo_error95(),
         m.stats().has_sprt() ? absl::StrFormat(", LLR %.2f", m.stats().sprt().llr())
                              : std::string());
   }
@@ -426,10 +426,10 @@ void PrintRunLine(const v1::Run& run, std::ostream& out) {
   if (run.has_perft())
     what = absl::StrFormat("perft depth %d of %s", run.perft().request().perft().depth(),
                            run.perft().result().fen());
-  out << absl::StrFormat("%6d  %-6s %-10s %-12s %5.1f%%  jobs %d/%d  %s\n", run.id(),
-                         RunKindName(run.kind()), RunStateName(run.state()),
-                         run.owner().empty() ? "-" : run.owner(), 100 * run.progress(),
-                         run.jobs().done(), run.jobs().total(), what);
+  out << absl::StrFormat("%6d  %-6s %-13s %-12s %-12s %5.1f%%  jobs %d/%d  %s\n", run.id(),
+                         RunKindName(run.kind()), RunStateWord(run.state()),
+                         VerdictWord(run.outcome()), run.owner().empty() ? "-" : run.owner(),
+                         100 * run.progress(), run.jobs().done(), run.jobs().total(), what);
 }
 
 int Failed(const grpc::Status& s) {
@@ -471,7 +471,7 @@ void AddSchedulingOptions(CLI::App* cmd, v1::Scheduling& scheduling) {
 
 void PrintRun(const v1::Run& run, std::ostream& out) {
   out << absl::StrFormat("Run %d (%s) of %s: %s%s\n", run.id(), RunKindName(run.kind()),
-                         run.owner().empty() ? "-" : run.owner(), RunStateName(run.state()),
+                         run.owner().empty() ? "-" : run.owner(), RunStatusWords(run),
                          run.message().empty() ? "" : " - " + run.message());
   out << absl::StrFormat(
       "Progress: %.1f%%, jobs %d total, %d done, %d leased, %d queued, %d "
@@ -484,6 +484,7 @@ void PrintRun(const v1::Run& run, std::ostream& out) {
     out << ", requires " << r;
   out << "\n";
   if (!run.waiting().empty()) out << "Waiting: " << run.waiting() << "\n";
+  if (!run.outcome().summary().empty()) out << "Verdict: " << run.outcome().summary() << "\n";
   if (run.has_movegen_check()) out << match::MovegenReportText(run.movegen_check().result());
   if (run.has_match()) {
     const v1::MatchRunStatus& m = run.match();

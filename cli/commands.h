@@ -2,10 +2,12 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "absl/status/statusor.h"
 #include "match/sandbox.h"
+#include "proto/arbiter/v1/cluster.pb.h"
 
 namespace arbiter::cli {
 
@@ -24,6 +26,16 @@ void AddAccessCommands(CLI::App& app, int& exit_code);
 void AddHealthCommand(CLI::App& app, int& exit_code);
 // `arbiter engine-probe`: an engine in this machine's box, one move.
 void AddEngineProbeCommand(CLI::App& app, int& exit_code);
+
+// The rating list of `arbiter ratings` from the results of PGN files (each file one run, its
+// run id the file's 1-based index): games without a result, or abandoned without a move, do not
+// count.
+absl::StatusOr<v1::GetRatingsResponse> RatePgnFiles(const std::vector<std::string>& files,
+                                                    const v1::GetRatingsRequest& request);
+
+// A CLI11 parse error: --help and --version print and return 0; anything else is said on stderr
+// ("unknown option --rounds", with a hint for cutechess/fastchess spellings) and returns 2.
+int ReportUsageError(CLI::App& app, const CLI::ParseError& e, int argc, char** argv);
 
 // `--sandbox` and the engine limits of `worker`, `match` and `tournament`.
 struct SandboxFlags {

@@ -89,6 +89,10 @@ int main(int argc, char** argv) {
   arbiter::cli::AddAccessCommands(app, exit_code);
   arbiter::cli::AddHealthCommand(app, exit_code);
   arbiter::cli::AddEngineProbeCommand(app, exit_code);
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return arbiter::cli::ReportUsageError(app, e, argc, argv);
+  }
   return exit_code;
 }

@@ -2,10 +2,15 @@
 // this process by match::RunMatch, or with --coordinator as a run on the cluster; both print
 // the same report and the same JSON.
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -65,6 +70,7 @@ struct MatchFlags {
   // Engine limits given on the command line: sent to the workers (which cap them by their own).
   v1::EngineLimits engine_limits;
   SandboxFlags sandbox{.mode = "off"};
+  std::string engine_log;  // --engine-log DIR
 };
 
 // The local match's box: off by default (a developer's own engines), with a hint.
@@ -123,7 +129,19 @@ absl::StatusOr<match::MatchOptions> BuildOptions(const MatchFlags& f, size_t min
             Cat("two engines are named '", spec->name, "': give each a distinct name="));
     specs.push_back(*spec);
   }
+  if (!f.engine_log.empty()) {
+    if (!f.coordinator.empty())
+      return absl::InvalidArgumentError(
+          "--engine-log applies to local runs (a worker's engines log on the worker)");
+    if (mkdir(f.engine_log.c_str(), 0755) != 0 && errno != EEXIST)
+      return absl::InvalidArgumentError(
+          Cat("--engine-log '", f.engine_log, "': ", std::strerror(errno)));
+    for (match::EngineSpec& s : specs) s.log_dir = f.engine_log;
+  }
   match::MatchOptions o;
+  o.warn = [quiet = f.quiet](const std::string& w) {
+    if (!quiet) std::cerr << "warning: " << w << "\n";
+  };
   bool all_have_tc = std::all_of(specs.begin(), specs.end(),
                                  [](const match::EngineSpec& s) { return !s.tc.empty(); });
   if (f.tc.empty() && !all_have_tc)
@@ -344,6 +362,7 @@ int RunRemoteMatchCommand(const MatchFlags& f, const match::MatchOptions& o,
   absl::StatusOr<std::string> openings = match::BookEpdText(o.book);
   if (!openings.ok()) return Fail(openings.status());
   req.set_openings(*openings);
+  req.set_openings_name(std::filesystem::path(o.book.path).filename().string());
   if (f.concurrency_given) req.set_concurrency(uint32_t(std::max(1, f.concurrency)));
   req.set_pairs_per_job(f.pairs_per_job);
   *req.mutable_rules() = match::RulesToProto(o, f.event, f.engine_limits);
@@ -381,10 +400,13 @@ int RunRemoteTournamentCommand(const MatchFlags& f, const match::MatchOptions& b
   absl::StatusOr<std::string> openings = match::BookEpdText(base.book);
   if (!openings.ok()) return Fail(openings.status());
   req.set_openings(*openings);
+  req.set_openings_name(std::filesystem::path(base.book.path).filename().string());
   if (f.concurrency_given) req.set_concurrency(uint32_t(std::max(1, f.concurrency)));
   req.set_pairs_per_job(f.pairs_per_job);
   *req.mutable_scheduling() = f.scheduling;
-  *req.mutable_rules() = match::RulesToProto(base, f.event, f.engine_limits);
+  *req.mutable_rules() = match::RulesToProto(
+      base, f.event.empty() ? match::TournamentEvent(f.gauntlet, specs.size()) : f.event,
+      f.engine_limits);
   absl::StatusOr<v1::Run> run = RunRemoteTournament(f.coordinator, req, f.quiet);
   if (!run.ok()) return Fail(run.status());
   if (absl::Status st = RunFinished(*run); !st.ok()) return Fail(st);
@@ -419,6 +441,8 @@ int RunRemoteTournamentCommand(const MatchFlags& f, const match::MatchOptions& b
     return 0;
   }
   PrintStandings(out, specs[0].name);
+  std::cout << match::TournamentDetails(out);
+  if (!f.pgn_out.empty()) std::cout << "PGN: " << f.pgn_out << "\n";
   return 0;
 }
 
@@ -467,38 +491,45 @@ int RunTournamentCommand(const MatchFlags& f) {
     return 2;
   }
   if (absl::Status st = ApplySandbox(f, *base); !st.ok()) return Fail(st);
-  bool pairing_failed = false;  // a pairing that cannot be played exits 2, as a bad flag
-  auto play = [&](const match::MatchOptions& o) -> absl::StatusOr<v1::MatchResult> {
-    v1::MatchResult games;
-    absl::StatusOr<match::MatchSummary> s = PlayPairing(o, f, f.json ? &games : nullptr);
-    if (!s.ok()) {
-      pairing_failed = true;
-      return s.status();
-    }
-    v1::MatchResult m = match::ToMatchResult(*s, std::nullopt);
-    AddShown(o, m);
-    m.mutable_game_list()->Swap(games.mutable_game_list());
-    if (!f.json) std::cout << PairingLine(m);
-    return m;
+  // Every pairing's games and progress, named: the pairings run interleaved.
+  std::map<std::string, v1::MatchResult> games;  // by "A vs B"
+  match::TournamentCallbacks callbacks;
+  callbacks.progress = [&](const match::MatchOptions& o, const match::MatchSummary& s) {
+    if (!f.quiet) std::cerr << match::PairingProgressLine(s, o.games) << "\n";
   };
-  absl::StatusOr<v1::TournamentResult> out = match::RunTournament(*base, specs, f.gauntlet, play);
-  if (!out.ok()) {
-    if (!pairing_failed) return Fail(out.status());
-    std::cerr << "error: " << out.status().message() << "\n";
-    return 2;
-  }
+  callbacks.game = [&](const match::MatchOptions& o, uint64_t round, const match::GameRecord& g) {
+    if (!f.quiet)
+      std::cerr << "Finished game " << round << " (" << g.white << " vs " << g.black
+                << "): " << ResultString(g.result) << " {" << g.reason << "}\n";
+    if (f.json)
+      *games[Cat(o.engines[0].name, " vs ", o.engines[1].name)].add_game_list() =
+          GameBrief(round, g);
+  };
+  callbacks.finished = [&](const match::MatchOptions& o, v1::MatchResult& m) {
+    AddShown(o, m);
+    m.mutable_game_list()->Swap(
+        games[Cat(o.engines[0].name, " vs ", o.engines[1].name)].mutable_game_list());
+    if (!f.json) std::cout << PairingLine(m);
+  };
+  absl::StatusOr<v1::TournamentResult> out =
+      match::RunTournament(*base, specs, f.gauntlet, callbacks);
+  if (!out.ok()) return Fail(out.status());
   if (f.json) {
     std::cout << ToJson(*out) << "\n";
     return 0;
   }
   PrintStandings(*out, specs[0].name);
+  std::cout << match::TournamentDetails(*out);
+  if (!f.pgn_out.empty()) std::cout << "PGN: " << f.pgn_out << "\n";
   return 0;
 }
 
 void AddCommonFlags(CLI::App* cmd, MatchFlags& f) {
   cmd->add_option("--engine", f.engines,
                   "name=A,cmd=PATH[ args][,dir=D][,option.X=V][,env.K=V][,tc=TC][,bench=N]"
-                  "[,cpu=v3] (repeat; bench=N: the engine's declared bench signature, checked "
+                  "[,cpu=v3][,proto=xboard], or a bare PATH (named by its base name) (repeat; "
+                  "proto=xboard: a CECP engine, also detected when it answers uci in xboard "
+                  "style; bench=N: the engine's declared bench signature, checked "
                   "by every worker before its first game; cpu=LEVEL: the x86-64 level its binary "
                   "needs, only workers of that level run it)")
       ->required();
@@ -506,8 +537,9 @@ void AddCommonFlags(CLI::App* cmd, MatchFlags& f) {
                   "With --coordinator: the --tc is meant at this speed (nodes/s); each worker "
                   "scales the clocks by this / its measured speed");
   cmd->add_option("--tc", f.tc,
-                  "Time control: 40/7200:20/3600:1800, 300, 10+0.1, 10+0.1b (Bronstein), "
-                  "10+0.1d (delay), movetime=1, movetime=60,forfeit=2, depth=8, nodes=100000");
+                  "Time control: 40/7200:20/3600:1800, 40/5400+30:1800+30, 300, 10+0.1, "
+                  "10+0.1b (Bronstein), 10+0.1d (delay), *60 (sandclock), movetime=1, "
+                  "movetime=60,forfeit=2, depth=8, nodes=100000");
   cmd->add_option("--games", f.games, "Games per pairing (even: pairs with colours reversed)");
   cmd->add_option("--openings", f.openings, "Opening book (.epd or .pgn)");
   cmd->add_option("--opening-plies", f.opening_plies, "PGN books: plies kept (default all)");
@@ -516,6 +548,9 @@ void AddCommonFlags(CLI::App* cmd, MatchFlags& f) {
   cmd->add_option("--opening-start", f.opening_start, "1-based index of the first opening");
   cmd->add_flag("--chess960", f.chess960, "Chess960 (set automatically for Chess960 books)");
   cmd->add_option("--concurrency", f.concurrency, "Games played at once (one engine pair each)");
+  cmd->add_option("--engine-log", f.engine_log,
+                  "Log every line sent to and read from each engine process, with UTC times, to "
+                  "a file of its own in this directory (local runs)");
   cmd->add_option("--pgn-out,--pgn", f.pgn_out,
                   "Append every game to this PGN file (with --coordinator: the run's PGN)");
   cmd->add_option("--event", f.event, "PGN Event tag");

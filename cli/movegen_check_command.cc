@@ -1,6 +1,8 @@
 // `arbiter movegen-check --engine CMD (--suite FILE | --fen FEN | --random N) (--depth N |
 // --max-nodes N)`: the engine's own perft against arbiter's over many positions; on the cluster
 // with --coordinator.
+#include <unistd.h>
+
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -70,9 +72,7 @@ absl::StatusOr<MovegenInput> ReadMovegenInput(const MovegenCheckFlags& f) {
   if (!dialect.ok()) return dialect.status();
   absl::StatusOr<std::vector<v1::MovegenPosition>> positions = MovegenPositions(f);
   if (!positions.ok()) return positions.status();
-  absl::StatusOr<match::EngineSpec> spec = f.engine.find("cmd=") != std::string::npos
-                                               ? match::ParseEngineSpec(f.engine)
-                                               : match::ParseEngineSpec(Cat("cmd=", f.engine));
+  absl::StatusOr<match::EngineSpec> spec = match::ParseEngineSpec(f.engine);
   if (!spec.ok()) return spec.status();
   return MovegenInput{std::move(*dialect), std::move(*positions), std::move(*spec)};
 }
@@ -94,6 +94,11 @@ int RunLocal(const MovegenCheckFlags& f) {
   const match::Millis timeout(static_cast<int64_t>(f.timeout_s * 1000));
   match::MovegenChecker checker(engine, *dialect, timeout);
   size_t done = 0;
+  // Progress on stderr: redrawn with \r on a terminal; into a file or pipe, a plain line at most
+  // every 5 s (and none for a short check), so that logs hold no carriage returns.
+  const bool tty = isatty(STDERR_FILENO);
+  auto last_line = start;
+  bool printed = false;
   for (const v1::MovegenPosition& p : *positions) {
     absl::StatusOr<v1::MovegenPositionResult> r = checker.Check(p);
     if (!r.ok()) {
@@ -102,10 +107,17 @@ int RunLocal(const MovegenCheckFlags& f) {
       return 2;
     }
     sum.Add(*r);
-    if (!f.json && !f.quiet && (++done % 16 == 0 || done == positions->size()))
+    ++done;
+    if (f.json || f.quiet) continue;
+    if (tty && (done % 16 == 0 || done == positions->size())) {
       std::cerr << "\r" << done << "/" << positions->size() << " positions" << std::flush;
+      printed = true;
+    } else if (!tty && std::chrono::steady_clock::now() - last_line > std::chrono::seconds(5)) {
+      last_line = std::chrono::steady_clock::now();
+      std::cerr << done << "/" << positions->size() << " positions\n";
+    }
   }
-  if (!f.json && !f.quiet) std::cerr << "\n";
+  if (printed) std::cerr << "\n";
   std::string name = engine.id_name().empty() ? spec->name : engine.id_name();
   engine.Quit();
   v1::MovegenCheckResult result = sum.Result(uint32_t(positions->size()));

@@ -51,9 +51,7 @@ std::string Join(const google::protobuf::RepeatedPtrField<std::string>& v) {
 }
 
 int Run(const PerftDiffFlags& f) {
-  absl::StatusOr<match::EngineSpec> spec = f.engine.find("cmd=") != std::string::npos
-                                               ? match::ParseEngineSpec(f.engine)
-                                               : match::ParseEngineSpec("cmd=" + f.engine);
+  absl::StatusOr<match::EngineSpec> spec = match::ParseEngineSpec(f.engine);
   if (!spec.ok()) {
     std::cerr << "error: " << spec.status().message() << "\n";
     return 2;

@@ -13,6 +13,7 @@
 #include "coordinator/movegen_run.h"
 #include "coordinator/perft_run.h"
 #include "coordinator/pgn_export.h"
+#include "coordinator/run_outcome.h"
 #include "coordinator/scheduling.h"
 #include "proto/run_states.h"
 #include "spdlog/spdlog.h"
@@ -399,6 +400,7 @@ absl::StatusOr<v1::ListRunsResponse> Coordinator::ListRuns(const v1::ListRunsReq
                                                r.state) == request.states().end())
       continue;
     if (!request.owner().empty() && r.owner != request.owner()) continue;
+    if (!r.owner.starts_with(request.owner_prefix())) continue;
     if (request.kinds_size() > 0 && std::find(request.kinds().begin(), request.kinds().end(),
                                               r.handler->kind()) == request.kinds().end())
       continue;
@@ -406,9 +408,35 @@ absl::StatusOr<v1::ListRunsResponse> Coordinator::ListRuns(const v1::ListRunsReq
       out.set_next_page_token(std::to_string(out.runs(out.runs_size() - 1).id()));
       break;
     }
+    // Lists carry summaries: no divide, no book text (BookSummary says what it was), no chart
+    // history. A 960-position book would otherwise repeat its ~80 KB in every list; a match run
+    // is about 1.5 KB of JSON.
     v1::Run run = BuildRunLocked(r);
-    // Lists stay small: no divide.
     if (run.has_perft()) run.mutable_perft()->mutable_result()->clear_divide();
+    // Nor what only the run's page shows: the workers' engine reports, refusals, the game
+    // rules, terminations and faults (of each of a tournament's pairings too).
+    run.clear_engines();
+    run.clear_refusals();
+    if (run.has_match()) {
+      v1::MatchRunStatus& m = *run.mutable_match();
+      m.mutable_request()->clear_openings();
+      m.mutable_request()->clear_rules();
+      m.clear_history();
+      m.mutable_result()->clear_game_list();
+      m.mutable_result()->clear_terminations();
+      m.mutable_result()->clear_faults();
+      m.mutable_result()->clear_engine_time_controls();
+    }
+    if (run.has_tournament()) {
+      run.mutable_tournament()->mutable_request()->clear_openings();
+      run.mutable_tournament()->mutable_request()->clear_rules();
+      for (v1::MatchResult& p : *run.mutable_tournament()->mutable_pairings()) {
+        p.clear_game_list();
+        p.clear_terminations();
+        p.clear_faults();
+        p.clear_engine_time_controls();
+      }
+    }
     *out.add_runs() = std::move(run);
   }
   return out;
@@ -497,6 +525,8 @@ void Coordinator::FinishRunLocked(Run& run, v1::RunState state, const std::strin
   if (metrics_) {
     // The final values, shown for a while (TickLocked removes them).
     run.handler->SetGauges(run.id, GaugeProgress(run), *metrics_);
+    metrics_->RunEnded(run.id, RunKindName(run.kind()), RunStateName(state),
+                       RunVerdictName(OutcomeOf(*run.final).verdict()));
     ended_gauges_.emplace_back(now_() + Seconds(options_.finished_run_gauge_seconds), run.id);
   }
   last_gauges_ = {};  // refresh the gauges at the next tick
@@ -520,7 +550,11 @@ void Coordinator::FinishRunLocked(Run& run, v1::RunState state, const std::strin
 }
 
 v1::Run Coordinator::BuildRunLocked(const Run& run) {
-  if (run.final) return *run.final;
+  if (run.final) {
+    v1::Run out = *run.final;
+    *out.mutable_outcome() = OutcomeOf(out);  // runs stored before the field get one too
+    return out;
+  }
   v1::Run out;
   out.set_id(run.id);
   out.set_owner(run.owner);
@@ -554,6 +588,7 @@ v1::Run Coordinator::BuildRunLocked(const Run& run) {
   run.handler->FillStatus(run, elapsed, out);
   if (out.jobs().queued() > 0 && run.jobs_leased == 0) out.set_waiting(WaitingLocked(run));
   FillEngineReports(run, out);
+  *out.mutable_outcome() = OutcomeOf(out);
   return out;
 }
 

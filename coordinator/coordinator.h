@@ -236,8 +236,10 @@ class Coordinator {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void FinishRunLocked(Run& run, v1::RunState state, const std::string& message,
                        std::vector<RunUpdate>& updates) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // A worker would not play a job of `run` (an engine's bench): flags the worker, leases it no
-  // more of the run's jobs, and fails the run when no connected worker is left to play it.
+  // A worker would not play a job of `run` (an engine's bench), or could not (a fault of the
+  // engine): flags the worker, leases it no more of the run's jobs, and fails the run when no
+  // connected worker is left to play it, or at a fault in the run's first job or on a second
+  // worker.
   void RefusedLocked(Run& run, WorkerInfo& worker, const std::string& worker_id,
                      const v1::EngineRefusal& refusal, std::vector<RunUpdate>& updates)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

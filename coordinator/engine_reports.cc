@@ -1,6 +1,7 @@
 // What workers report about a run's engines: the binaries they ran and their bench signatures,
-// the clock scales they used, and the jobs they refused (those workers get none of the run's
-// jobs again).
+// the clock scales they used, and the jobs they refused or could not play because the engine
+// failed (those workers get none of the run's jobs again; a fault in the first job, or on a
+// second worker, fails the run).
 #include "coordinator/engine_reports.h"
 
 #include "base/strings.h"
@@ -93,12 +94,27 @@ void Coordinator::RefusedLocked(Run& run, WorkerInfo& worker, const std::string&
   if (worker.flags.size() == kMaxWorkerFlags) worker.flags.erase(worker.flags.begin());
   worker.flags.push_back(what);
   if (!run.refused_workers.insert(worker_id).second) return;
+  // A fault of the engine (it could not start, handshake or take its options) fails the run
+  // when it comes from the run's first job (no job done yet: every worker would meet it) or is
+  // the second worker's fault of the same engine.
+  std::string other;
+  for (const v1::EngineRefusal& r : run.refusals)
+    if (r.fault() && r.engine() == refusal.engine() && r.worker_id() != worker_id)
+      other = r.worker_name();
   if (run.refusals.size() < 64) {
     v1::EngineRefusal& r = run.refusals.emplace_back(refusal);
     r.set_worker_id(worker_id);
     r.set_worker_name(worker.name);
   }
   if (IsTerminal(run.state)) return;
+  if (refusal.fault() && (run.jobs_done == 0 || !other.empty())) {
+    FinishRunLocked(run, v1::RUN_STATE_FAILED,
+                    Cat("engine '", refusal.engine(), "' failed on worker ", worker.name,
+                        other.empty() ? " in the run's first job" : Cat(" as on worker ", other),
+                        ": ", refusal.reason()),
+                    updates);
+    return;
+  }
   // Nobody left to play it: the run fails with the reason rather than waiting for ever.
   const v1::ListWorkersResponse connected = workers_.List(/*all=*/false);
   for (const v1::WorkerStatus& s : connected.workers())

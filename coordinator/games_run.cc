@@ -25,6 +25,21 @@ Request WithPairsPerJob(Request request, const PlanContext& context) {
   return request;
 }
 
+// The book without its text: its name, bytes and the positions in it (the lines PlanMatchJobs
+// deals out: non-empty, not comments).
+v1::BookSummary BookSummaryOf(const std::string& openings, const std::string& name) {
+  v1::BookSummary out;
+  out.set_name(name);
+  out.set_size_bytes(openings.size());
+  uint64_t positions = 0;
+  for (std::string_view line : Split(openings, '\n')) {
+    line = Strip(line);
+    if (!line.empty() && line[0] != '#') ++positions;
+  }
+  out.set_positions(positions);
+  return out;
+}
+
 // What match and tournament runs share: jobs of game pairs, replayed before they count.
 class GamesRun : public RunHandler {
  public:
@@ -145,7 +160,9 @@ class GamesRun : public RunHandler {
 class MatchRun final : public GamesRun {
  public:
   explicit MatchRun(store::v1::StoredMatchRun spec)
-      : spec_(std::move(spec)), sprt_(SprtOf(spec_.request())) {}
+      : spec_(std::move(spec)),
+        sprt_(SprtOf(spec_.request())),
+        book_(BookSummaryOf(spec_.request().openings(), spec_.request().openings_name())) {}
   v1::RunKind kind() const override { return v1::RUN_KIND_MATCH; }
   std::string SerializeSpec() const override { return spec_.SerializeAsString(); }
   v1::WorkerRequirements Requirements() const override {
@@ -157,6 +174,12 @@ class MatchRun final : public GamesRun {
     *ms->mutable_result() = MatchResultOf(spec_.request(), summary_, sprt_, elapsed);
     ms->set_rejected_results(rejected_);
     *ms->mutable_history() = {history_.begin(), history_.end()};
+    *ms->mutable_book() = book_;
+    // An ETA only from the measured pace: none before the first game is counted.
+    if (summary_.games == 0) {
+      out.set_eta_seconds(0);
+      return;
+    }
     // An SPRT usually stops long before its planned games: progress is also how far the LLR
     // has gone towards the bound it is heading for.
     const v1::SprtReport& sprt = ms->result().stats().sprt();
@@ -222,12 +245,15 @@ class MatchRun final : public GamesRun {
   std::optional<stats::SprtParams> sprt_;
   match::MatchSummary summary_;
   std::vector<v1::MatchProgressPoint> history_;
+  v1::BookSummary book_;
 };
 
 class TournamentRun final : public GamesRun {
  public:
   explicit TournamentRun(store::v1::StoredTournamentRun spec)
-      : spec_(std::move(spec)), tallies_(TournamentPairings(spec_.request()).size()) {}
+      : spec_(std::move(spec)),
+        tallies_(TournamentPairings(spec_.request()).size()),
+        book_(BookSummaryOf(spec_.request().openings(), spec_.request().openings_name())) {}
   v1::RunKind kind() const override { return v1::RUN_KIND_TOURNAMENT; }
   std::string SerializeSpec() const override { return spec_.SerializeAsString(); }
   v1::WorkerRequirements Requirements() const override {
@@ -237,6 +263,7 @@ class TournamentRun final : public GamesRun {
     v1::TournamentRunStatus* ts = out.mutable_tournament();
     *ts->mutable_request() = spec_.request();
     FillTournamentStatus(spec_.request(), tallies_, elapsed, *ts);
+    *ts->mutable_book() = book_;
   }
 
  private:
@@ -262,6 +289,7 @@ class TournamentRun final : public GamesRun {
 
   store::v1::StoredTournamentRun spec_;
   std::vector<match::MatchSummary> tallies_;  // in TournamentPairings order
+  v1::BookSummary book_;
 };
 
 RunPlan PlanOf(std::unique_ptr<GamesRun> handler, std::vector<v1::MatchJob> jobs) {

@@ -11,6 +11,7 @@
 #include "engine/rules.h"
 #include "match/stats_report.h"
 #include "match/time_control.h"
+#include "match/uci_engine.h"
 #include "match/wire.h"
 #include "net/sha256.h"
 #include "stats/elo.h"
@@ -47,10 +48,12 @@ absl::Status CheckEngineBounds(const v1::EngineSpec& e) {
   if (e.options_size() > int(kMaxEngineEntries) || e.args_size() > int(kMaxEngineEntries))
     return absl::InvalidArgumentError(Cat("engine '", e.name(), "': at most ", kMaxEngineEntries,
                                           " options and ", kMaxEngineEntries, " args"));
-  for (const auto& [k, v] : e.options())
+  for (const auto& [k, v] : e.options()) {
     if (k.size() > kMaxEngineTextBytes || v.size() > kMaxEngineTextBytes)
       return absl::InvalidArgumentError(Cat("engine '", e.name(), "': option names and values ",
                                             "must have at most ", kMaxEngineTextBytes, " bytes"));
+    RETURN_IF_ERROR(match::CheckOptionText(Cat("engine '", e.name(), "'"), k, v));
+  }
   for (const std::string& a : e.args())
     if (a.size() > kMaxEngineTextBytes)
       return absl::InvalidArgumentError(
@@ -59,12 +62,12 @@ absl::Status CheckEngineBounds(const v1::EngineSpec& e) {
     return absl::InvalidArgumentError(Cat("engine '", e.name(),
                                           "': bench signature must be at most ", kMaxBenchNodes,
                                           ", got ", e.bench()));
-  if (auto t = e.options().find("Threads"); t != e.options().end()) {
+  for (const auto& [k, v] : e.options()) {
+    if (!match::SameOptionName(k, "Threads")) continue;
     uint32_t threads = 0;
-    if (!ParseNumber(t->second, threads) || threads < 1 || threads > kMaxEngineThreads)
+    if (!ParseNumber(v, threads) || threads < 1 || threads > kMaxEngineThreads)
       return absl::InvalidArgumentError(Cat("engine '", e.name(), "': option Threads must be 1..",
-                                            kMaxEngineThreads, ", got '", t->second.substr(0, 32),
-                                            "'"));
+                                            kMaxEngineThreads, ", got '", v.substr(0, 32), "'"));
   }
   if (!e.tc().empty()) {
     absl::StatusOr<match::TimeControl> tc = match::ParseTimeControl(e.tc());
@@ -143,8 +146,11 @@ absl::Status ValidateEngineList(const google::protobuf::RepeatedPtrField<v1::Eng
   return absl::OkStatus();
 }
 
-// One FEN per non-empty line (EPD): each must parse.
-absl::Status ValidateOpenings(const std::string& openings) {
+// One FEN per non-empty line (EPD): each must parse; the book's display name is short.
+absl::Status ValidateOpenings(const std::string& openings, const std::string& name) {
+  if (name.size() > 256)
+    return absl::InvalidArgumentError(
+        Cat("openings_name must have at most 256 bytes, got ", name.size()));
   if (openings.size() > kMaxOpeningsBytes)
     return absl::InvalidArgumentError(
         Cat("openings must have at most ", kMaxOpeningsBytes, " bytes, got ", openings.size()));
@@ -271,7 +277,7 @@ absl::Status ValidateMatchRequest(const v1::SubmitMatchRequest& request,
       return absl::InvalidArgumentError(
           Cat("sprt: model must be normalized or logistic, got ", v1::SprtModel_Name(s.model())));
   }
-  RETURN_IF_ERROR(ValidateOpenings(request.openings()));
+  RETURN_IF_ERROR(ValidateOpenings(request.openings(), request.openings_name()));
   RETURN_IF_ERROR(ValidateRules(request.rules()));
   RETURN_IF_ERROR(CheckScaleNps(request.has_scale_nps(), request.scale_nps()));
   return ValidateBatching(request.pairs_per_job(), request.concurrency());
@@ -295,7 +301,7 @@ absl::Status ValidateTournamentRequest(
   if (request.games_per_pairing() > kMaxGamesPerPairing)
     return absl::InvalidArgumentError(Cat("games_per_pairing must be at most ", kMaxGamesPerPairing,
                                           ", got ", request.games_per_pairing()));
-  RETURN_IF_ERROR(ValidateOpenings(request.openings()));
+  RETURN_IF_ERROR(ValidateOpenings(request.openings(), request.openings_name()));
   RETURN_IF_ERROR(ValidateRules(request.rules()));
   RETURN_IF_ERROR(CheckScaleNps(request.has_scale_nps(), request.scale_nps()));
   RETURN_IF_ERROR(ValidateBatching(request.pairs_per_job(), request.concurrency()));
@@ -439,6 +445,17 @@ absl::Status CheckMatchResult(const v1::MatchJob& job, const v1::MatchJobResult&
           ") but it is reported as '", std::string(match::GameEndName(*end)), "'"));
     }
     RETURN_IF_ERROR(CheckForfeit(job, g, *end, *result, i % 2, game->Current(), where));
+    // A disconnect before the faulty engine's first move is a fault, not a game (the worker
+    // releases such a job as a fault): never counted. Engine moves follow the book moves.
+    if (*end == match::GameEnd::kDisconnect) {
+      const std::optional<Color> faulty = match::SideFromProto(g.faulty());
+      const uint32_t book =
+          uint32_t(g.moves_size()) - std::min<uint32_t>(g.engine_moves(), g.moves_size());
+      const Color first_mover = book % 2 ? ~start->SideToMove() : start->SideToMove();
+      if (faulty && g.engine_moves() < (*faulty == first_mover ? 1u : 2u))
+        return absl::InvalidArgumentError(Cat(
+            where, ": a disconnect before the faulty engine's first move is a fault, not a game"));
+    }
   }
   return absl::OkStatus();
 }
@@ -497,8 +514,10 @@ uint32_t ThreadsPerGame(const google::protobuf::RepeatedPtrField<v1::EngineSpec>
   uint32_t most = 1;
   for (const v1::EngineSpec& e : engines) {
     uint32_t threads = 1;
-    if (auto t = e.options().find("Threads"); t != e.options().end())
-      if (!ParseNumber(t->second, threads) || threads > kMaxEngineThreads) threads = 1;
+    for (const auto& [k, v] : e.options())
+      if (match::SameOptionName(k, "Threads") &&
+          (!ParseNumber(v, threads) || threads > kMaxEngineThreads))
+        threads = 1;
     most = std::max(most, threads);
   }
   return most;

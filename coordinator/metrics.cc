@@ -47,7 +47,20 @@ CoordinatorMetrics::CoordinatorMetrics(prometheus::Registry& r)
           "SPRT log-likelihood ratio, per match run (kept 5 min after it ends).")),
       elo_family_(net::RegisterGauges(
           r, "arbiter_run_elo",
-          "Elo estimate of the first engine, per match run (kept 5 min after it ends).")) {}
+          "Elo estimate of the first engine, per match run (kept 5 min after it ends).")),
+      verdict_family_(net::RegisterGauges(
+          r, "arbiter_run_verdict",
+          "1 for an ended run's verdict (passed, failed, inconclusive, measured, none), labelled "
+          "with the run and its kind (kept 5 min after it ends).")),
+      ended_(net::RegisterCounters(r, "arbiter_runs_ended_total",
+                                   "Runs that ended, by kind, state and verdict.")) {}
+
+void CoordinatorMetrics::RunEnded(uint64_t run, const std::string& kind, const std::string& state,
+                                  const std::string& verdict) {
+  verdict_family_.Add({{"run", std::to_string(run)}, {"kind", kind}, {"verdict", verdict}}).Set(1);
+  verdicts_[run] = {kind, verdict};
+  ended_.Add({{"kind", kind}, {"state", state}, {"verdict", verdict}}).Increment();
+}
 
 void CoordinatorMetrics::SetRuns(const std::map<std::string, double>& by_state) {
   for (const char* s : {"QUEUED", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED"}) {
@@ -77,6 +90,12 @@ void CoordinatorMetrics::RemoveRun(uint64_t run) {
   for (auto* family : {&llr_family_, &elo_family_, &progress_family_, &run_nodes_family_}) {
     prometheus::Gauge& g = family->Add({{"run", std::to_string(run)}});
     family->Remove(&g);
+  }
+  if (auto it = verdicts_.find(run); it != verdicts_.end()) {
+    prometheus::Gauge& g = verdict_family_.Add(
+        {{"run", std::to_string(run)}, {"kind", it->second.first}, {"verdict", it->second.second}});
+    verdict_family_.Remove(&g);
+    verdicts_.erase(it);
   }
 }
 

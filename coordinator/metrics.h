@@ -26,6 +26,9 @@ class CoordinatorMetrics {
   void SetJobs(double queued, double leased, double done, double cancelled);
   void SetRunProgress(uint64_t run, double progress, double nodes);
   void SetRunMatch(uint64_t run, double llr, double elo);
+  // A run ended: its verdict gauge (until RemoveRun) and the ended-runs counter.
+  void RunEnded(uint64_t run, const std::string& kind, const std::string& state,
+                const std::string& verdict);
   void RemoveRun(uint64_t run);
   // A counted game: its result ("1-0", ...) and how it ended.
   void Game(std::string_view result, match::GameEnd end);
@@ -47,6 +50,9 @@ class CoordinatorMetrics {
   prometheus::Family<prometheus::Counter>& endings_;
   prometheus::Family<prometheus::Gauge>& llr_family_;
   prometheus::Family<prometheus::Gauge>& elo_family_;
+  prometheus::Family<prometheus::Gauge>& verdict_family_;
+  prometheus::Family<prometheus::Counter>& ended_;
+  std::map<uint64_t, std::pair<std::string, std::string>> verdicts_;  // run: kind, verdict
 };
 
 }  // namespace arbiter::coordinator

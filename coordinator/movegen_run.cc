@@ -10,6 +10,7 @@
 #include "engine/perft.h"
 #include "engine/position.h"
 #include "match/movegen_check.h"
+#include "match/uci_engine.h"
 
 namespace arbiter::coordinator {
 namespace {
@@ -175,9 +176,11 @@ absl::Status CheckEngine(const v1::EngineSpec& e, const PlanContext& context) {
   for (const auto& a : e.args())
     if (a.size() > 1024) return absl::InvalidArgumentError("engine.args: at most 1024 bytes each");
   if (e.options_size() > 64) return absl::InvalidArgumentError("engine.options: at most 64");
-  for (const auto& [k, v] : e.options())
+  for (const auto& [k, v] : e.options()) {
     if (k.size() > 256 || v.size() > 1024)
       return absl::InvalidArgumentError("engine.options: name at most 256, value 1024 bytes");
+    RETURN_IF_ERROR(match::CheckOptionText(Cat("engine '", e.name(), "'"), k, v));
+  }
   switch (e.source_case()) {
     case v1::EngineSpec::kBuiltin:
       return absl::OkStatus();

@@ -82,6 +82,20 @@ absl::StatusOr<v1::GetRatingsResponse> RateRuns(
     }
     if (counted) out.add_run_ids(run_id);
   }
+  // A chosen name that played no game in any of the runs is named alone (it is unknown, or
+  // misspelled), not the others it could not be rated against.
+  std::string unknown;
+  for (const std::string& name : chosen) {
+    bool seen = false;
+    for (const auto& [run_id, pairings] : runs)
+      for (const RunPairing& p : pairings)
+        seen |=
+            p.counts.Games() > 0 && p.first != p.second && (p.first == name || p.second == name);
+    if (!seen) unknown += Cat(unknown.empty() ? "'" : ", '", name, "'");
+  }
+  if (!unknown.empty())
+    return absl::FailedPreconditionError(
+        Cat("no finished games of ", unknown, " in these runs (not one against any engine)"));
   // Engines chosen by name that played none of the others cannot be rated: say which.
   std::vector<bool> played(names.size(), false);
   for (const auto& [pair, counts] : combined) played[pair.first] = played[pair.second] = true;

@@ -59,12 +59,26 @@ WorkerInfo* WorkerRegistry::Find(const std::string& worker_id) {
 }
 
 void WorkerRegistry::NoteWork(WorkerInfo& worker, double nodes, double seconds, uint32_t games) {
-  if (nodes > 0 && seconds > 0) worker.perft_nodes_per_second = nodes / seconds;
-  if (games == 0) return;
   const auto now = now_();
+  if (nodes > 0 && seconds > 0) {
+    worker.recent_perft.emplace_back(now, nodes, seconds);
+    while (worker.recent_perft.size() > 1024 ||
+           now - std::get<0>(worker.recent_perft.front()) > kRateWindow)
+      worker.recent_perft.pop_front();
+  }
+  if (games == 0) return;
   worker.recent_games.emplace_back(now, games);
   while (worker.recent_games.size() > 1024 || now - worker.recent_games.front().first > kRateWindow)
     worker.recent_games.pop_front();
+}
+
+double WorkerInfo::PerftNodesPerSecond() const {
+  double nodes = 0, seconds = 0;
+  for (const auto& [when, n, s] : recent_perft) {
+    nodes += n;
+    seconds += s;
+  }
+  return seconds > 0 ? nodes / seconds : 0;
 }
 
 bool WorkerRegistry::Connected(const WorkerInfo& worker) const {
@@ -277,7 +291,7 @@ v1::ListWorkersResponse WorkerRegistry::List(bool all) const {
     s.set_memory_bytes(w->memory_bytes);
     for (const std::string& f : w->cpu_flags) s.add_cpu_flags(f);
     for (const std::string& f : w->flags) s.add_flags(f);
-    s.set_nodes_per_second(w->perft_nodes_per_second);
+    s.set_nodes_per_second(w->PerftNodesPerSecond());
     // Games over the window, or over its time since registering when that is shorter.
     uint64_t games = 0;
     for (const auto& [at, n] : w->recent_games)

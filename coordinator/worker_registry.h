@@ -11,6 +11,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -56,10 +57,13 @@ struct WorkerInfo {
   std::vector<std::string> flags;
   SteadyClock::time_point last_seen;
   SteadyClock::time_point registered;
-  // Its speed, from the results it delivered: the nodes per second of its last perft job, and
-  // the games it finished in the last kRateWindow (time, games), oldest first.
-  double perft_nodes_per_second = 0;
+  // Its speed, from the results it delivered: the perft jobs of the last kRateWindow (time,
+  // nodes it counted, its own work seconds) and the games it finished then (time, games), oldest
+  // first. Its nodes per second are its summed nodes over its summed seconds, so one job that
+  // its hash table answered at once does not stand for its speed.
+  std::deque<std::tuple<SteadyClock::time_point, double, double>> recent_perft;
   std::deque<std::pair<SteadyClock::time_point, uint32_t>> recent_games;
+  double PerftNodesPerSecond() const;
 };
 
 // How far back a worker's games per minute look.

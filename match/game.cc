@@ -137,6 +137,17 @@ void FaultCounts::Add(GameEnd end) {
   if (end == GameEnd::kIllegalMove) ++illegal_moves;
 }
 
+bool Unplayed(const GameRecord& r) {
+  if (!r.start_error.empty()) return true;
+  if (r.end != GameEnd::kDisconnect) return false;
+  Color side = r.start.SideToMove();
+  for (const MoveRecord& m : r.moves) {
+    if (!m.book && side == r.faulty) return false;
+    side = ~side;
+  }
+  return true;
+}
+
 GameRecord PlayGame(UciEngine* engines[2], const Opening& opening, const GameSettings& settings,
                     const std::atomic<bool>* abort) {
   GameRecord rec;
@@ -185,11 +196,13 @@ GameRecord PlayGame(UciEngine* engines[2], const Opening& opening, const GameSet
   if (failed[kWhite] && failed[kBlack]) {
     rec.end = GameEnd::kAborted;
     rec.reason = Cat("both engines failed to start: ", why[kWhite], "; ", why[kBlack]);
+    rec.start_error = why[kWhite];
     return rec;
   }
   for (Color c : {kWhite, kBlack})
     if (failed[c]) {
       lose(c, GameEnd::kDisconnect, Cat(kColorName[c], " disconnects (", why[c], ")"));
+      rec.start_error = why[c];
       return rec;
     }
 
@@ -239,10 +252,27 @@ GameRecord PlayGame(UciEngine* engines[2], const Opening& opening, const GameSet
     UciEngine& eng = *engines[side];
     Clock& clock = clocks[side];
 
-    std::string go = GoCommand(clocks, side);
-    absl::Status st = eng.Send(position_cmd);
-    if (st.ok()) st = eng.Send(go);
+    const std::string go = GoCommand(clocks, side);
+    const Clock& other = clocks[~side];
+    const SearchRequest request{.start = rec.start,
+                                .moves = game.Moves(),
+                                .uci_position = position_cmd,
+                                .uci_go = go,
+                                .tc = clock.tc(),
+                                .own_time = clock.ForGo().time,
+                                .opponent_time = other.tc().kind == TimeControl::Kind::kClock
+                                                     ? other.ForGo().time
+                                                     : clock.ForGo().time};
+    absl::Status st = eng.StartSearch(request);
     const bool clocked = clock.tc().HasClock();
+    if (!st.ok() && st.code() == absl::StatusCode::kFailedPrecondition) {
+      // It cannot be given this game (a CECP engine without setboard, a node limit): a fault of
+      // the engine, not a crash.
+      lose(side, GameEnd::kDisconnect,
+           Cat(kColorName[side], " cannot play this game (", std::string(st.message()), ")"));
+      eng.Kill();
+      return finish();
+    }
     if (!st.ok()) {
       // It died during the opponent's time: its clock runs, and it can only fall.
       on_time(pos, side, GameEnd::kDisconnect,
@@ -264,15 +294,38 @@ GameRecord PlayGame(UciEngine* engines[2], const Opening& opening, const GameSet
       lines.clear();
       ReadResult r = eng.ReadUntilBestmove(deadline, lines);
       for (const OutputLine& line : lines) {
-        if (ParseInfoLine(line.text, info)) {
-          if (info.multipv == 1 && info.score.kind != UciScore::kNone && !info.score.lowerbound &&
-              !info.score.upperbound)
-            last_info = info;
-          else if (info.multipv == 1 && info.depth > last_info.depth)
-            last_info.depth = info.depth;
-        } else if ((best = ParseBestMove(line.text))) {
-          t1 = line.time;
+        std::string text;
+        switch (eng.ParseSearchLine(line.text, info, text)) {
+          case SearchOutput::kInfo:
+            if (info.multipv == 1 && info.score.kind != UciScore::kNone && !info.score.lowerbound &&
+                !info.score.upperbound)
+              last_info = info;
+            else if (info.multipv == 1 && info.depth > last_info.depth)
+              last_info.depth = info.depth;
+            break;
+          case SearchOutput::kMove:
+            best = std::move(text);
+            t1 = line.time;
+            break;
+          case SearchOutput::kResign:
+            // The engine's own resignation (CECP): counted with the adjudications.
+            (void)eng.EndSearch();
+            rec.result = side == kWhite ? GameResult::kBlackWins : GameResult::kWhiteWins;
+            rec.end = GameEnd::kAdjudication;
+            rec.reason = Cat(kColorName[side], " resigns");
+            return finish();
+          case SearchOutput::kRefusal:
+            // It refused a legal move or command arbiter sent: a protocol fault, its loss.
+            lose(side, GameEnd::kIllegalMove,
+                 Cat(kColorName[side], " refuses what arbiter sent: ", text));
+            rec.illegal_move = text;
+            rec.illegal_fen = pos.Fen();
+            eng.Kill();
+            return finish();
+          case SearchOutput::kOther:
+            break;
         }
+        if (best) break;
       }
       if (best) break;
       if (r == ReadResult::kEof) {
@@ -282,7 +335,7 @@ GameRecord PlayGame(UciEngine* engines[2], const Opening& opening, const GameSet
       }
       if (r == ReadResult::kLine) continue;
       if (!stop_sent) {
-        (void)eng.Send("stop");
+        (void)eng.StopSearch();
         stop_sent = true;
         deadline = SteadyClock::now() + settings.stop_grace;
       } else {
@@ -308,7 +361,9 @@ GameRecord PlayGame(UciEngine* engines[2], const Opening& opening, const GameSet
               true);
       return finish();
     }
-    absl::StatusOr<Move> move = ParseUciMove(pos, *best);
+    if (clock.tc().sandclock) clocks[~side].CreditOpponentTime(used);
+    (void)eng.EndSearch();
+    absl::StatusOr<Move> move = eng.ParseMove(pos, *best);
     MoveRecord mr;
     if (verdict.expired) {
       // Online per-move limit: the arbiter moves for the player (the engine's move if legal).

@@ -87,7 +87,14 @@ struct GameRecord {
   // Timing for the overhead report: engine think time and wall time of the move loop.
   std::chrono::microseconds think{0}, wall{0};
   int engine_moves = 0;
+  // Why the engine at fault could not be (re)started, take its options or answer `ucinewgame`
+  // (empty when it could).
+  std::string start_error;
 };
+
+// A fault before the faulty engine's first move: it could not start, handshake or take its
+// options, or it exited before moving. Not a game: it is never counted, scored or rated.
+bool Unplayed(const GameRecord& record);
 
 // Plays one game. `engines[c]` plays colour c; each is (re)started if needed and given
 // ucinewgame. `abort` (optional) ends the game early as kAborted.

@@ -43,10 +43,18 @@ PgnGame ToPgnGame(const GameRecord& game, const PgnContext& context) {
   g.white = game.white;
   g.black = game.black;
   g.result = std::string(ResultString(game.result));
+  // TimeControl as the PGN standard reads it ("?" when it cannot say the clock), and the exact
+  // `--tc` text in ArbiterTimeControl when it does not (docs/rules.md, "Clocks").
   g.time_control = game.tc[kWhite].ToPgn();
+  if (std::string ext = game.tc[kWhite].PgnExtension(); !ext.empty())
+    g.extra_tags.emplace_back("ArbiterTimeControl", ext);
   if (game.tc[kWhite].ToString() != game.tc[kBlack].ToString()) {
-    g.extra_tags.emplace_back("WhiteTimeControl", game.tc[kWhite].ToPgn());
-    g.extra_tags.emplace_back("BlackTimeControl", game.tc[kBlack].ToPgn());
+    for (Color c : {kWhite, kBlack}) {
+      const char* side = c == kWhite ? "White" : "Black";
+      g.extra_tags.emplace_back(Cat(side, "TimeControl"), game.tc[c].ToPgn());
+      if (std::string ext = game.tc[c].PgnExtension(); !ext.empty())
+        g.extra_tags.emplace_back(Cat(side, "ArbiterTimeControl"), ext);
+    }
   }
   g.termination = std::string(GameEndPgnTag(game.end));
   g.start = game.start;

@@ -112,6 +112,7 @@ absl::StatusOr<v1::MovegenPositionResult> MovegenChecker::Check(const v1::Movege
     return out;
   };
   if (absl::Status st = engine_.EnsureRunning(); !st.ok()) return fault(st);
+  if (engine_.protocol() == Protocol::kXboard) return fault(CecpCannotCount(engine_));
   // A fresh process (the first, or one started again after a fault) is probed and set up once.
   if (engine_.starts() != ready_starts_ || chess960_ != int(pos.IsChess960())) {
     if (absl::Status st = engine_.NewGame(pos.IsChess960()); !st.ok()) return fault(st);

@@ -182,6 +182,14 @@ absl::Status ApplyUciMoves(Position& pos, std::span<const std::string> moves,
   return absl::OkStatus();
 }
 
+absl::Status CecpCannotCount(const UciEngine& engine) {
+  return absl::FailedPreconditionError(
+      Cat(engine.name(),
+          " speaks CECP (xboard): movegen-check and perft-diff count perft over "
+          "UCI (`position` and `go perft` or a --perft-command dialect), so a CECP "
+          "engine cannot be checked"));
+}
+
 absl::StatusOr<PerftDiffReport> PerftDiff(UciEngine& engine, std::string_view fen, int depth,
                                           Millis timeout, const PerftDialect& dialect,
                                           const std::vector<std::string>& moves) {
@@ -189,6 +197,7 @@ absl::StatusOr<PerftDiffReport> PerftDiff(UciEngine& engine, std::string_view fe
     return absl::InvalidArgumentError(Cat("--depth ", depth, " is outside 1..", kMaxPerftDepth));
   ASSIGN_OR_RETURN(Position pos, Position::FromFen(fen));
   if (!engine.Running()) RETURN_IF_ERROR(engine.Start());
+  if (engine.protocol() == Protocol::kXboard) return CecpCannotCount(engine);
   RETURN_IF_ERROR(engine.NewGame(pos.IsChess960()));
   RETURN_IF_ERROR(ProbePerftDialect(engine, dialect, pos.Fen(), timeout));
   PerftDiffReport report;

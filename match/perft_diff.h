@@ -21,6 +21,10 @@ class RE2;
 
 namespace arbiter::match {
 
+// FAILED_PRECONDITION for an engine that speaks CECP: perft counting is asked in UCI (`go perft`
+// or a dialect's command after `position`), so a CECP engine cannot be checked.
+absl::Status CecpCannotCount(const UciEngine& engine);
+
 struct PerftDiffStep {
   std::string fen;
   int depth = 0;

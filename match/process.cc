@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <ctime>
 #include <iterator>
 #include <mutex>
 
@@ -199,6 +201,10 @@ absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Start(const ProcessSpec&
   fcntl(err[0], F_SETFL, O_NONBLOCK);
   int wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   auto p = std::unique_ptr<Subprocess>(new Subprocess(pid, in[1], out[0], err[0], wake, limits));
+  if (!spec.traffic_log.empty()) {
+    absl::MutexLock lock(&p->log_mu_);
+    p->log_ = std::fopen(spec.traffic_log.c_str(), "ae");
+  }
   p->io_thread_ = std::thread([raw = p.get()] { raw->IoLoop(); });
   return p;
 }
@@ -220,6 +226,23 @@ Subprocess::~Subprocess() {
   CloseFd(out_fd_);
   CloseFd(err_fd_);
   CloseFd(wake_fd_);
+  absl::MutexLock lock(&log_mu_);
+  if (log_) std::fclose(log_);
+}
+
+void Subprocess::LogTraffic(char direction, std::string_view line) {
+  absl::MutexLock lock(&log_mu_);
+  if (!log_) return;
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  const int ms = int(
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000);
+  std::tm tm;
+  gmtime_r(&t, &tm);
+  char stamp[40];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
+  std::fprintf(log_, "%s.%03dZ %c %.*s\n", stamp, ms, direction, int(line.size()), line.data());
+  std::fflush(log_);
 }
 
 void Subprocess::IoLoop() {
@@ -308,13 +331,14 @@ void Subprocess::ConsumeStdout(const char* data, size_t n, SteadyTime now) {
 }
 
 void Subprocess::PushLine(std::string&& text, bool truncated, SteadyTime now) {
+  LogTraffic('<', text);
   absl::MutexLock lock(&mu_);
   if (pending_bytes_ > limits_.max_pending_bytes && text.compare(0, 4, "info") == 0) {
     ++dropped_;
     return;
   }
   pending_bytes_ += text.size();
-  if (text.compare(0, 8, "bestmove") == 0) ++pending_bestmoves_;
+  if (EndsSearch(text)) ++pending_bestmoves_;
   lines_.push_back(OutputLine{std::move(text), now, truncated});
 }
 
@@ -326,7 +350,7 @@ ReadResult Subprocess::ReadLine(SteadyTime deadline, OutputLine& out) {
     out = std::move(lines_.front());
     lines_.pop_front();
     pending_bytes_ -= out.text.size();
-    if (out.text.compare(0, 8, "bestmove") == 0) --pending_bestmoves_;
+    if (EndsSearch(out.text)) --pending_bestmoves_;
     r = ReadResult::kLine;
   } else if (eof_) {
     r = ReadResult::kEof;
@@ -344,7 +368,7 @@ ReadResult Subprocess::ReadUntilBestmove(SteadyTime deadline, std::vector<Output
   while (!lines_.empty()) {
     OutputLine& line = lines_.front();
     pending_bytes_ -= line.text.size();
-    const bool best = line.text.compare(0, 8, "bestmove") == 0;
+    const bool best = EndsSearch(line.text);
     out.push_back(std::move(line));
     lines_.pop_front();
     if (best) {
@@ -354,6 +378,19 @@ ReadResult Subprocess::ReadUntilBestmove(SteadyTime deadline, std::vector<Output
   }
   mu_.Unlock();
   return r;
+}
+
+bool Subprocess::EndsSearch(std::string_view line) const {
+  for (const std::string& prefix : search_end_)
+    if (line.substr(0, prefix.size()) == prefix) return true;
+  return false;
+}
+
+void Subprocess::SetSearchEnd(std::vector<std::string> prefixes) {
+  absl::MutexLock lock(&mu_);
+  search_end_ = std::move(prefixes);
+  pending_bestmoves_ = 0;
+  for (const OutputLine& line : lines_) pending_bestmoves_ += EndsSearch(line.text) ? 1 : 0;
 }
 
 void Subprocess::DiscardPending() {
@@ -392,6 +429,7 @@ absl::Status Subprocess::WriteLine(std::string_view line, std::chrono::milliseco
     return absl::UnavailableError(Cat("engine stdin: ", strerror(errno)));
   }
   last_write_ = SteadyClock::now();
+  LogTraffic('>', line);
   return absl::OkStatus();
 }
 

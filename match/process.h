@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <deque>
 #include <memory>
 #include <string>
@@ -33,6 +34,9 @@ struct ProcessSpec {
   std::vector<std::string> env;   // "KEY=VALUE" entries added to (or replacing in) ours
   std::vector<int> cpus;          // CPU affinity; empty: inherit
   std::string stderr_path;        // non-empty: stderr is appended to this file, not kept
+  // Non-empty: every line written to the child (`>`) and read from its stdout (`<`) is appended
+  // to this file, each after the UTC time it was written or read ("2026-12-07T02:40:05.123Z").
+  std::string traffic_log;
   // Set in the child before exec (match/sandbox.h fills these in).
   struct RLimit {
     int resource;  // RLIMIT_AS, ...
@@ -97,10 +101,14 @@ class Subprocess {
 
   // Next stdout line, waiting until `deadline`; kEof once stdout closed and all lines were read.
   ReadResult ReadLine(SteadyTime deadline, OutputLine& out);
-  // Waits until a line starting with `bestmove` is pending (or EOF, or the deadline), then moves
-  // every pending line up to and including that one into `out`: one wake-up per search instead
-  // of one per `info` line. kLine when a bestmove line was moved.
+  // Waits until a line that ends a search (`bestmove`, or one of SetSearchEnd's prefixes) is
+  // pending (or EOF, or the deadline), then moves every pending line up to and including that
+  // one into `out`: one wake-up per search instead of one per `info` line. kLine when such a line
+  // was moved.
   ReadResult ReadUntilBestmove(SteadyTime deadline, std::vector<OutputLine>& out);
+  // The prefixes of the lines that end a search (CECP: "move ", "resign", ...); lines already
+  // pending are counted again.
+  void SetSearchEnd(std::vector<std::string> prefixes);
   // Discards unread stdout lines.
   void DiscardPending();
 
@@ -122,6 +130,7 @@ class Subprocess {
 
  private:
   Subprocess(int pid, int in, int out, int err, int wake, const ProcessLimits& limits);
+  void LogTraffic(char direction, std::string_view line);
   void IoLoop();
   void ConsumeStdout(const char* data, size_t n, SteadyTime now);
   void PushLine(std::string&& text, bool truncated, SteadyTime now);
@@ -138,10 +147,15 @@ class Subprocess {
   std::string partial_;
   bool partial_truncated_ = false;
 
+  absl::Mutex log_mu_;
+  std::FILE* log_ ABSL_GUARDED_BY(log_mu_) = nullptr;
+
   mutable absl::Mutex mu_;
   std::deque<OutputLine> lines_ ABSL_GUARDED_BY(mu_);
   size_t pending_bytes_ ABSL_GUARDED_BY(mu_) = 0;
   int pending_bestmoves_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<std::string> search_end_ ABSL_GUARDED_BY(mu_) = {"bestmove"};
+  bool EndsSearch(std::string_view line) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   bool eof_ ABSL_GUARDED_BY(mu_) = false;
   bool err_eof_ ABSL_GUARDED_BY(mu_) = false;
   std::string err_ring_ ABSL_GUARDED_BY(mu_);

@@ -38,6 +38,8 @@ struct MatchOptions {
   ProcessLimits limits;
   SandboxOptions sandbox;  // every engine process of the match runs in it
   int round_offset = 0;    // added to the PGN Round numbers (tournaments)
+  // Told what may spoil the run without stopping it: more engine threads than CPUs.
+  std::function<void(const std::string&)> warn;
 };
 
 // Called after every finished pair with the summary so far (under the runner's lock).
@@ -45,7 +47,23 @@ using ProgressFn = std::function<void(const MatchSummary&)>;
 // Called for every counted game with its 1-based round number (under the runner's lock).
 using GameFn = std::function<void(uint64_t round, const GameRecord&)>;
 
+// FAILED_PRECONDITION naming the engine when a game could not be played (Unplayed: an engine
+// could not be restarted or take its options, or exited before its first move): the match stops
+// there, and that game is not counted.
 absl::StatusOr<MatchSummary> RunMatch(const MatchOptions& options, const ProgressFn& progress = {},
                                       const GameFn& on_game = {});
+
+// Several pairings played as one schedule, interleaved round by round: round r is the r-th
+// game pair of every pairing in order, so that a run stopped early has played every pairing
+// about equally often. Concurrency, affinity, PGN file, book, limits and sandbox come from
+// `pairings[0]`; each pairing has its own engines, time controls and round offset (PGN Round:
+// the game's 1-based number in the schedule plus that offset). No SPRT: every pairing plays its
+// `games`. Each slot keeps one process per engine it has played, started on first use.
+// `progress` and `on_game` also get the index of the pairing.
+using ScheduleProgressFn = std::function<void(size_t pairing, const MatchSummary&)>;
+using ScheduleGameFn = std::function<void(size_t pairing, uint64_t round, const GameRecord&)>;
+absl::StatusOr<std::vector<MatchSummary>> RunSchedule(const std::vector<MatchOptions>& pairings,
+                                                      const ScheduleProgressFn& progress = {},
+                                                      const ScheduleGameFn& on_game = {});
 
 }  // namespace arbiter::match

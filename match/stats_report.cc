@@ -110,6 +110,8 @@ v1::StatsReport MakeStatsReport(const stats::Trinomial& t, const stats::SprtPara
   report.mutable_wdl()->set_wins(t.wins);
   report.mutable_wdl()->set_draws(t.draws);
   report.mutable_wdl()->set_losses(t.losses);
+  const uint64_t games = t.wins + t.draws + t.losses;
+  report.set_game_draw_ratio(games > 0 ? double(t.draws) / double(games) : 0.0);
   FillEstimate(stats::EstimateElo(t), report);
   if (sprt != nullptr) {
     FillSprt(*sprt, stats::EvaluateSprt(t, *sprt), *report.mutable_sprt());

@@ -1,6 +1,8 @@
 #include "match/summary.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <vector>
 
 #include "base/strings.h"
 #include "match/stats_report.h"
@@ -20,6 +22,17 @@ std::string Fmt(const char* fmt, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, fmt, v);
   return buf;
+}
+
+std::string TerminationsLine(const std::map<std::string, uint64_t>& terminations) {
+  std::string r = "Terminations:";
+  for (const auto& [name, n] : terminations) r += Cat(" ", name, " ", n, ";");
+  return r + "\n";
+}
+
+std::string FaultsLine(const v1::EngineFaults& f) {
+  return Cat(f.name(), ": time losses ", f.time_losses(), ", disconnects ", f.disconnects(),
+             ", stalls ", f.stalls(), ", illegal moves ", f.illegal_moves(), "\n");
 }
 
 }  // namespace
@@ -64,6 +77,10 @@ std::string ProgressLine(const MatchSummary& s, uint64_t planned_games) {
   return line;
 }
 
+std::string PairingProgressLine(const MatchSummary& s, uint64_t planned_games) {
+  return Cat(s.names[0], " vs ", s.names[1], ": ", ProgressLine(s, planned_games));
+}
+
 v1::MatchResult ToMatchResult(const MatchSummary& s, const std::optional<stats::SprtParams>& sprt) {
   v1::MatchResult r;
   r.add_engines(s.names[0]);
@@ -76,6 +93,9 @@ v1::MatchResult ToMatchResult(const MatchSummary& s, const std::optional<stats::
   wdl->set_wins(s.trinomial.wins);
   wdl->set_draws(s.trinomial.draws);
   wdl->set_losses(s.trinomial.losses);
+  const uint64_t wdl_games = s.trinomial.wins + s.trinomial.draws + s.trinomial.losses;
+  r.mutable_stats()->set_game_draw_ratio(
+      wdl_games > 0 ? double(s.trinomial.draws) / double(wdl_games) : 0.0);
   for (const auto& [k, v] : s.terminations) (*r.mutable_terminations())[k] = v;
   for (int i = 0; i < 2; ++i) *r.add_faults() = FaultsToProto(s.faults[i], s.names[i]);
   r.set_moves(s.moves);
@@ -98,20 +118,39 @@ std::string MatchDetails(const v1::MatchResult& m) {
           losing > 0 ? Fmt("%.2f", double(p.wd() + p.ww()) / losing) : std::string("inf"), "\n");
   r += Cat("Ptnml(0-2): [", p.ll(), ", ", p.ld(), ", ", p.d(), ", ", p.wd(), ", ", p.ww(),
            "], pairs ", p.ll() + p.ld() + p.d() + p.wd() + p.ww(), "\n");
-  r += "Terminations:";
   const std::map<std::string, uint64_t> terminations(m.terminations().begin(),
                                                      m.terminations().end());
-  for (const auto& [name, n] : terminations) r += Cat(" ", name, " ", n, ";");
-  r += "\n";
-  for (const v1::EngineFaults& f : m.faults())
-    r += Cat(f.name(), ": time losses ", f.time_losses(), ", disconnects ", f.disconnects(),
-             ", stalls ", f.stalls(), ", illegal moves ", f.illegal_moves(), "\n");
+  r += TerminationsLine(terminations);
+  for (const v1::EngineFaults& f : m.faults()) r += FaultsLine(f);
   r += Cat("Speed: ", Fmt("%.1f", m.games_per_minute()), " games/min, ", m.moves(),
            " moves, arbiter overhead ", Fmt("%.3f", m.overhead_ms_per_move()),
            " ms/move (game loop ", Fmt("%.3f", m.game_loop_overhead_ms_per_move()), ")");
   if (m.has_cpu_ms_per_move())
     r += Cat(", arbiter CPU ", Fmt("%.3f", m.cpu_ms_per_move()), " ms/move");
   r += "\n";
+  return r;
+}
+
+std::string TournamentDetails(const v1::TournamentResult& t) {
+  std::map<std::string, uint64_t> terminations;
+  std::vector<v1::EngineFaults> faults;  // in the order the engines first appear
+  for (const v1::MatchResult& m : t.matches()) {
+    for (const auto& [name, n] : m.terminations()) terminations[name] += n;
+    for (const v1::EngineFaults& f : m.faults()) {
+      auto it = std::find_if(faults.begin(), faults.end(),
+                             [&](const v1::EngineFaults& e) { return e.name() == f.name(); });
+      if (it == faults.end()) {
+        faults.push_back(f);
+        continue;
+      }
+      it->set_time_losses(it->time_losses() + f.time_losses());
+      it->set_disconnects(it->disconnects() + f.disconnects());
+      it->set_stalls(it->stalls() + f.stalls());
+      it->set_illegal_moves(it->illegal_moves() + f.illegal_moves());
+    }
+  }
+  std::string r = TerminationsLine(terminations);
+  for (const v1::EngineFaults& f : faults) r += FaultsLine(f);
   return r;
 }
 

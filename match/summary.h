@@ -54,6 +54,8 @@ struct MatchSummary {
 
 // One-line progress ("Games 24/200  +8 =10 -6  Elo 29.0 +- 96.2  LLR 0.12 [-2.94, 2.94]").
 std::string ProgressLine(const MatchSummary& s, uint64_t planned_games);
+// The same line for one pairing of a tournament, naming it ("A vs B: Games 4/10 ...").
+std::string PairingProgressLine(const MatchSummary& s, uint64_t planned_games);
 
 // The summary on the wire: engines, counts, StatsReport (with `sprt` when given), terminations,
 // faults, speed. Time controls, concurrency, PGN path and memory are the caller's.
@@ -62,5 +64,10 @@ v1::MatchResult ToMatchResult(const MatchSummary& s, const std::optional<stats::
 // The report lines after the statistics: W/D/L, terminations, faults per engine, speed (the
 // arbiter CPU only when measured).
 std::string MatchDetails(const v1::MatchResult& r);
+
+// A tournament's lines after the standings, summed over its pairings: terminations, and the
+// faults of each engine (time losses, disconnects, stalls, illegal moves) as MatchDetails
+// writes them.
+std::string TournamentDetails(const v1::TournamentResult& t);
 
 }  // namespace arbiter::match

@@ -35,6 +35,25 @@ std::string Seconds(Millis ms) {
   return s;
 }
 
+// The periods of a kClock control: "40/60+1:30+1" (each period's increment once any has one;
+// the b/d suffix when `suffix`), "40/60:30", "*60".
+std::string PeriodsText(const TimeControl& tc, bool suffix) {
+  if (tc.sandclock) return Cat("*", Seconds(tc.periods.empty() ? Millis(0) : tc.periods[0].time));
+  bool any = false;
+  for (const TcPeriod& p : tc.periods) any |= p.increment.count() > 0;
+  std::string s;
+  for (const TcPeriod& p : tc.periods) {
+    if (!s.empty()) s += ':';
+    if (p.moves) s += Cat(p.moves, "/");
+    s += Seconds(p.time);
+    if (!any) continue;
+    s += Cat("+", Seconds(p.increment));
+    if (suffix && p.increment.count() > 0 && tc.bonus == TimeControl::Bonus::kBronstein) s += 'b';
+    if (suffix && p.increment.count() > 0 && tc.bonus == TimeControl::Bonus::kSimpleDelay) s += 'd';
+  }
+  return s;
+}
+
 absl::Status TcError(std::string_view text, std::string_view why) {
   return absl::InvalidArgumentError(Cat("time control '", text, "': ", why));
 }
@@ -80,8 +99,17 @@ absl::StatusOr<TimeControl> ParseTimeControl(std::string_view text) {
       return TcError(text, "forfeit= applies only to movetime=");
     return tc;
   }
+  if (t[0] == '*') {
+    // Sandclock (the PGN standard's "*seconds"): one glass, no increment.
+    TcPeriod period;
+    if (!ParseSeconds(t.substr(1), period.time) || period.time.count() == 0)
+      return TcError(text, Cat("sandclock '", t.substr(1), "' is not a positive time in seconds"));
+    tc.sandclock = true;
+    tc.periods.push_back(period);
+    return tc;
+  }
   std::vector<std::string_view> parts = Split(t, ':');
-  bool have_bonus = false;
+  std::vector<bool> has_increment;
   for (size_t i = 0; i < parts.size(); ++i) {
     std::string_view p = parts[i];
     TcPeriod period;
@@ -93,6 +121,7 @@ absl::StatusOr<TimeControl> ParseTimeControl(std::string_view text) {
     } else if (i + 1 < parts.size()) {
       return TcError(text, Cat("period ", i + 1, " has no move count (only the last may omit it)"));
     }
+    has_increment.push_back(false);
     if (size_t plus = p.find('+'); plus != std::string_view::npos) {
       std::string_view inc = p.substr(plus + 1);
       TimeControl::Bonus bonus = TimeControl::Bonus::kFischer;
@@ -101,22 +130,27 @@ absl::StatusOr<TimeControl> ParseTimeControl(std::string_view text) {
             inc.back() == 'b' ? TimeControl::Bonus::kBronstein : TimeControl::Bonus::kSimpleDelay;
         inc.remove_suffix(1);
       }
-      Millis value;
-      if (!ParseSeconds(inc, value))
+      if (!ParseSeconds(inc, period.increment))
         return TcError(text, Cat("period ", i + 1, ": increment '", p.substr(plus + 1),
                                  "' is not seconds (with an optional b or d suffix)"));
-      if (have_bonus && (value != tc.increment || bonus != tc.bonus))
-        return TcError(text, "every period must have the same increment or delay");
-      tc.increment = value;
-      tc.bonus = value.count() > 0 ? bonus : TimeControl::Bonus::kNone;
-      have_bonus = true;
+      if (period.increment.count() > 0) {
+        if (tc.bonus != TimeControl::Bonus::kNone && tc.bonus != bonus)
+          return TcError(text,
+                         "every period's increment must be of the same kind (Fischer, b or d)");
+        tc.bonus = bonus;
+      }
+      has_increment.back() = true;
       p = p.substr(0, plus);
     }
     if (!ParseSeconds(p, period.time))
       return TcError(text, Cat("period ", i + 1, ": '", p, "' is not a time in seconds"));
     tc.periods.push_back(period);
   }
-  if (tc.periods[0].time.count() == 0 && tc.increment.count() == 0)
+  // An increment on the last period only is every period's (the `--tc` reading since before
+  // periods had their own); docs/rules.md, "Clocks".
+  if (std::count(has_increment.begin(), has_increment.end(), true) == 1 && has_increment.back())
+    for (TcPeriod& p : tc.periods) p.increment = tc.periods.back().increment;
+  if (tc.periods[0].time.count() == 0 && tc.periods[0].increment.count() == 0)
     return TcError(text, "no time at all");
   return tc;
 }
@@ -125,8 +159,10 @@ TimeControl ScaleTimeControl(TimeControl tc, double factor) {
   auto scale = [factor](Millis& t) {
     if (t.count() > 0) t = Millis(std::max<int64_t>(1, std::llround(double(t.count()) * factor)));
   };
-  for (TcPeriod& p : tc.periods) scale(p.time);
-  scale(tc.increment);
+  for (TcPeriod& p : tc.periods) {
+    scale(p.time);
+    scale(p.increment);
+  }
   scale(tc.movetime);
   return tc;
 }
@@ -143,31 +179,19 @@ std::string TimeControl::ToString() const {
     case Kind::kClock:
       break;
   }
-  std::string s;
-  for (const TcPeriod& p : periods) {
-    if (!s.empty()) s += ':';
-    if (p.moves) s += Cat(p.moves, "/");
-    s += Seconds(p.time);
-  }
-  if (bonus != Bonus::kNone) {
-    s += Cat("+", Seconds(increment));
-    if (bonus == Bonus::kBronstein) s += 'b';
-    if (bonus == Bonus::kSimpleDelay) s += 'd';
-  }
-  return s;
+  return PeriodsText(*this, /*suffix=*/true);
 }
 
 std::string TimeControl::ToPgn() const {
-  if (kind == Kind::kMoveTime) return Cat("1/", Seconds(movetime));
-  if (kind != Kind::kClock) return "-";
-  std::string s;
-  for (const TcPeriod& p : periods) {
-    if (!s.empty()) s += ':';
-    if (p.moves) s += Cat(p.moves, "/");
-    s += Seconds(p.time);
-  }
-  if (bonus != Bonus::kNone) s += Cat("+", Seconds(increment));
-  return s;
+  if (kind == Kind::kDepth || kind == Kind::kNodes) return "-";
+  if (kind == Kind::kMoveTime || bonus == Bonus::kBronstein || bonus == Bonus::kSimpleDelay)
+    return "?";
+  return PeriodsText(*this, /*suffix=*/false);
+}
+
+std::string TimeControl::PgnExtension() const {
+  if (kind == Kind::kClock && bonus != Bonus::kBronstein && bonus != Bonus::kSimpleDelay) return "";
+  return ToString();
 }
 
 Clock::Clock(const TimeControl& tc) : tc_(tc) {
@@ -179,7 +203,7 @@ GoLimits Clock::ForGo() const {
   GoLimits g;
   if (tc_.kind != TimeControl::Kind::kClock) return g;
   g.time = std::max(remaining_, Millis(0));
-  g.increment = tc_.increment;
+  g.increment = tc_.periods[period_].increment;
   if (int m = tc_.periods[period_].moves) g.movestogo = m - moves_in_period_;
   return g;
 }
@@ -187,8 +211,9 @@ GoLimits Clock::ForGo() const {
 Millis Clock::Allowance() const {
   switch (tc_.kind) {
     case TimeControl::Kind::kClock:
-      return std::max(remaining_, Millis(0)) +
-             (tc_.bonus == TimeControl::Bonus::kSimpleDelay ? tc_.increment : Millis(0));
+      return std::max(remaining_, Millis(0)) + (tc_.bonus == TimeControl::Bonus::kSimpleDelay
+                                                    ? tc_.periods[period_].increment
+                                                    : Millis(0));
     case TimeControl::Kind::kMoveTime:
       return tc_.movetime;
     default:
@@ -212,9 +237,10 @@ MoveVerdict Clock::Finish(Millis used, Millis margin) {
     return v;
   }
   if (tc_.kind != TimeControl::Kind::kClock) return v;
+  const Millis increment = tc_.periods[period_].increment;
   Millis charged = used;
   if (tc_.bonus == TimeControl::Bonus::kSimpleDelay)
-    charged = std::max(Millis(0), used - tc_.increment);
+    charged = std::max(Millis(0), used - increment);
   remaining_ -= charged;
   if (remaining_ < -margin) {
     v.flag_fell = true;
@@ -222,8 +248,8 @@ MoveVerdict Clock::Finish(Millis used, Millis margin) {
     return v;
   }
   remaining_ = std::max(remaining_, Millis(0));  // within the margin: forgiven
-  if (tc_.bonus == TimeControl::Bonus::kFischer) remaining_ += tc_.increment;
-  if (tc_.bonus == TimeControl::Bonus::kBronstein) remaining_ += std::min(used, tc_.increment);
+  if (tc_.bonus == TimeControl::Bonus::kFischer) remaining_ += increment;
+  if (tc_.bonus == TimeControl::Bonus::kBronstein) remaining_ += std::min(used, increment);
   const TcPeriod& p = tc_.periods[period_];
   if (p.moves && ++moves_in_period_ == p.moves) {
     moves_in_period_ = 0;
@@ -231,6 +257,10 @@ MoveVerdict Clock::Finish(Millis used, Millis margin) {
     remaining_ += tc_.periods[period_].time;
   }
   return v;
+}
+
+void Clock::CreditOpponentTime(Millis used) {
+  if (tc_.kind == TimeControl::Kind::kClock && tc_.sandclock) remaining_ += used;
 }
 
 }  // namespace arbiter::match

@@ -38,25 +38,46 @@ absl::Status AddStandings(const std::vector<std::string>& names,
   return absl::OkStatus();
 }
 
+std::string TournamentEvent(bool gauntlet, size_t engines) {
+  return Cat("arbiter ", gauntlet ? "gauntlet" : "round robin", " of ", engines, " engines");
+}
+
 absl::StatusOr<v1::TournamentResult> RunTournament(const MatchOptions& base,
                                                    const std::vector<EngineSpec>& engines,
-                                                   bool gauntlet, const PairingFn& play) {
-  // RunMatch starts only the two engines of a pairing: every engine is checked first.
+                                                   bool gauntlet,
+                                                   const TournamentCallbacks& callbacks) {
+  // A pairing starts only its two engines: every engine is checked first.
   for (const EngineSpec& e : engines) RETURN_IF_ERROR(CheckEngine(e, base.timeouts, base.sandbox));
   v1::TournamentResult out;
   out.set_format(gauntlet ? "gauntlet" : "round robin");
-  std::vector<stats::PairingResult> results;
-  const auto start = std::chrono::steady_clock::now();
-  uint64_t round_offset = 0;
-  for (auto [i, j] : TournamentPairings(int(engines.size()), gauntlet)) {
+  const std::vector<std::pair<int, int>> schedule =
+      TournamentPairings(int(engines.size()), gauntlet);
+  std::vector<MatchOptions> pairings;
+  for (auto [i, j] : schedule) {
     MatchOptions o = base;
     o.engines[0] = engines[i];
     o.engines[1] = engines[j];
-    o.round_offset = int(round_offset);
-    ASSIGN_OR_RETURN(v1::MatchResult m, play(o));
-    round_offset += m.games() + m.aborted_games();
-    const v1::TrinomialCounts& wdl = m.stats().wdl();
-    results.push_back({i, j, {.losses = wdl.losses(), .draws = wdl.draws(), .wins = wdl.wins()}});
+    if (o.pgn.event == PgnContext().event) o.pgn.event = TournamentEvent(gauntlet, engines.size());
+    pairings.push_back(std::move(o));
+  }
+  const auto start = std::chrono::steady_clock::now();
+  ScheduleProgressFn progress;
+  if (callbacks.progress)
+    progress = [&](size_t k, const MatchSummary& s) { callbacks.progress(pairings[k], s); };
+  ScheduleGameFn on_game;
+  if (callbacks.game)
+    on_game = [&](size_t k, uint64_t round, const GameRecord& g) {
+      callbacks.game(pairings[k], round, g);
+    };
+  ASSIGN_OR_RETURN(std::vector<MatchSummary> summaries, RunSchedule(pairings, progress, on_game));
+  std::vector<stats::PairingResult> results;
+  for (size_t k = 0; k < pairings.size(); ++k) {
+    v1::MatchResult m = ToMatchResult(summaries[k], std::nullopt);
+    if (callbacks.finished) callbacks.finished(pairings[k], m);
+    const stats::Trinomial& wdl = summaries[k].trinomial;
+    results.push_back({schedule[k].first,
+                       schedule[k].second,
+                       {.losses = wdl.losses, .draws = wdl.draws, .wins = wdl.wins}});
     *out.add_matches() = std::move(m);
   }
   std::vector<std::string> names;

@@ -29,15 +29,26 @@ absl::Status AddStandings(const std::vector<std::string>& names,
                           const std::vector<stats::PairingResult>& results,
                           google::protobuf::RepeatedPtrField<v1::TournamentStanding>& out);
 
-// Plays one pairing: `options` has its two engines and the round offset set.
-using PairingFn = std::function<absl::StatusOr<v1::MatchResult>(const MatchOptions& options)>;
+// What the caller sees of a local tournament as it runs: each pairing's progress and games, and
+// each pairing's result before it is added (to fill in what the caller shows).
+struct TournamentCallbacks {
+  std::function<void(const MatchOptions& pairing, const MatchSummary& so_far)> progress;
+  std::function<void(const MatchOptions& pairing, uint64_t round, const GameRecord& game)> game;
+  std::function<void(const MatchOptions& pairing, v1::MatchResult& result)> finished;
+};
+
+// The PGN Event of a tournament without --event: "arbiter round robin of 4 engines".
+std::string TournamentEvent(bool gauntlet, size_t engines);
 
 // A local tournament of `engines` on `base`'s settings: every engine is started and handshaken
-// once before the first game (a bad one is reported at once, by name), then every pairing of
-// TournamentPairings is played by `play` in order with PGN rounds numbered on across pairings,
-// and all engines are rated. The seconds are the wall time of the whole tournament.
+// once before the first game (a bad one is reported at once, by name), then the pairings of
+// TournamentPairings are played as one schedule interleaved round by round (RunSchedule: a
+// stopped tournament has played every pairing about as often), the PGN Event is `base`'s or
+// TournamentEvent, and all engines are rated. The seconds are the wall time of the whole
+// tournament.
 absl::StatusOr<v1::TournamentResult> RunTournament(const MatchOptions& base,
                                                    const std::vector<EngineSpec>& engines,
-                                                   bool gauntlet, const PairingFn& play);
+                                                   bool gauntlet,
+                                                   const TournamentCallbacks& callbacks = {});
 
 }  // namespace arbiter::match

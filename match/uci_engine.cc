@@ -1,5 +1,11 @@
 #include "match/uci_engine.h"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cstdio>
 #include <thread>
 
 #include "base/cpu.h"
@@ -17,6 +23,12 @@ bool StartsWith(std::string_view s, std::string_view prefix) {
 }  // namespace
 
 absl::StatusOr<EngineSpec> ParseEngineSpec(std::string_view text) {
+  // A bare command (`/usr/games/stockfish`, `./engine --uci`): no `cmd=`, and its first word is
+  // no key=value. Its name is the program's base name.
+  const std::string_view first = text.substr(0, text.find_first_of(" ,"));
+  if (text.find("cmd=") == std::string_view::npos && !first.empty() &&
+      first.find('=') == std::string_view::npos)
+    return ParseEngineSpec(Cat("cmd=", text));
   EngineSpec spec;
   for (std::string_view field : Split(text, ',', /*skip_empty=*/true)) {
     size_t eq = field.find('=');
@@ -37,6 +49,15 @@ absl::StatusOr<EngineSpec> ParseEngineSpec(std::string_view text) {
       spec.dir = std::string(value);
     } else if (key == "tc") {
       spec.tc = std::string(value);
+    } else if (key == "proto") {
+      if (value == "uci") {
+        spec.protocol = Protocol::kUci;
+      } else if (value == "xboard" || value == "cecp") {
+        spec.protocol = Protocol::kXboard;
+      } else {
+        return absl::InvalidArgumentError(
+            Cat("--engine '", text, "': proto=", value, " is not uci or xboard"));
+      }
     } else if (key == "cpu") {
       if (!ParseCpuLevel(value, spec.cpu_level))
         return absl::InvalidArgumentError(
@@ -46,13 +67,15 @@ absl::StatusOr<EngineSpec> ParseEngineSpec(std::string_view text) {
         return absl::InvalidArgumentError(
             Cat("--engine '", text, "': bench=", value, " is not a positive node count"));
     } else if (StartsWith(key, "option.") && key.size() > 7) {
+      RETURN_IF_ERROR(CheckOptionText(Cat("--engine '", spec.name.empty() ? text : spec.name, "'"),
+                                      key.substr(7), value));
       spec.options.emplace_back(std::string(key.substr(7)), std::string(value));
     } else if (StartsWith(key, "env.") && key.size() > 4) {
       spec.env.push_back(Cat(key.substr(4), "=", value));
     } else {
       return absl::InvalidArgumentError(
           Cat("--engine '", text, "': unknown key '", key,
-              "' (expected name, cmd, args, dir, tc, bench, cpu, option.X, env.X)"));
+              "' (expected name, cmd, args, dir, tc, bench, cpu, proto, option.X, env.X)"));
     }
   }
   if (spec.cmd.empty()) return absl::InvalidArgumentError(Cat("--engine '", text, "': no cmd="));
@@ -66,6 +89,117 @@ absl::StatusOr<EngineSpec> ParseEngineSpec(std::string_view text) {
     spec.name = std::string(base);
   }
   return spec;
+}
+
+bool SameOptionName(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i])))
+      return false;
+  return true;
+}
+
+absl::Status CheckOptionText(std::string_view where, std::string_view name,
+                             std::string_view value) {
+  auto control = [](std::string_view s) {
+    for (unsigned char c : s)
+      if (c < 0x20 || c == 0x7f) return true;
+    return false;
+  };
+  auto escaped = [](std::string_view s) {
+    std::string out;
+    for (unsigned char c : s) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += c < 0x20 || c == 0x7f ? std::string(hex) : std::string(1, char(c));
+    }
+    return out;
+  };
+  if (control(name) || control(value))
+    return absl::InvalidArgumentError(
+        Cat(where, ": option '", escaped(name), "' = '", escaped(value),
+            "' holds a control character (a newline would send the engine another command)"));
+  return absl::OkStatus();
+}
+
+std::optional<UciOption> ParseOptionLine(std::string_view line) {
+  std::vector<std::string_view> w = SplitWords(line);
+  if (w.size() < 2 || w[0] != "option" || w[1] != "name") return std::nullopt;
+  UciOption o;
+  std::string_view key = "name";
+  std::string value;
+  auto flush = [&]() {
+    if (key == "name") {
+      o.name = value;
+    } else if (key == "type") {
+      o.type = value;
+    } else if (key == "default") {
+      o.default_value = value;
+    } else if (key == "min") {
+      ParseNumber(value, o.min);
+    } else if (key == "max") {
+      ParseNumber(value, o.max);
+    } else if (key == "var") {
+      o.vars.push_back(value);
+    }
+    value.clear();
+  };
+  for (size_t i = 2; i < w.size(); ++i) {
+    const bool keyword =
+        (w[i] == "type" && key == "name") ||
+        (key != "name" && (w[i] == "default" || w[i] == "min" || w[i] == "max" || w[i] == "var"));
+    if (keyword) {
+      flush();
+      key = w[i];
+      continue;
+    }
+    value += Cat(value.empty() ? "" : " ", w[i]);
+  }
+  flush();
+  if (o.name.empty()) return std::nullopt;
+  return o;
+}
+
+std::string DescribeOptions(const std::vector<UciOption>& declared) {
+  std::string out;
+  for (const UciOption& o : declared) {
+    out += Cat(out.empty() ? "" : ", ", o.name, " (", o.type);
+    if (o.type == "spin") out += Cat(" ", o.min, "..", o.max);
+    if (o.type == "combo") {
+      out += " ";
+      for (size_t i = 0; i < o.vars.size(); ++i) out += Cat(i ? "|" : "", o.vars[i]);
+    }
+    out += ")";
+  }
+  return out.empty() ? "none" : out;
+}
+
+absl::StatusOr<std::string> CheckOptionValue(const std::vector<UciOption>& declared,
+                                             std::string_view name, std::string_view value) {
+  auto it = std::find_if(declared.begin(), declared.end(),
+                         [&](const UciOption& o) { return SameOptionName(o.name, name); });
+  if (it == declared.end())
+    return absl::InvalidArgumentError(
+        Cat("the engine has no option '", name, "'; its options: ", DescribeOptions(declared)));
+  const UciOption& o = *it;
+  auto refuse = [&](std::string_view why) {
+    return absl::InvalidArgumentError(Cat("option ", o.name, "=", value, ": ", why,
+                                          "; its options: ", DescribeOptions(declared)));
+  };
+  if (o.type == "spin") {
+    int64_t v = 0;
+    if (!ParseNumber(Strip(value), v)) return refuse("not a whole number");
+    if (v < o.min || v > o.max) return refuse(Cat("out of its range ", o.min, "..", o.max));
+  } else if (o.type == "check") {
+    if (!SameOptionName(value, "true") && !SameOptionName(value, "false"))
+      return refuse("a check option takes true or false");
+  } else if (o.type == "combo") {
+    if (std::none_of(o.vars.begin(), o.vars.end(),
+                     [&](const std::string& v) { return SameOptionName(v, value); }))
+      return refuse("not one of its values");
+  }
+  return o.name;
 }
 
 bool ParseInfoLine(std::string_view line, InfoLine& out) {
@@ -143,7 +277,8 @@ absl::Status UciEngine::Start() {
   process_.reset();
   RemovePrivateDir(private_dir_);
   private_dir_.clear();
-  option_names_.clear();
+  options_.clear();
+  default_threads_ = 1;
   chess960_ = false;
   // no_new_privs even without a sandbox: an engine never needs setuid programs.
   ProcessSpec ps{
@@ -164,25 +299,83 @@ absl::Status UciEngine::Start() {
                           Cat(spec_.name, ": ", std::string(boxed.status().message())));
     ps = *std::move(boxed);
   }
+  if (!spec_.log_dir.empty()) {
+    static std::atomic<int> processes{0};
+    std::string file;
+    for (char c : spec_.name) file += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    ps.traffic_log = Cat(spec_.log_dir, "/", file, "-", getpid(), "-", ++processes, ".log");
+  }
   absl::StatusOr<std::unique_ptr<Subprocess>> p = Subprocess::Start(ps, limits_);
   if (!p.ok())
     return absl::Status(p.status().code(),
                         Cat(spec_.name, ": ", std::string(p.status().message())));
   process_ = std::move(*p);
+  protocol_ = Protocol::kUci;
+  if (spec_.protocol == Protocol::kXboard) return StartCecp();
+  return StartUci();
+}
+
+namespace {
+
+// A line only a CECP engine writes, here in answer to `uci` or at start-up: its error for an
+// unknown command ("Error (unknown command): uci", "Illegal move: uci"), or a CECP command to
+// the GUI (`tellics`, `feature`, `telluser`).
+bool LooksLikeCecp(std::string_view line) {
+  for (std::string_view prefix : {"Error", "Illegal move", "tellics ", "feature ", "telluser "})
+    if (StartsWith(line, prefix)) return true;
+  return false;
+}
+
+}  // namespace
+
+absl::Status UciEngine::StartUci() {
   RETURN_IF_ERROR(Send("uci"));
   std::vector<std::string> seen;
-  RETURN_IF_ERROR(WaitFor("uciok", timeouts_.handshake, &seen));
+  const SteadyTime deadline = SteadyClock::now() + timeouts_.handshake;
+  for (OutputLine line;;) {
+    const ReadResult r = process_->ReadLine(deadline, line);
+    if (r == ReadResult::kEof) return ExitedWhileWaiting("uciok", deadline);
+    if (r == ReadResult::kTimeout) {
+      std::string said;
+      for (size_t i = 0; i < seen.size() && i < 5; ++i) said += Cat(i ? " | " : "", seen[i]);
+      return absl::DeadlineExceededError(
+          Cat(spec_.name, ": no 'uciok' within ", timeouts_.handshake.count(), " ms",
+              said.empty() ? " (it printed nothing)" : Cat(" (it printed: ", said, ")")));
+    }
+    std::string_view s = Strip(line.text);
+    if (s == "uciok") break;
+    // An xboard engine: started again at once in its own protocol (a fresh process: some, such
+    // as Fairy-Max, stop answering after `uci`), and so from now on.
+    if (LooksLikeCecp(s)) {
+      spec_.protocol = Protocol::kXboard;
+      Kill();
+      --starts_;
+      return Start();
+    }
+    seen.push_back(std::move(line.text));
+  }
   for (const std::string& l : seen) {
     std::string_view s = l;
     if (StartsWith(s, "id name ")) id_name_ = std::string(Strip(s.substr(8)));
-    if (StartsWith(s, "option name ")) {
-      std::string_view rest = s.substr(12);
-      size_t t = rest.find(" type ");
-      option_names_.emplace_back(Strip(rest.substr(0, t)));
+    if (std::optional<UciOption> o = ParseOptionLine(s)) {
+      int n = 0;
+      if (SameOptionName(o->name, "Threads") && ParseNumber(o->default_value, n) && n > 0)
+        default_threads_ = n;
+      options_.push_back(*std::move(o));
     }
   }
-  for (const auto& [name, value] : spec_.options)
-    RETURN_IF_ERROR(Send(Cat("setoption name ", name, " value ", value)));
+  // Every option is checked before any is sent: a misspelled name or a value out of range is
+  // refused with the engine's own list rather than ignored by it.
+  std::vector<std::string> names;
+  for (const auto& [name, value] : spec_.options) {
+    absl::StatusOr<std::string> declared = CheckOptionValue(options_, name, value);
+    if (!declared.ok())
+      return absl::InvalidArgumentError(
+          Cat(spec_.name, ": ", std::string(declared.status().message())));
+    names.push_back(*std::move(declared));
+  }
+  for (size_t i = 0; i < names.size(); ++i)
+    RETURN_IF_ERROR(Send(Cat("setoption name ", names[i], " value ", spec_.options[i].second)));
   return IsReady(timeouts_.ready);
 }
 
@@ -196,6 +389,7 @@ absl::Status UciEngine::EnsureRunning() {
 }
 
 absl::Status UciEngine::NewGame(bool chess960) {
+  if (protocol_ == Protocol::kXboard) return NewGameCecp(chess960);
   if (chess960 != chess960_ && (chess960 || HasOption("UCI_Chess960"))) {
     RETURN_IF_ERROR(Send(Cat("setoption name UCI_Chess960 value ", chess960 ? "true" : "false")));
     chess960_ = chess960;
@@ -205,6 +399,7 @@ absl::Status UciEngine::NewGame(bool chess960) {
 }
 
 absl::Status UciEngine::IsReady(Millis timeout) {
+  if (protocol_ == Protocol::kXboard) return IsReadyCecp(timeout);
   RETURN_IF_ERROR(Send("isready"));
   return WaitFor("readyok", timeout, nullptr);
 }
@@ -241,18 +436,33 @@ absl::Status UciEngine::WaitFor(std::string_view token, Millis timeout,
       case ReadResult::kTimeout:
         return absl::DeadlineExceededError(
             Cat(spec_.name, ": no '", token, "' within ", timeout.count(), " ms"));
-      case ReadResult::kEof: {
-        // Its last stderr bytes may still be on their way (a process it left behind may hold the
-        // pipe: not past the deadline, nor more than half a second).
-        process_->WaitStderrClosed(std::min(deadline, SteadyClock::now() + Millis(500)));
-        std::string tail = process_->StderrTail();
-        if (tail.size() > 400) tail = tail.substr(tail.size() - 400);
-        return absl::UnavailableError(Cat(spec_.name, ": exited while waiting for '", token, "'",
-                                          tail.empty() ? "" : " (stderr: ", tail,
-                                          tail.empty() ? "" : ")"));
-      }
+      case ReadResult::kEof:
+        return ExitedWhileWaiting(token, deadline);
     }
   }
+}
+
+absl::Status UciEngine::ExitedWhileWaiting(std::string_view what, SteadyTime deadline) {
+  // Its last stderr bytes may still be on their way (a process it left behind may hold the
+  // pipe: not past the deadline, nor more than half a second).
+  process_->WaitStderrClosed(std::min(deadline, SteadyClock::now() + Millis(500)));
+  std::string tail = process_->StderrTail();
+  if (tail.size() > 400) tail = tail.substr(tail.size() - 400);
+  return absl::UnavailableError(Cat(spec_.name, ": exited while waiting for '", what, "'",
+                                    tail.empty() ? "" : " (stderr: ", tail,
+                                    tail.empty() ? "" : ")"));
+}
+
+absl::Status UciEngine::StartSearch(const SearchRequest& request) {
+  if (protocol_ == Protocol::kXboard) return StartSearchCecp(request);
+  RETURN_IF_ERROR(Send(request.uci_position));
+  return Send(request.uci_go);
+}
+
+absl::Status UciEngine::StopSearch() { return Send(protocol_ == Protocol::kXboard ? "?" : "stop"); }
+
+absl::Status UciEngine::EndSearch() {
+  return protocol_ == Protocol::kXboard ? Send("force") : absl::OkStatus();
 }
 
 void UciEngine::Quit() {
@@ -279,9 +489,21 @@ std::string UciEngine::EndAndDescribe(Millis grace) {
   return exited ? Cat("engine ", DescribeExit(status)) : "engine closed its output";
 }
 
+int SpecThreads(const EngineSpec& spec) {
+  int threads = 0;
+  for (const auto& [name, value] : spec.options)
+    if (name == "Threads" && (!ParseNumber(value, threads) || threads < 0)) threads = 0;
+  return threads;
+}
+
+int UciEngine::Threads() const {
+  const int set = SpecThreads(spec_);
+  return set > 0 ? set : default_threads_;
+}
+
 bool UciEngine::HasOption(std::string_view name) const {
-  for (const std::string& o : option_names_)
-    if (o == name) return true;
+  for (const UciOption& o : options_)
+    if (o.name == name) return true;
   return false;
 }
 

@@ -1,5 +1,6 @@
-// A UCI engine behind a Subprocess: handshake with timeouts, options, position/go/stop/quit,
-// and parsing of `info` and `bestmove` lines. Restartable after a crash.
+// A chess engine behind a Subprocess, speaking UCI or CECP (xboard protocol 2, match/cecp.cc):
+// handshake with timeouts, options, searches started and stopped, and their output read as
+// `info`/`bestmove` (UCI) or thinking lines and `move` (CECP). Restartable after a crash.
 #pragma once
 
 #include <chrono>
@@ -12,8 +13,10 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "engine/position.h"
 #include "match/process.h"
 #include "match/sandbox.h"
+#include "match/time_control.h"
 
 namespace arbiter::match {
 
@@ -22,6 +25,9 @@ using Millis = std::chrono::milliseconds;
 // `cmd=builtin`: arbiter's own engine, i.e. this executable run as `arbiter uci` (locally and on
 // the workers alike).
 inline constexpr std::string_view kBuiltinEngine = "builtin";
+
+// The engine's protocol: UCI, or CECP (xboard protocol 2, "winboard").
+enum class Protocol { kUci, kXboard };
 
 // How to start one engine (from `--engine name=A,cmd=PATH,option.Hash=16,...`).
 struct EngineSpec {
@@ -35,12 +41,54 @@ struct EngineSpec {
   uint64_t bench = 0;  // declared bench signature (`bench=N`; 0: none)
   int cpu_level = 0;   // x86-64 level the binary needs (`cpu=v3`; 0: any)
   // Non-empty: the engine may not run here (a worker's policy); Start() fails with this reason,
-  // so each of its games is lost by disconnect, naming it.
+  // so its games are not played (Unplayed) and a worker's job is a fault naming it.
   std::string refused;
+  // `proto=xboard`: CECP from the start. Otherwise UCI, switching to CECP at once when the
+  // engine answers `uci` with an xboard-style error ("Error (unknown command): uci").
+  Protocol protocol = Protocol::kUci;
+  // Non-empty (`--engine-log DIR`): each process of this engine logs its traffic to a file of its
+  // own in DIR, "NAME-ARBITERPID-N.log" (ProcessSpec::traffic_log).
+  std::string log_dir;
 };
 
-// Parses "name=A,cmd=PATH,args=a b,dir=D,env.K=V,option.X=V,tc=10+0.1,bench=232923,cpu=v3".
+// The `Threads` value an engine spec sets (0 when it sets none or not a number).
+int SpecThreads(const EngineSpec& spec);
+
+// Parses "name=A,cmd=PATH,args=a b,dir=D,env.K=V,option.X=V,tc=10+0.1,bench=232923,cpu=v3,
+// proto=xboard", or a bare command ("/usr/games/stockfish", "./engine --uci": the same as
+// cmd=...). The name defaults to the program's base name. Option names and values with control
+// characters (a newline would start another command) are refused.
 absl::StatusOr<EngineSpec> ParseEngineSpec(std::string_view text);
+
+// INVALID_ARGUMENT when an option's name or value holds a control character (the UCI line
+// `setoption name X value V` would carry another command), naming `where`.
+absl::Status CheckOptionText(std::string_view where, std::string_view name, std::string_view value);
+
+// UCI option names are case-insensitive: `threads` is the engine's `Threads`.
+bool SameOptionName(std::string_view a, std::string_view b);
+
+// An option the engine declares at the handshake (`option name Hash type spin default 16 min 1
+// max 1024`).
+struct UciOption {
+  std::string name, type;  // type: check, spin, combo, button or string
+  std::string default_value;
+  int64_t min = 0, max = 0;       // spin
+  std::vector<std::string> vars;  // combo
+};
+
+// Parses an `option name ...` line; nullopt for any other line.
+std::optional<UciOption> ParseOptionLine(std::string_view line);
+
+// The declared option `name` (UCI option names are case-insensitive) takes `value`: OK with the
+// declared spelling of the name, or INVALID_ARGUMENT saying why (an unknown name, a spin out of
+// its range or not a number, a check that is neither true nor false, a combo value not among its
+// vars), with the engine's list of options.
+absl::StatusOr<std::string> CheckOptionValue(const std::vector<UciOption>& declared,
+                                             std::string_view name, std::string_view value);
+
+// "Hash (spin 1..1024), Ponder (check), Style (combo Solid|Risky), Clear Hash (button)", or
+// "none".
+std::string DescribeOptions(const std::vector<UciOption>& declared);
 
 struct EngineTimeouts {
   Millis handshake{10000};  // `uci` until `uciok`
@@ -77,13 +125,34 @@ std::optional<std::string> ParseBestMove(std::string_view line);
 absl::Status CheckEngine(const EngineSpec& spec, const EngineTimeouts& timeouts,
                          const SandboxOptions& sandbox = {});
 
+// One search as the game loop asks for it, in either protocol.
+struct SearchRequest {
+  const Position& start;           // the game's start position
+  const std::vector<Move>& moves;  // every move played since (book moves included)
+  std::string_view uci_position;   // UCI: `position ...` and `go ...`
+  std::string_view uci_go;
+  const TimeControl& tc;                 // the mover's control (CECP: `level`, `st`, `sd`)
+  Millis own_time{0}, opponent_time{0};  // CECP: `time` and `otim` (kClock)
+};
+
+// What a line of search output is.
+enum class SearchOutput {
+  kOther,   // nothing the game needs (`info string`, a CECP claim or draw offer, ...)
+  kInfo,    // a score/depth line: `info` (UCI) or thinking output (CECP, after `post`)
+  kMove,    // the search's move: `bestmove X` (UCI), `move X` (CECP)
+  kResign,  // CECP `resign`
+  kRefusal  // CECP `Illegal move ...`: it refused a legal move arbiter sent
+};
+
 class UciEngine {
  public:
   UciEngine(EngineSpec spec, EngineTimeouts timeouts = {}, ProcessLimits limits = {},
             std::vector<int> cpus = {}, SandboxOptions sandbox = {});
   ~UciEngine();
 
-  // Spawns the process and runs the handshake: uci/uciok, setoption for each option, isready.
+  // Spawns the process and runs the handshake: uci/uciok, setoption for each option (each checked
+  // against the options the engine declares: INVALID_ARGUMENT for an unknown name or a value out
+  // of range), isready.
   absl::Status Start();
   bool Running();
   // Starts the engine again if it is not running (after a crash, a kill or a failed start).
@@ -92,6 +161,17 @@ class UciEngine {
   absl::Status NewGame(bool chess960);
   absl::Status IsReady(Millis timeout);
   absl::Status Send(std::string_view command);
+  // Sends what starts the search: UCI `position`/`go`; CECP the moves it has not seen, the
+  // control (first search of a game), `time`/`otim` and `go`.
+  absl::Status StartSearch(const SearchRequest& request);
+  // Asks for the move now: UCI `stop`, CECP `?`.
+  absl::Status StopSearch();
+  // After the search's move: CECP `force` (the engine waits for the next `go`); UCI nothing.
+  absl::Status EndSearch();
+  // Classifies a line of search output; fills `info` (kInfo) or `text` (kMove, kRefusal).
+  SearchOutput ParseSearchLine(std::string_view line, InfoLine& info, std::string& text) const;
+  // The search's move in `pos`: UCI long algebraic; CECP also SAN and `e7e8=q`.
+  absl::StatusOr<Move> ParseMove(const Position& pos, std::string_view text) const;
   ReadResult ReadLine(SteadyTime deadline, OutputLine& out);
   ReadResult ReadUntilBestmove(SteadyTime deadline, std::vector<OutputLine>& out);
   // `quit`, then a kill after the grace period.
@@ -106,6 +186,10 @@ class UciEngine {
   const std::string& name() const { return spec_.name; }
   const std::string& id_name() const { return id_name_; }
   bool HasOption(std::string_view name) const;
+  // The threads it searches with: its `Threads` option as set in the spec, else the default its
+  // `uci` option list gives, else 1.
+  int Threads() const;
+  Protocol protocol() const { return protocol_; }
   SteadyTime LastWriteTime() const;
   std::string StderrTail() const;
   Subprocess* process() { return process_.get(); }
@@ -114,6 +198,15 @@ class UciEngine {
  private:
   // Reads lines until one starts with `token` or the deadline passes.
   absl::Status WaitFor(std::string_view token, Millis timeout, std::vector<std::string>* seen);
+  // The UCI handshake after `uci`; switches to StartCecp when the engine answers in xboard style.
+  absl::Status StartUci();
+  // match/cecp.cc: `xboard`, `protover 2`, the features, the options, ping/pong.
+  absl::Status StartCecp();
+  absl::Status NewGameCecp(bool chess960);
+  absl::Status IsReadyCecp(Millis timeout);
+  absl::Status StartSearchCecp(const SearchRequest& request);
+  // The engine's exit while waiting for `what`, with its stderr's end.
+  absl::Status ExitedWhileWaiting(std::string_view what, SteadyTime deadline);
 
   EngineSpec spec_;
   EngineTimeouts timeouts_;
@@ -123,9 +216,19 @@ class UciEngine {
   std::string private_dir_;  // the sandboxed engine's working directory, fresh per start
   std::unique_ptr<Subprocess> process_;
   std::string id_name_;
-  std::vector<std::string> option_names_;
+  std::vector<UciOption> options_;  // as declared at the last handshake
+  int default_threads_ = 1;         // the `Threads` default of its option list
   bool chess960_ = false;
   int starts_ = 0;
+  Protocol protocol_ = Protocol::kUci;
+  // CECP state: the features the engine asked for, and what it knows of the current game.
+  struct CecpFeatures {
+    bool ping = false, setboard = false, san = false, usermove = false, time = true;
+    std::string variants;
+  } cecp_;
+  int cecp_ping_ = 0;
+  int cecp_moves_known_ = -1;  // moves of the game it has been sent; -1: not set up
+  bool cecp_control_sent_ = false;
 };
 
 }  // namespace arbiter::match

@@ -33,4 +33,48 @@ inline std::string RunKindName(v1::RunKind kind) {
   return name.starts_with(kPrefix) ? name.substr(kPrefix.size()) : name;
 }
 
+// How a run ran, in the dashboard's words: "queued", "running", "finished", "failed to run",
+// "cancelled" (what it found is its verdict).
+inline std::string RunStateWord(v1::RunState state) {
+  switch (state) {
+    case v1::RUN_STATE_QUEUED:
+      return "queued";
+    case v1::RUN_STATE_RUNNING:
+      return "running";
+    case v1::RUN_STATE_SUCCEEDED:
+      return "finished";
+    case v1::RUN_STATE_FAILED:
+      return "failed to run";
+    case v1::RUN_STATE_CANCELLED:
+      return "cancelled";
+    default:
+      return "unknown";
+  }
+}
+
+// "passed", "failed", "inconclusive", "pending", "measured", "none" (Prometheus labels, JSON).
+inline std::string RunVerdictName(v1::RunVerdict verdict) {
+  constexpr std::string_view kPrefix = "RUN_VERDICT_";
+  std::string name = v1::RunVerdict_Name(verdict);
+  if (name.starts_with(kPrefix)) name = name.substr(kPrefix.size());
+  for (char& c : name) c = char(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return name;
+}
+
+// The verdict in one or two words, as the dashboard shows it: "accepted", "rejected",
+// "failed", "exact", "mismatch", "inconclusive", "pending", "measured" (the part of the summary
+// before its colon).
+inline std::string VerdictWord(const v1::RunOutcome& outcome) {
+  const std::string& s = outcome.summary();
+  const size_t colon = s.find(':');
+  if (!s.empty()) return colon == std::string::npos ? s : s.substr(0, colon);
+  return RunVerdictName(outcome.verdict());
+}
+
+// The state, and the verdict once the run ended: "running", "finished, rejected".
+inline std::string RunStatusWords(const v1::Run& run) {
+  if (!IsTerminal(run.state())) return RunStateWord(run.state());
+  return RunStateWord(run.state()) + ", " + VerdictWord(run.outcome());
+}
+
 }  // namespace arbiter

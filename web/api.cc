@@ -51,6 +51,9 @@ absl::StatusOr<v1::ListRunsRequest> ListRunsRequestOf(const HttpRequest& req,
   const std::string owner = req.Query("owner");
   if (owner.size() > 64) return absl::InvalidArgumentError("owner: at most 64 bytes");
   r.set_owner(owner);
+  const std::string owner_prefix = req.Query("owner_prefix");
+  if (owner_prefix.size() > 64) return absl::InvalidArgumentError("owner_prefix: at most 64 bytes");
+  r.set_owner_prefix(owner_prefix);
   const std::string size = req.Query("page_size");
   if (!size.empty()) {
     const uint64_t n = IdOf(size);

@@ -9,7 +9,8 @@ struct Asset {
   std::string_view path;  // "/app.js"
   std::string_view content_type;
   std::string_view data;
-  bool is_public;  // served without a token (the sign-in page and its style)
+  bool is_public;  // served without a token (the sign-in page, its script and style, the icon)
+  std::string_view gzip;  // `data` gzipped at build time
 };
 
 // The asset at `path`, or null.

@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <map>
+
 #include "base/strings.h"
 #include "net/sha256.h"
 #include "spdlog/spdlog.h"
@@ -47,8 +49,31 @@ std::string SessionCookie(const std::string& secret, bool secure) {
   return Cat(kCookie, "=", secret, "; Path=/; HttpOnly; SameSite=Strict", secure ? "; Secure" : "");
 }
 
+// The pages' own files: kept by the browser and revalidated on every use (an ETag of their
+// content answers 304 while unchanged, so a new build's files are never stale). The pages
+// themselves (app.html, signin.html) stay no-store.
 void ServeAsset(HttpExchange& x, const Asset& a, int status = 200) {
-  x.Reply(status, a.content_type, a.data, PageHeaders());
+  if (a.path.ends_with(".html")) return x.Reply(status, a.content_type, a.data, PageHeaders());
+  static absl::Mutex mu;
+  static auto* etags = new std::map<std::string_view, std::string>();
+  std::string etag;
+  {
+    absl::MutexLock lock(&mu);
+    std::string& e = (*etags)[a.path];
+    if (e.empty()) e = Cat("W/\"", net::Sha256Hex(a.data).substr(0, 20), "\"");
+    etag = e;
+  }
+  HttpHeaders headers = PageHeaders();
+  for (auto& [k, v] : headers)
+    if (k == "Cache-Control") v = "no-cache";
+  headers.emplace_back("ETag", etag);
+  headers.emplace_back("Vary", "Accept-Encoding");
+  if (x.request().Header("If-None-Match") == etag) return x.Reply(304, a.content_type, "", headers);
+  if (x.request().Header("Accept-Encoding").find("gzip") != std::string::npos) {
+    headers.emplace_back("Content-Encoding", "gzip");
+    return x.Reply(status, a.content_type, a.gzip, headers);
+  }
+  x.Reply(status, a.content_type, a.data, headers);
 }
 
 // The sign-in page, with `message` (already HTML-safe) in its message slot.
@@ -197,6 +222,7 @@ void Dashboard::Handle(HttpExchange& x) {
   const HttpRequest& req = x.request();
   const std::string& path = req.path;
   if (const Asset* a = FindAsset(path); a && a->is_public) return ServeAsset(x, *a);
+  if (path == "/favicon.ico") return ServeAsset(x, *FindAsset("/favicon.svg"));
   if (path == "/signin" && req.method == "POST") return SignIn(x);
   if (path == "/signin/once") return SignInOnce(x);
   if (path == "/signin") return ServeSignIn(x, 200, "");

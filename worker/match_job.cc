@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "base/numbers.h"
 #include "base/status_macros.h"
 #include "base/strings.h"
@@ -36,8 +37,7 @@ absl::StatusOr<match::EngineSpec> ToEngineSpec(const v1::EngineSpec& e, EngineCa
       spec.cmd = std::string(match::kBuiltinEngine);
       break;
     case v1::EngineSpec::kPath:
-      // A refused path is never started: its games are lost by disconnect, naming the reason
-      // (a released job would only come back to this worker).
+      // A refused path is never started: the job is a fault of the engine, naming the reason.
       if (absl::Status st = CheckEngineDir(e.name(), e.path(), engine_dirs); !st.ok())
         spec.refused = std::string(st.message());
       spec.cmd = e.path();
@@ -103,11 +103,12 @@ v1::ReportedGame Report(const match::GameRecord& r, uint64_t pair, int g, const 
   return out;
 }
 
-// The `Threads` option of an engine (1 when not given or not a number).
+// The `Threads` option of an engine, in any case (1 when not given or not a number).
 uint32_t ThreadsOption(const match::EngineSpec& spec) {
   uint32_t threads = 1;
   for (const auto& [name, value] : spec.options)
-    if (name == "Threads" && (!ParseNumber(value, threads) || threads == 0)) threads = 1;
+    if (match::SameOptionName(name, "Threads") && (!ParseNumber(value, threads) || threads == 0))
+      threads = 1;
   return threads;
 }
 
@@ -120,8 +121,9 @@ absl::Status CheckEngines(const v1::MatchJob& job, const match::EngineSpec (&spe
                           v1::MatchJobResult& out, std::string& scale_tag,
                           v1::EngineRefusal* refusal) {
   auto refuse = [&](const v1::EngineSpec& e, uint64_t measured, const std::string& sha256,
-                    const std::string& reason) {
+                    const std::string& reason, bool fault = false) {
     if (refusal) {
+      refusal->set_fault(fault);
       refusal->set_engine(e.name());
       refusal->set_declared_bench(e.bench());
       refusal->set_measured_bench(measured);
@@ -136,11 +138,12 @@ absl::Status CheckEngines(const v1::MatchJob& job, const match::EngineSpec (&spe
   std::optional<match::BenchResult> base;
   for (int i = 0; host.checker && i < 2; ++i) {
     const v1::EngineSpec& e = job.engines(i);
-    if (!specs[i].refused.empty()) continue;  // never started: its games are lost, naming why
+    if (!specs[i].refused.empty()) continue;  // never started: the job is a fault, naming why
     absl::StatusOr<EngineIdentity> id = host.checker->Identify(specs[i]);
     if (!id.ok()) {
-      if (e.bench() == 0) continue;  // the games will say what is wrong with it
-      return refuse(e, 0, "", std::string(id.status().message()));
+      if (e.bench() == 0) continue;  // the games will say what is wrong with it (a fault)
+      // No binary to bench: the engine cannot start anywhere this path is missing, a fault.
+      return refuse(e, 0, "", std::string(id.status().message()), /*fault=*/true);
     }
     v1::EngineCheck& c = *out.add_engine_checks();
     c.set_name(e.name());
@@ -185,7 +188,7 @@ absl::Status CheckEngines(const v1::MatchJob& job, const match::EngineSpec (&spe
                   Cat("measured speed ", nps, " nodes/s gives a clock scale of ", factor,
                       " for the reference ", job.scale_nps(), ", outside ", match::kMinClockScale,
                       "..", match::kMaxClockScale));
-  const std::string unscaled = tcs[0].ToPgn();
+  const std::string unscaled = tcs[0].ToString();
   for (match::TimeControl& tc : tcs) tc = match::ScaleTimeControl(tc, factor);
   v1::ClockScale& s = *out.mutable_clock_scale();
   s.set_factor(factor);
@@ -348,21 +351,31 @@ absl::StatusOr<v1::MatchJobResult> RunMatchJob(const v1::MatchJob& job, EngineCa
   match::ApplyRules(rules, base, timeouts);
   const match::SandboxOptions box = WithRunLimits(host.sandbox, rules.engine_limits());
   const int ncpu = int(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  // The first game an engine could not play (Unplayed) makes the job a fault: no slot starts
+  // another game, and none of the job's games is reported.
+  absl::Mutex fault_mu;
+  std::optional<match::GameRecord> fault;
+  std::atomic<bool> faulted{false};
   auto slot = [&](int index) {
     std::vector<int> cpus;  // --affinity: this slot's CPU
     if (job.rules().affinity()) cpus.push_back(index % ncpu);
     match::UciEngine first(specs[0], timeouts, {}, cpus, box),
         second(specs[1], timeouts, {}, cpus, box);
-    for (uint32_t p; (p = next.fetch_add(1)) < pairs;) {
+    for (uint32_t p; !faulted && (p = next.fetch_add(1)) < pairs;) {
       const match::Opening& opening =
           openings[(job.openings_per_pair() ? p : job.first_pair() + p) % openings.size()];
-      for (int g = 0; g < 2; ++g) {
+      for (int g = 0; g < 2 && !faulted; ++g) {
         match::UciEngine* engines[2] = {g == 0 ? &first : &second, g == 0 ? &second : &first};
         match::GameSettings s = base;
         s.chess960 = chess960;
         s.tc[kWhite] = tcs[g];
         s.tc[kBlack] = tcs[1 - g];
-        records[2 * p + g] = match::PlayGame(engines, opening, s, stop);
+        match::GameRecord& r = records[2 * p + g];
+        r = match::PlayGame(engines, opening, s, stop);
+        if (!match::Unplayed(r)) continue;
+        absl::MutexLock lock(&fault_mu);
+        if (!fault) fault = r;
+        faulted = true;
       }
     }
     first.Quit();
@@ -374,6 +387,16 @@ absl::StatusOr<v1::MatchJobResult> RunMatchJob(const v1::MatchJob& job, EngineCa
   for (int i = 1; i < slots; ++i) threads.emplace_back(slot, i);
   slot(0);
   for (auto& t : threads) t.join();
+  if (fault) {
+    const std::string& engine = fault->faulty == kWhite ? fault->white : fault->black;
+    const std::string why = fault->start_error.empty() ? fault->reason : fault->start_error;
+    if (refusal) {
+      refusal->set_engine(engine);
+      refusal->set_reason(why.substr(0, 1024));
+      refusal->set_fault(true);
+    }
+    return absl::FailedPreconditionError(Cat("engine '", engine, "': ", why));
+  }
   for (uint32_t p = 0; p < pairs; ++p) {
     for (int g = 0; g < 2; ++g) {
       const match::GameRecord& r = records[2 * p + g];

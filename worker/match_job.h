@@ -47,7 +47,10 @@ match::SandboxOptions WithRunLimits(match::SandboxOptions box, const v1::EngineL
 
 // A job the worker will not play because of an engine (its bench differs from the declared
 // signature or fails, its Threads need more cores than the worker has, its speed gives a clock
-// scale out of range) is FAILED_PRECONDITION with `refusal` filled in (when not null).
+// scale out of range) is FAILED_PRECONDITION with `refusal` filled in (when not null). So is a
+// job in which an engine could not play a game (match::Unplayed: it could not start, handshake
+// or take its options, or exited before its first move), with `refusal.fault` set: no slot
+// starts another game and none of the job's games is reported.
 absl::StatusOr<v1::MatchJobResult> RunMatchJob(const v1::MatchJob& job, EngineCache& cache,
                                                int concurrency, const std::atomic<bool>* stop,
                                                const EngineHost& host = {},

@@ -217,7 +217,8 @@ struct Worker::Impl {
   }
 
   // A match job's games into `out`, or why there are none (Cancelled: stopped; with `refusal`
-  // set: an engine's bench differs from its declared signature, or fails).
+  // set: an engine's bench differs from its declared signature, or fails, or the engine could
+  // not play, a fault).
   absl::Status RunGamesJob(const v1::MatchJob& work, std::atomic<bool>& stop,
                            v1::CompleteJobRequest& out, v1::EngineRefusal& refusal) {
     absl::StatusOr<v1::MatchJobResult> games = RunMatchJob(work, *cache, options.threads, &stop,
@@ -318,8 +319,9 @@ struct Worker::Impl {
       metrics->duration_.Observe(seconds);
     }
     if (!worked.ok() && !refusal.engine().empty()) {
-      // Not this worker's to play (an engine's bench differs or fails): the coordinator flags
-      // the worker and sends the run's jobs elsewhere.
+      // Not this worker's to play (an engine's bench differs or fails), or the engine cannot
+      // play (a fault: it could not start, handshake or take its options): the coordinator
+      // flags the worker and sends the run's jobs elsewhere, or fails the run.
       spdlog::warn("job {}: refused: {}", job.job_id(), worked.ToString());
       Release(job, Cat("refused: ", std::string(worked.message())), &refusal);
       if (metrics) metrics->Job("refused");

@@ -2243,6 +2243,14 @@ TEST(RateRuns, CombinedPairingsMatchComputeRatings) {
   req.clear_anchor();
   req.add_engines("v9");
   EXPECT_EQ(RateRuns(req, runs).status().code(), absl::StatusCode::kFailedPrecondition);
+  // A name with no game anywhere is named alone, not the engines it could not be rated against.
+  v1::GetRatingsRequest typo;
+  for (const char* e : {"v1", "nosuch"}) typo.add_engines(e);
+  const absl::Status unknown = RateRuns(typo, runs).status();
+  EXPECT_NE(unknown.message().find("no finished games of 'nosuch' in these runs"),
+            std::string::npos)
+      << unknown;
+  EXPECT_EQ(unknown.message().find("'v1'"), std::string::npos) << unknown;
   EXPECT_EQ(ValidateRatingsRequest({}).code(), absl::StatusCode::kInvalidArgument);
   v1::GetRatingsRequest huge;
   for (int i = 0; i < 101; ++i) huge.add_engines(Cat("e", i));
@@ -2348,7 +2356,8 @@ TEST_F(CoordinatorTest, BenchRefusalFlagsTheWorkerAndExcludesItFromTheRun) {
     EXPECT_EQ(w.flags_size(), w.name() == "bad" ? 1 : 0) << w.DebugString();
   v1::ListRunsResponse runs = *c_->ListRuns({});
   ASSERT_EQ(runs.runs_size(), 1);
-  const v1::Run& run = runs.runs(0);
+  EXPECT_EQ(runs.runs(0).engines_size(), 0) << "a list carries summaries, not engine reports";
+  const v1::Run run = *c_->GetRun(runs.runs(0).id());
   EXPECT_EQ(run.state(), v1::RUN_STATE_RUNNING);
   ASSERT_EQ(run.refusals_size(), 1);
   EXPECT_EQ(run.refusals(0).worker_name(), "bad");
@@ -2365,6 +2374,72 @@ TEST_F(CoordinatorTest, BenchRefusalFlagsTheWorkerAndExcludesItFromTheRun) {
   EXPECT_NE(failed.message().find("bench signature 555 differs from the declared 999"),
             std::string::npos)
       << failed.message();
+}
+
+// An engine that cannot start or take its options on a worker is a fault, not games: in the
+// run's first job it fails the run at once, naming the engine, the worker and its message; after
+// a job is done, the first worker's fault only excludes that worker, and the same engine's fault
+// on a second worker fails the run.
+TEST_F(CoordinatorTest, EngineFaultFailsTheRunAtTheFirstJobOrOnASecondWorker) {
+  const Caller sam{"sam", v1::ROLE_SUBMITTER};
+  auto worker = [&](const std::string& name) {
+    v1::RegisterRequest r;
+    r.set_name(name);
+    r.set_threads(1);
+    return c_->Register(r, Caller{"w-" + name, v1::ROLE_WORKER})->worker_id();
+  };
+  const std::string a = worker("a"), b = worker("b"), c = worker("c");
+  auto fault = [&](const std::string& id, const std::string& name, const v1::Job& job) {
+    v1::ReleaseJobRequest rel;
+    rel.set_worker_id(id);
+    rel.set_job_id(job.job_id());
+    rel.set_lease_id(job.lease_id());
+    v1::EngineRefusal& refusal = *rel.mutable_refusal();
+    refusal.set_engine("a");
+    refusal.set_fault(true);
+    refusal.set_reason("a: cannot start engine: exec '/usr/games/stokfish': No such file");
+    return c_->ReleaseJob(rel, Caller{"w-" + name, v1::ROLE_WORKER});
+  };
+
+  const uint64_t first = c_->SubmitMatch(BuiltinMatch(), sam)->id();
+  std::optional<v1::Job> job = Acquire(a, "w-a");
+  ASSERT_TRUE(job);
+  ASSERT_TRUE(fault(a, "a", *job).ok());
+  v1::Run run = *c_->GetRun(first);
+  EXPECT_EQ(run.state(), v1::RUN_STATE_FAILED);
+  EXPECT_NE(run.message().find("engine 'a' failed on worker a in the run's first job: a: cannot "
+                               "start engine: exec '/usr/games/stokfish'"),
+            std::string::npos)
+      << run.message();
+  EXPECT_EQ(run.match().result().games(), 0u);
+
+  const uint64_t second = c_->SubmitMatch(BuiltinMatch(), sam)->id();
+  job = Acquire(a, "w-a");
+  ASSERT_TRUE(job);
+  ASSERT_EQ(job->run_id(), second);
+  v1::CompleteJobRequest done;
+  done.set_worker_id(a);
+  done.set_job_id(job->job_id());
+  done.set_lease_id(job->lease_id());
+  *done.mutable_match() = LosingPairs(*job);
+  std::promise<absl::StatusOr<v1::CompleteJobResponse>> p;
+  c_->CompleteJob(
+      done, [&](absl::StatusOr<v1::CompleteJobResponse> r) { p.set_value(r); },
+      Caller{"w-a", v1::ROLE_WORKER});
+  ASSERT_TRUE(p.get_future().get().ok());
+  job = Acquire(b, "w-b");
+  ASSERT_TRUE(job);
+  ASSERT_TRUE(fault(b, "b", *job).ok());
+  EXPECT_EQ(c_->GetRun(second)->state(), v1::RUN_STATE_RUNNING) << "one worker's fault";
+  EXPECT_FALSE(Acquire(b, "w-b")) << "the faulty worker gets none of the run's jobs";
+  job = Acquire(c, "w-c");
+  ASSERT_TRUE(job);
+  ASSERT_TRUE(fault(c, "c", *job).ok());
+  run = *c_->GetRun(second);
+  EXPECT_EQ(run.state(), v1::RUN_STATE_FAILED);
+  EXPECT_NE(run.message().find("engine 'a' failed on worker c as on worker b"), std::string::npos)
+      << run.message();
+  EXPECT_EQ(run.match().result().games(), 2u) << "only the played job's games";
 }
 
 // Engines' Threads x concurrency never exceed a worker's threads: refused at submit with the

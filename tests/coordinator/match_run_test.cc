@@ -3,6 +3,7 @@
 
 #include <set>
 
+#include "engine/position.h"
 #include "gtest/gtest.h"
 
 namespace arbiter::coordinator {
@@ -210,6 +211,9 @@ TEST(MatchReplay, ForfeitsFollowTheLaws) {
       game->set_pair(0);
       game->set_game(uint32_t(g));
       game->set_start_fen("4k3/8/8/8/8/8/8/KQ6 w - - 0 1");  // K+Q vs a bare king, White to move
+      game->add_moves("b1b2");  // each engine has moved once: a fault after that is a game
+      game->add_moves("e8d7");
+      game->set_engine_moves(2);
       game->set_end(end);
       game->set_faulty(faulty);
       game->set_result(res);
@@ -246,6 +250,62 @@ TEST(MatchReplay, ForfeitsFollowTheLaws) {
   absl::Status no_result = CheckMatchResult(
       job, result(v1::GAME_END_ADJUDICATION, v1::SIDE_UNSPECIFIED, v1::GAME_RESULT_UNSPECIFIED));
   EXPECT_NE(no_result.message().find("no result"), std::string::npos) << no_result;
+}
+
+// A disconnect before the faulty engine's first move (it could not start or take its options) is
+// a fault, not a game: refused, never counted. Once it has moved, its disconnect is a loss.
+TEST(MatchReplay, ADisconnectBeforeTheFaultyEnginesFirstMoveIsNotAGame) {
+  v1::MatchJob job;
+  for (const char* name : {"a", "b"}) {
+    v1::EngineSpec* e = job.add_engines();
+    e->set_name(name);
+    e->set_builtin(true);
+  }
+  job.set_tc("1+0.1");
+  job.set_pairs(1);
+  // One book move (e2e4), then `engine_moves` moves by the engines; Black is at fault.
+  auto result = [](uint32_t engine_moves) {
+    v1::MatchJobResult r;
+    const char* moves[] = {"e2e4", "e7e5", "g1f3"};
+    for (int g = 0; g < 2; ++g) {
+      v1::ReportedGame* game = r.add_games();
+      game->set_pair(0);
+      game->set_game(uint32_t(g));
+      game->set_start_fen(Position::StartPosition().Fen());
+      for (uint32_t m = 0; m < 1 + engine_moves; ++m) game->add_moves(moves[m]);
+      game->set_engine_moves(engine_moves);
+      game->set_end(v1::GAME_END_DISCONNECT);
+      game->set_faulty(v1::SIDE_BLACK);
+      game->set_result(v1::GAME_RESULT_WHITE_WINS);
+    }
+    return r;
+  };
+  absl::Status unplayed = CheckMatchResult(job, result(0));
+  EXPECT_EQ(unplayed.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(unplayed.message().find("before the faulty engine's first move"), std::string::npos)
+      << unplayed;
+  EXPECT_TRUE(CheckMatchResult(job, result(2)).ok()) << "Black moved (e7e5) before it crashed";
+}
+
+// UCI option names are case-insensitive: `threads` sizes a game like `Threads`, and is bounded
+// at submit like it.
+TEST(ThreadsPerGame, ReadsTheOptionInAnyCase) {
+  google::protobuf::RepeatedPtrField<v1::EngineSpec> engines;
+  v1::EngineSpec* e = engines.Add();
+  e->set_name("sf");
+  e->set_builtin(true);
+  (*e->mutable_options())["threads"] = "4";
+  EXPECT_EQ(ThreadsPerGame(engines), 4u);
+  v1::SubmitMatchRequest req;
+  *req.add_engines() = *e;
+  (*req.mutable_engines(0)->mutable_options())["THREADS"] = "0";
+  v1::EngineSpec* b = req.add_engines();
+  b->set_name("b");
+  b->set_builtin(true);
+  req.set_tc("1+0.1");
+  req.set_games(2);
+  const absl::Status st = ValidateMatchRequest(req, {});
+  EXPECT_NE(st.message().find("option Threads must be 1.."), std::string::npos) << st;
 }
 
 }  // namespace

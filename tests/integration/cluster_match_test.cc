@@ -168,7 +168,7 @@ TEST_F(ClusterMatchTest, MatchOnLocalClusterCountsEveryGame) {
 
   const std::string progress = ReadFile(dir_ / "cli.log");
   EXPECT_NE(progress.find("submitted"), std::string::npos) << progress;
-  EXPECT_NE(progress.find("SUCCEEDED 100.0% 8/8 games"), std::string::npos) << progress;
+  EXPECT_NE(progress.find("finished, measured 100.0% 8/8 games"), std::string::npos) << progress;
   EXPECT_EQ(progress.find('\r'), std::string::npos) << "no bar when not on a terminal";
 
   // A second match as text: the local report; --max-moves reaches the workers' arbiters.
@@ -446,7 +446,7 @@ TEST_F(ClusterMatchTest, RatingsAcrossRunsMatchTheCombinedGames) {
   auto lonely = Cli({"ratings", "--engines", "v1", "v2", "nobody", "--coordinator", Address()});
   lonely->ReadAll();
   EXPECT_NE(lonely->Wait(), 0);
-  EXPECT_NE(ReadFile(dir_ / "cli.log").find("no finished games of 'nobody' against"),
+  EXPECT_NE(ReadFile(dir_ / "cli.log").find("no finished games of 'nobody' in these runs"),
             std::string::npos);
 }
 

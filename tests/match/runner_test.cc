@@ -9,6 +9,7 @@
 #include <fstream>
 #include <set>
 
+#include "base/strings.h"
 #include "engine/notation.h"
 #include "engine/pgn.h"
 
@@ -102,6 +103,32 @@ TEST(GamePgn, TagsMovesAndTermination) {
     EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;
 }
 
+// A Bronstein or delay game's PGN differs from a Fischer game's with the same numbers, and
+// a reader finds the exact control; a multi-period tag says each period's increment.
+TEST(GamePgn, TimeControlTagsSayTheClockThatWasRun) {
+  auto tags = [](const char* white_tc, const char* black_tc) {
+    GameRecord g;
+    g.tc[kWhite] = ParseTimeControl(white_tc).value();
+    g.tc[kBlack] = ParseTimeControl(black_tc).value();
+    return ToPgnGame(g, {.date = "2026.01.02"});
+  };
+  PgnGame fischer = tags("10+0.2", "10+0.2");
+  EXPECT_EQ(fischer.time_control, "10+0.2");
+  EXPECT_FALSE(fischer.Tag("ArbiterTimeControl"));
+  PgnGame bronstein = tags("10+0.2b", "10+0.2b");
+  EXPECT_EQ(bronstein.time_control, "?");
+  EXPECT_EQ(bronstein.Tag("ArbiterTimeControl").value_or(""), "10+0.2b");
+  PgnGame delay = tags("10+0.2d", "10+0.2d");
+  EXPECT_EQ(delay.Tag("ArbiterTimeControl").value_or(""), "10+0.2d");
+  EXPECT_NE(WritePgn(bronstein), WritePgn(fischer));
+  EXPECT_EQ(tags("40/60:30+1", "40/60:30+1").time_control, "40/60+1:30+1");
+  PgnGame odds = tags("10+0.1", "movetime=0.5");
+  EXPECT_EQ(odds.Tag("WhiteTimeControl").value_or(""), "10+0.1");
+  EXPECT_EQ(odds.Tag("BlackTimeControl").value_or(""), "?");
+  EXPECT_EQ(odds.Tag("BlackArbiterTimeControl").value_or(""), "movetime=0.5");
+  EXPECT_FALSE(odds.Tag("WhiteArbiterTimeControl"));
+}
+
 EngineSpec TestEngine(std::string name, std::vector<std::string> args = {}) {
   return EngineSpec{.name = std::move(name), .cmd = TEST_ENGINE, .args = std::move(args)};
 }
@@ -173,6 +200,19 @@ TEST(RunMatch, FaultyEngineLosesEveryGameAndTheMatchGoesOn) {
   EXPECT_EQ(s->terminations.at("disconnect"), 4u);
 }
 
+// An engine that dies at its first `go` of every game never moves: its games are not games. The
+// match stops with the engine's name instead of counting them as its losses.
+TEST(RunMatch, AnEngineThatNeverMovesStopsTheMatchAndNoGameCounts) {
+  std::vector<uint64_t> rounds;
+  auto s = RunMatch(Options(TestEngine("good"), TestEngine("crashy", {"--crash"}), 4), {},
+                    [&](uint64_t round, const GameRecord&) { rounds.push_back(round); });
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition) << s.status();
+  EXPECT_NE(s.status().message().find("engine 'crashy' could not play"), std::string::npos)
+      << s.status();
+  EXPECT_TRUE(rounds.empty()) << "no game was counted";
+}
+
 TEST(RunMatch, SprtStopsEarly) {
   MatchOptions o = Options(TestEngine("good"), TestEngine("illegal", {"--illegal"}), 400);
   o.sprt = stats::SprtParams{
@@ -207,12 +247,29 @@ TEST(RunMatch, PerEngineTimeControlOverride) {
   EXPECT_EQ(games[1].tc[kWhite].ToString(), "movetime=0.05");
 }
 
+// More engine threads than CPUs is said before the first game; within the CPUs nothing is.
+TEST(RunMatch, WarnsWhenTheEnginesThreadsExceedTheCpus) {
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  EngineSpec heavy = TestEngine("heavy");
+  heavy.options.emplace_back("Threads", std::to_string(cpus + 1));
+  MatchOptions o = Options(TestEngine("A"), heavy, 2);
+  std::vector<std::string> warnings;
+  o.warn = [&](const std::string& w) { warnings.push_back(w); };
+  ASSERT_TRUE(RunMatch(o).ok());
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find(Cat(cpus + 1, " threads on ", cpus, " CPUs")), std::string::npos)
+      << warnings[0];
+  warnings.clear();
+  o = Options(TestEngine("A"), TestEngine("B"), 2);
+  o.warn = [&](const std::string& w) { warnings.push_back(w); };
+  ASSERT_TRUE(RunMatch(o).ok());
+  EXPECT_TRUE(warnings.empty());
+}
+
 }  // namespace
 // Arbiter CPU per move is reported only when it was measured (a cluster run does not).
 TEST(MatchDetails, CpuPerMoveOnlyWhenMeasured) {
-  MatchSummary s;
-  s.names[0] = "a";
-  s.names[1] = "b";
+  MatchSummary s{.names = {"a", "b"}};
   s.moves = 10;
   std::string text = MatchDetails(ToMatchResult(s, std::nullopt));
   EXPECT_EQ(text.find("arbiter CPU"), std::string::npos) << text;

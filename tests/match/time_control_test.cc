@@ -24,10 +24,13 @@ INSTANTIATE_TEST_SUITE_P(
     AllForms, RoundTrip,
     testing::Values(std::pair{"40/7200:20/3600:1800", "40/7200:20/3600:1800"},
                     std::pair{"300", "300"}, std::pair{"10+0.1", "10+0.1"},
-                    std::pair{"10+0.1b", "10+0.1"}, std::pair{"10+0.1d", "10+0.1"},
+                    std::pair{"10+0.1b", "?"}, std::pair{"10+0.1d", "?"},
                     std::pair{"0.2+0.002", "0.2+0.002"}, std::pair{"40/60+1", "40/60+1"},
-                    std::pair{"movetime=1", "1/1"}, std::pair{"movetime=60,forfeit=2", "1/60"},
-                    std::pair{"depth=8", "-"}, std::pair{"nodes=100000", "-"}));
+                    std::pair{"40/60+1:30+1", "40/60+1:30+1"},
+                    std::pair{"40/60+0:30+1", "40/60+0:30+1"}, std::pair{"40/60+2b:30+1b", "?"},
+                    std::pair{"*60", "*60"}, std::pair{"movetime=1", "?"},
+                    std::pair{"movetime=60,forfeit=2", "?"}, std::pair{"depth=8", "-"},
+                    std::pair{"nodes=100000", "-"}));
 
 TEST(ParseTimeControl, RejectsBadInputWithReasons) {
   struct Case {
@@ -41,7 +44,10 @@ TEST(ParseTimeControl, RejectsBadInputWithReasons) {
       {"1800:40/7200", "period 1 has no move count"},
       {"0/60", "not a move count"},
       {"10+1:20/5+2", "no move count"},
-      {"40/60+1:30+2", "same increment"},
+      {"40/60+1:30+2b", "same kind"},
+      {"40/60+1d:30+2b", "same kind"},
+      {"*0", "sandclock"},
+      {"*60+1", "sandclock"},
       {"movetime=0", "positive"},
       {"depth=0", "depth"},
       {"nodes=-3", "nodes"},
@@ -58,7 +64,69 @@ TEST(ParseTimeControl, RejectsBadInputWithReasons) {
   }
 }
 
+// The PGN says the clock that is applied: an increment on the last period only is every
+// period's, per-period increments are kept, nothing is rewritten into another control.
+TEST(ParseTimeControl, IncrementsArePerPeriodAndTheTagSaysWhichApply) {
+  TimeControl legacy = Tc("40/60:30+1");
+  ASSERT_EQ(legacy.periods.size(), 2u);
+  EXPECT_EQ(legacy.periods[0].increment, Millis(1000));
+  EXPECT_EQ(legacy.periods[1].increment, Millis(1000));
+  EXPECT_EQ(legacy.ToPgn(), "40/60+1:30+1");
+  EXPECT_EQ(legacy.ToString(), "40/60+1:30+1");
+
+  TimeControl first_only = Tc("40/60+1:30");
+  EXPECT_EQ(first_only.periods[0].increment, Millis(1000));
+  EXPECT_EQ(first_only.periods[1].increment, Millis(0));
+  EXPECT_EQ(first_only.ToPgn(), "40/60+1:30+0");
+  EXPECT_EQ(first_only.ToString(), "40/60+1:30+0");
+
+  TimeControl second_only = Tc("40/60+0:30+1");
+  EXPECT_EQ(second_only.periods[0].increment, Millis(0));
+  EXPECT_EQ(second_only.periods[1].increment, Millis(1000));
+  EXPECT_EQ(Tc("40/60+1:20/30+0.5:15").ToPgn(), "40/60+1:20/30+0.5:15+0");
+}
+
+// Bronstein, simple delay and a fixed time per move cannot be read as Fischer from the PGN:
+// TimeControl is the standard's "?" and ArbiterTimeControl has the exact control.
+TEST(ParseTimeControl, PgnNeverWritesADelayOrMoveTimeAsFischer) {
+  EXPECT_EQ(Tc("10+0.2").PgnExtension(), "");
+  EXPECT_EQ(Tc("40/60:30").PgnExtension(), "");
+  EXPECT_EQ(Tc("*60").PgnExtension(), "");
+  EXPECT_EQ(Tc("10+0.2b").PgnExtension(), "10+0.2b");
+  EXPECT_EQ(Tc("10+0.2d").PgnExtension(), "10+0.2d");
+  EXPECT_EQ(Tc("movetime=0.2").PgnExtension(), "movetime=0.2");
+  EXPECT_EQ(Tc("depth=8").PgnExtension(), "depth=8");
+  EXPECT_NE(Tc("10+0.2b").ToPgn(), Tc("10+0.2").ToPgn());
+  EXPECT_NE(Tc("10+0.2d").ToPgn(), Tc("10+0.2").ToPgn());
+}
+
 const Millis kNoMargin{0};
+
+TEST(Clock, EachPeriodAddsItsOwnIncrement) {
+  Clock c(Tc("1/1+0.5:1/2+0.1:3"));
+  EXPECT_EQ(c.ForGo().increment, Millis(500));
+  c.Finish(Millis(200), kNoMargin);  // 800 + 500, then period 2's 2000
+  EXPECT_EQ(c.Remaining(), Millis(3300));
+  EXPECT_EQ(c.ForGo().increment, Millis(100));
+  c.Finish(Millis(300), kNoMargin);  // 3000 + 100, then the last period's 3000 (no increment)
+  EXPECT_EQ(c.Remaining(), Millis(6100));
+  EXPECT_EQ(c.ForGo().increment, Millis(0));
+  c.Finish(Millis(100), kNoMargin);
+  EXPECT_EQ(c.Remaining(), Millis(6000));
+}
+
+TEST(Clock, SandclockPassesTheTimeUsedToTheOpponent) {
+  Clock white(Tc("*1")), black(Tc("*1"));
+  white.Finish(Millis(300), kNoMargin);
+  black.CreditOpponentTime(Millis(300));
+  EXPECT_EQ(white.Remaining(), Millis(700));
+  EXPECT_EQ(black.Remaining(), Millis(1300));
+  EXPECT_EQ(black.ForGo().increment, Millis(0));
+  EXPECT_TRUE(white.Finish(Millis(701), kNoMargin).flag_fell);
+  Clock fischer(Tc("1+0.1"));
+  fischer.CreditOpponentTime(Millis(300));  // only a glass fills
+  EXPECT_EQ(fischer.Remaining(), Millis(1000));
+}
 
 TEST(Clock, SuddenDeathFlagsAfterTheTimeIsUsed) {
   Clock c(Tc("1"));

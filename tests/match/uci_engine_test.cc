@@ -3,6 +3,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <tuple>
+
 #include "match/process.h"
 
 namespace arbiter::match {
@@ -149,6 +156,55 @@ TEST(UciEngine, HandshakePositionGoBestmove) {
   EXPECT_FALSE(e.Running());
 }
 
+// --engine-log: one file per engine process, every line both ways with its UTC time.
+TEST(UciEngine, TrafficLogHasEveryLineBothWaysWithTimes) {
+  const std::string dir = testing::TempDir() + "/engine_log";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  EngineSpec spec = TestEngine();
+  spec.name = "a b";
+  spec.log_dir = dir;
+  UciEngine e(spec);
+  ASSERT_TRUE(e.Start().ok());
+  e.Kill();
+  ASSERT_TRUE(e.EnsureRunning().ok());  // a second process: a second file
+  e.Quit();
+  std::vector<std::string> files;
+  for (const auto& f : std::filesystem::directory_iterator(dir)) files.push_back(f.path());
+  ASSERT_EQ(files.size(), 2u);
+  std::stringstream text;
+  text << std::ifstream(files[0]).rdbuf();
+  EXPECT_NE(files[0].find("/a_b-"), std::string::npos) << files[0];
+  const std::regex sent(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z > uci\n)");
+  const std::regex read(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z < uciok\n)");
+  EXPECT_TRUE(std::regex_search(text.str(), sent)) << text.str();
+  EXPECT_TRUE(std::regex_search(text.str(), read)) << text.str();
+  EXPECT_NE(text.str().find("Z > isready\n"), std::string::npos);
+  EXPECT_NE(text.str().find("Z < readyok\n"), std::string::npos);
+}
+
+// The threads an engine searches with: set in the spec, else its option list's default.
+TEST(UciEngine, ThreadsFromTheSpecOrTheEnginesDefault) {
+  const std::string script = testing::TempDir() + "/threads_engine.sh";
+  std::ofstream(script) << "#!/bin/sh\n"
+                           "while read l; do case \"$l\" in\n"
+                           "uci) echo 'option name Threads type spin default 3 min 1 max 8'; "
+                           "echo uciok;;\n"
+                           "isready) echo readyok;;\n"
+                           "quit) exit 0;;\n"
+                           "esac; done\n";
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  UciEngine by_default(EngineSpec{.name = "d", .cmd = script});
+  ASSERT_TRUE(by_default.Start().ok());
+  EXPECT_EQ(by_default.Threads(), 3);
+  UciEngine set(EngineSpec{.name = "s", .cmd = script, .options = {{"Threads", "5"}}});
+  ASSERT_TRUE(set.Start().ok());
+  EXPECT_EQ(set.Threads(), 5);
+  UciEngine none(TestEngine());
+  ASSERT_TRUE(none.Start().ok());
+  EXPECT_EQ(none.Threads(), 1);
+}
+
 TEST(UciEngine, HandshakeTimeoutAndRestartAfterCrash) {
   UciEngine slow(TestEngine({"--slow-start", "3000"}), EngineTimeouts{.handshake = Millis(200)});
   absl::Status st = slow.Start();
@@ -183,6 +239,135 @@ TEST(UciEngine, StockfishHandshake) {
   while (!best && sf.ReadLine(In(10000), l) == ReadResult::kLine) best = ParseBestMove(l.text);
   ASSERT_TRUE(best.has_value());
   EXPECT_EQ(best->size(), 4u);
+}
+
+TEST(ParseOptionLine, ReadsEveryType) {
+  std::optional<UciOption> spin =
+      ParseOptionLine("option name Move Overhead type spin default 10 min 0 max 5000");
+  ASSERT_TRUE(spin);
+  EXPECT_EQ(spin->name, "Move Overhead");
+  EXPECT_EQ(spin->type, "spin");
+  EXPECT_EQ(spin->default_value, "10");
+  EXPECT_EQ(spin->min, 0);
+  EXPECT_EQ(spin->max, 5000);
+  std::optional<UciOption> combo = ParseOptionLine(
+      "option name Style type combo default Normal var Solid var Normal var Risky Play");
+  ASSERT_TRUE(combo);
+  EXPECT_EQ(combo->vars, (std::vector<std::string>{"Solid", "Normal", "Risky Play"}));
+  std::optional<UciOption> button = ParseOptionLine("option name Clear Hash type button");
+  ASSERT_TRUE(button);
+  EXPECT_EQ(button->name, "Clear Hash");
+  EXPECT_EQ(button->type, "button");
+  EXPECT_FALSE(ParseOptionLine("id name Stockfish"));
+}
+
+TEST(CheckOptionValue, RefusesUnknownNamesAndValuesOutOfRangeWithTheList) {
+  std::vector<UciOption> declared;
+  for (const char* line : {"option name Hash type spin default 16 min 1 max 1024",
+                           "option name Ponder type check default false",
+                           "option name Style type combo default Solid var Solid var Risky",
+                           "option name SyzygyPath type string default <empty>"})
+    declared.push_back(*ParseOptionLine(line));
+  // UCI option names are case-insensitive: the engine's own spelling is what is sent.
+  EXPECT_EQ(CheckOptionValue(declared, "hash", "16").value_or(""), "Hash");
+  EXPECT_EQ(CheckOptionValue(declared, "ponder", "TRUE").value_or(""), "Ponder");
+  EXPECT_EQ(CheckOptionValue(declared, "Style", "risky").value_or(""), "Style");
+  EXPECT_TRUE(CheckOptionValue(declared, "SyzygyPath", "/tb").ok());
+  absl::StatusOr<std::string> unknown = CheckOptionValue(declared, "Hsh", "16");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(unknown.status().message().find(
+                "no option 'Hsh'; its options: Hash (spin 1..1024), Ponder (check), Style (combo "
+                "Solid|Risky), SyzygyPath (string)"),
+            std::string::npos)
+      << unknown.status();
+  for (const auto& [name, value, why] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"Hash", "1025", "out of its range 1..1024"},
+           {"Hash", "0", "out of its range 1..1024"},
+           {"Hash", "99999999999999999999", "not a whole number"},
+           {"Hash", "16MB", "not a whole number"},
+           {"Ponder", "yes", "true or false"},
+           {"Style", "Wild", "not one of its values"}}) {
+    absl::StatusOr<std::string> st = CheckOptionValue(declared, name, value);
+    ASSERT_FALSE(st.ok()) << name << "=" << value;
+    EXPECT_NE(st.status().message().find(why), std::string::npos) << st.status();
+    EXPECT_NE(st.status().message().find("its options: Hash"), std::string::npos) << st.status();
+  }
+}
+
+// A bare command is cmd= that command, named by the program's base name, as in every command.
+TEST(ParseEngineSpec, ABareCommandIsItsCmd) {
+  absl::StatusOr<EngineSpec> path = ParseEngineSpec("/usr/games/stockfish");
+  ASSERT_TRUE(path.ok()) << path.status();
+  EXPECT_EQ(path->cmd, "/usr/games/stockfish");
+  EXPECT_EQ(path->name, "stockfish");
+  absl::StatusOr<EngineSpec> args = ParseEngineSpec("./engine --uci --threads=2");
+  ASSERT_TRUE(args.ok()) << args.status();
+  EXPECT_EQ(args->cmd, "./engine");
+  EXPECT_EQ(args->args, (std::vector<std::string>{"--uci", "--threads=2"}));
+  EXPECT_EQ(args->name, "engine");
+  EXPECT_EQ(ParseEngineSpec("builtin")->cmd, "builtin");
+  EXPECT_FALSE(ParseEngineSpec("name=a,option.Hash=16").ok()) << "a spec without cmd=";
+}
+
+TEST(ParseEngineSpec, RefusesControlCharactersInOptions) {
+  for (const std::string spec : {"cmd=sf,option.Hash=16\nquit", "cmd=sf,option.Ha\tsh=16"}) {
+    const std::string& text = spec;
+    absl::StatusOr<EngineSpec> parsed = ParseEngineSpec(spec);
+    ASSERT_FALSE(parsed.ok()) << text;
+    EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(parsed.status().message().find("control character"), std::string::npos)
+        << parsed.status();
+  }
+  EXPECT_TRUE(ParseEngineSpec("cmd=sf,option.Hash=16").ok());
+}
+
+// The handshake checks each option against the engine's list before sending any: an unknown
+// name or a value out of range fails Start() with the list; another case of a declared name is
+// sent in the engine's spelling.
+TEST(UciEngine, OptionsAreCheckedAgainstTheEnginesList) {
+  EngineSpec typo = TestEngine();
+  typo.options = {{"Hsh", "16"}};
+  absl::Status st = UciEngine(typo).Start();
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << st;
+  EXPECT_NE(st.message().find("t: the engine has no option 'Hsh'; its options: Hash (spin "
+                              "1..1024), UCI_Chess960 (check)"),
+            std::string::npos)
+      << st;
+  EngineSpec big = TestEngine();
+  big.options = {{"Hash", "2048"}};
+  st = UciEngine(big).Start();
+  EXPECT_NE(st.message().find("option Hash=2048: out of its range 1..1024"), std::string::npos)
+      << st;
+  const std::string log = ::testing::TempDir() + "uci-options-" + std::to_string(getpid());
+  EngineSpec lower = TestEngine({"--log", log});
+  lower.options = {{"hash", "32"}};
+  UciEngine fine(lower);
+  ASSERT_TRUE(fine.Start().ok());
+  fine.Quit();
+  std::ifstream in(log);
+  const std::string sent((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(sent.find("setoption name Hash value 32"), std::string::npos) << sent;
+  std::remove(log.c_str());
+}
+
+// Debian's Stockfish: a misspelled name is refused naming Hash in its list; a Hash beyond its
+// maximum is refused as out of range.
+TEST(UciEngine, StockfishRefusesUnknownOptionsAndValuesOutOfRange) {
+  if (access("/usr/games/stockfish", X_OK) != 0) GTEST_SKIP() << "no stockfish";
+  absl::Status typo = CheckEngine(
+      EngineSpec{.name = "sf", .cmd = "/usr/games/stockfish", .options = {{"Hsh", "16"}}},
+      EngineTimeouts{});
+  EXPECT_EQ(typo.code(), absl::StatusCode::kInvalidArgument) << typo;
+  EXPECT_NE(typo.message().find("no option 'Hsh'"), std::string::npos) << typo;
+  EXPECT_NE(typo.message().find("Hash (spin 1.."), std::string::npos) << typo;
+  absl::Status huge = CheckEngine(
+      EngineSpec{.name = "sf", .cmd = "/usr/games/stockfish", .options = {{"Hash", "99999999999"}}},
+      EngineTimeouts{});
+  EXPECT_EQ(huge.code(), absl::StatusCode::kInvalidArgument) << huge;
+  EXPECT_NE(huge.message().find("option Hash=99999999999: out of its range"), std::string::npos)
+      << huge;
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 its abuse (no token, wrong role, no CSRF value, oversized or malformed bodies, bad paths).
 Usage: dashboard_api_test.py ARBITER_BINARY"""
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -232,6 +233,47 @@ class DashboardApiTest(unittest.TestCase):
         for path in ("/../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/etc/passwd"):
             r = self.c.request("GET", path, token=self.c.admin)
             self.assertNotIn("root:", r.body, path)
+
+    def test_assets_are_compressed_cached_and_the_icon_is_served(self):
+        for path in ("/favicon.ico", "/favicon.svg"):
+            r = self.c.request("GET", path)
+            self.assertEqual(r.status, 200, path)
+            self.assertEqual(r.headers["Content-Type"], "image/svg+xml")
+        r = self.c.request("GET", "/style.css", headers={"Accept-Encoding": "gzip"})
+        self.assertEqual(r.status, 200)
+        self.assertEqual(r.headers["Content-Encoding"], "gzip")
+        self.assertEqual(r.headers["Cache-Control"], "no-cache")
+        etag = r.headers["ETag"]
+        again = self.c.request("GET", "/style.css", headers={"If-None-Match": etag})
+        self.assertEqual(again.status, 304)
+        plain = self.c.request("GET", "/style.css")
+        self.assertIsNone(plain.headers["Content-Encoding"])
+        self.assertIn(":root", plain.body)
+        # The pages themselves are never kept.
+        jar, _ = self.sign_in("viewer")
+        page = self.c.request("GET", "/", headers={"Cookie": jar})
+        self.assertEqual(page.headers["Cache-Control"], "no-store")
+        for script in re.findall(r'<script src="(/[a-z]+\.js)"', page.body):
+            self.assertEqual(self.c.request("GET", script, headers={"Cookie": jar}).status, 200, script)
+
+    def test_a_verified_perft_reads_exact_and_an_unverified_one_measured(self):
+        sub = self.c.tokens["submitter"]
+        runs = {}
+        for verify in (True, False):
+            r = self.c.request("POST", "/api/v1/runs/perft", {"perft": {"fen": STARTPOS, "depth": 4},
+                               "verify": verify}, token=sub)
+            self.assertEqual(r.status, 200, r.body)
+            runs[verify] = self.c.wait_run(r.json()["id"],
+                                           lambda run: run["state"] == "RUN_STATE_SUCCEEDED")
+        self.assertEqual(runs[True]["outcome"]["verdict"], "RUN_VERDICT_PASSED")
+        self.assertEqual(runs[True]["outcome"]["summary"],
+                         "exact: verified by two workers, 197281 nodes")
+        self.assertEqual(runs[False]["outcome"]["verdict"], "RUN_VERDICT_MEASURED")
+        # A queued or running run has no verdict yet; a cancelled match is inconclusive.
+        r = self.c.request("POST", "/api/v1/runs/match", match_request(games=1000), token=sub)
+        self.assertEqual(r.json()["outcome"]["verdict"], "RUN_VERDICT_PENDING")
+        c = self.c.request("POST", f"/api/v1/runs/{r.json()['id']}/cancel", {}, token=sub)
+        self.assertEqual(c.json()["outcome"]["verdict"], "RUN_VERDICT_INCONCLUSIVE")
 
     def test_runs_are_paged_and_filtered(self):
         ids = []

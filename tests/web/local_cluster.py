@@ -29,6 +29,13 @@ class LocalCluster:
                 [arbiter, "local", "--workers", str(workers), "--listen", "127.0.0.1:0",
                  "--http", "127.0.0.1:0", "--data", os.path.join(self.dir, "data"), *extra],
                 stdout=subprocess.PIPE, stderr=err, text=True)
+        try:
+            self._read_start()
+        except BaseException:
+            self.close()  # a start that cannot be read leaves no process behind
+            raise
+
+    def _read_start(self):
         lines = []
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -39,10 +46,11 @@ class LocalCluster:
             if line.startswith("dashboard:"):
                 break
         text = "".join(lines)
+        self.startup = text  # what `arbiter local` printed up to the dashboard's line
         self.grpc = re.search(r"coordinator on (127\.0\.0\.1:\d+)", text).group(1)
         link = re.search(r"dashboard: (http://127\.0\.0\.1:\d+)(/\S*)", text)
         self.base, self.one_time_path = link.group(1), link.group(2)
-        token_file = re.search(r"token for its clients in (\S+)", text).group(1)
+        token_file = re.search(r"token for its clients in ([^\s,]+)", text).group(1)
         with open(token_file) as f:
             self.admin = f.read().strip()
         self.tokens = {"admin": self.admin}

@@ -36,8 +36,9 @@ TEST(EngineDir, OnlyPathsInsideTheAllowedDirectories) {
   std::filesystem::remove_all(dir);
 }
 
-// A refused path is never started: every game of the job is that engine's disconnect, named.
-TEST(EngineDir, ARefusedEngineLosesItsGamesByDisconnect) {
+// A refused path is never started: the job is a fault of that engine, named, and no game of it
+// is reported.
+TEST(EngineDir, ARefusedEngineMakesTheJobAFault) {
   if (access("/usr/games/stockfish", X_OK) != 0) GTEST_SKIP() << "no /usr/games/stockfish";
   v1::MatchJob job;
   job.set_tc("1+0.01");
@@ -50,17 +51,78 @@ TEST(EngineDir, ARefusedEngineLosesItsGamesByDisconnect) {
   b->set_name("b");
   b->set_path("/bin/sh");
   EngineCache cache(std::filesystem::temp_directory_path().string(), nullptr);
+  v1::EngineRefusal refusal;
   absl::StatusOr<v1::MatchJobResult> r =
-      RunMatchJob(job, cache, 1, nullptr, {.engine_dirs = {"/usr/games"}});
+      RunMatchJob(job, cache, 1, nullptr, {.engine_dirs = {"/usr/games"}}, &refusal);
+  ASSERT_FALSE(r.ok()) << r->DebugString();
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition) << r.status();
+  EXPECT_TRUE(refusal.fault());
+  EXPECT_EQ(refusal.engine(), "b");
+  EXPECT_NE(refusal.reason().find("is not in an engine directory of this worker (/usr/games)"),
+            std::string::npos)
+      << refusal.reason();
+}
+
+// An engine that cannot start (a misspelled path) or take its options makes the job a fault
+// naming the engine and why, before any game is reported; the other engine's games are not
+// counted either.
+TEST(EngineFault, AnEngineThatCannotStartOrTakeItsOptionsIsAFaultNotAGame) {
+  if (access("/usr/games/stockfish", X_OK) != 0) GTEST_SKIP() << "no /usr/games/stockfish";
+  EngineCache cache(std::filesystem::temp_directory_path().string(), nullptr);
+  auto run = [&](const std::string& path, const std::string& option, const std::string& value,
+                 v1::EngineRefusal& refusal) {
+    v1::MatchJob job;
+    job.set_tc("depth=1");
+    job.set_pairs(2);
+    v1::EngineSpec* a = job.add_engines();
+    a->set_name("sf");
+    a->set_path(path);
+    if (!option.empty()) (*a->mutable_options())[option] = value;
+    v1::EngineSpec* b = job.add_engines();
+    b->set_name("other");
+    b->set_path("/usr/games/stockfish");
+    return RunMatchJob(job, cache, 1, nullptr, {}, &refusal);
+  };
+  v1::EngineRefusal missing;
+  absl::StatusOr<v1::MatchJobResult> r = run("/usr/games/stokfish", "", "", missing);
+  ASSERT_FALSE(r.ok()) << r->DebugString();
+  EXPECT_TRUE(missing.fault());
+  EXPECT_EQ(missing.engine(), "sf");
+  EXPECT_NE(missing.reason().find("/usr/games/stokfish"), std::string::npos) << missing.reason();
+
+  // With a declared bench the checker meets the missing binary first: a fault too.
+  v1::MatchJob benched;
+  benched.set_tc("depth=1");
+  benched.set_pairs(1);
+  v1::EngineSpec* a = benched.add_engines();
+  a->set_name("sf");
+  a->set_path("/usr/games/stokfish");
+  a->set_bench(123456);
+  v1::EngineSpec* b = benched.add_engines();
+  b->set_name("other");
+  b->set_path("/usr/games/stockfish");
+  EngineChecker checker(match::SandboxOptions{}, match::Millis(10000));
+  v1::EngineRefusal unreadable;
+  r = RunMatchJob(benched, cache, 1, nullptr, {.checker = &checker}, &unreadable);
+  ASSERT_FALSE(r.ok()) << r->DebugString();
+  EXPECT_TRUE(unreadable.fault());
+  EXPECT_EQ(unreadable.engine(), "sf");
+  EXPECT_NE(unreadable.reason().find("cannot read '/usr/games/stokfish'"), std::string::npos)
+      << unreadable.reason();
+
+  v1::EngineRefusal option;
+  r = run("/usr/games/stockfish", "Hsh", "16", option);
+  ASSERT_FALSE(r.ok()) << r->DebugString();
+  EXPECT_TRUE(option.fault());
+  EXPECT_EQ(option.engine(), "sf");
+  EXPECT_NE(option.reason().find("no option 'Hsh'"), std::string::npos) << option.reason();
+  EXPECT_NE(option.reason().find("Hash (spin 1.."), std::string::npos) << option.reason();
+
+  v1::EngineRefusal fine;
+  r = run("/usr/games/stockfish", "hash", "16", fine);  // names are case-insensitive
   ASSERT_TRUE(r.ok()) << r.status();
-  ASSERT_EQ(r->games_size(), 2);
-  for (const v1::ReportedGame& g : r->games()) {
-    EXPECT_EQ(g.end(), v1::GAME_END_DISCONNECT) << g.reason();
-    EXPECT_EQ(g.faulty(), g.game() == 0 ? v1::SIDE_BLACK : v1::SIDE_WHITE) << g.reason();
-    EXPECT_NE(g.reason().find("is not in an engine directory of this worker (/usr/games)"),
-              std::string::npos)
-        << g.reason();
-  }
+  EXPECT_EQ(r->games_size(), 4);
+  EXPECT_FALSE(fine.fault());
 }
 
 // A run's limits tighten the worker's, never loosen them; unset ones keep the worker's.
