@@ -355,6 +355,9 @@ absl::StatusOr<ProcessSpec> Sandboxed(const SandboxOptions& options, ProcessSpec
                           "/proc/stat", "/sys/devices/system/cpu", "/sys/devices/system/node"})
       paths.push_back({p, LandlockPath::kRead});
     paths.push_back({"/dev/null", LandlockPath::kReadWrite});
+    // A sanitizer's runtime reads /proc/self (maps, status) as the engine starts: instrumented
+    // builds (tests only) let it, and so see the host's /proc.
+    if (kSanitizerBuild) paths.push_back({"/proc", LandlockPath::kRead});
     paths.push_back({program, LandlockPath::kRead});
     if (!spec.cwd.empty()) paths.push_back({spec.cwd, LandlockPath::kRead});
     paths.push_back({private_dir, LandlockPath::kReadWrite});

@@ -52,7 +52,7 @@ inline constexpr bool kSanitizerBuild = false;
 struct ResourceLimits {
   // RLIMIT_AS: address space (a failed allocation is a crash)
   uint64_t memory_mb = kSanitizerBuild ? 0 : 4096;
-  uint64_t processes = 512;      // RLIMIT_NPROC: processes and threads of the user
+  uint64_t processes = 1024;     // RLIMIT_NPROC: processes and threads of the user
   uint64_t open_files = 256;     // RLIMIT_NOFILE
   uint64_t file_size_mb = 64;    // RLIMIT_FSIZE: larger writes get SIGXFSZ
   uint64_t cpu_seconds = 86400;  // RLIMIT_CPU: a backstop (SIGXCPU)

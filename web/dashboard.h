@@ -31,7 +31,7 @@ struct DashboardOptions {
   size_t max_live_pages = 256;
   // Connections served at once besides the live pages: enough that clients holding half-sent
   // requests (each until the request timeout) do not lock signed-in users out.
-  int threads = 512;
+  int threads = 96;
   // Runs on one page of the runs list at most.
   uint32_t max_page_size = 200;
 };

@@ -406,6 +406,7 @@ int main(int argc, char** argv) {
       Say("id author arbiter tests");
       Say("option name Hash type spin default 16 min 1 max 1024");
       Say("option name UCI_Chess960 type check default false");
+      Say("option name Threads type spin default 1 min 1 max 512");
       Say("uciok");
     } else if (w[0] == "isready") {
       Say("readyok");

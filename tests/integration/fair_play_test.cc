@@ -108,12 +108,22 @@ class FairPlayTest : public ::testing::Test {
   }
 
   // The newest run.
+  // The newest run, whole (the list carries summaries only: no refusals or engine reports).
   v1::Run NewestRun() {
+    v1::ListRunsResponse resp;
+    {
+      grpc::ClientContext ctx;
+      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+      EXPECT_TRUE(stub_->ListRuns(&ctx, v1::ListRunsRequest(), &resp).ok());
+    }
+    if (resp.runs_size() == 0) return v1::Run();
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-    v1::ListRunsResponse resp;
-    EXPECT_TRUE(stub_->ListRuns(&ctx, v1::ListRunsRequest(), &resp).ok());
-    return resp.runs_size() > 0 ? resp.runs(0) : v1::Run();
+    v1::GetRunRequest get;
+    get.set_run_id(resp.runs(0).id());
+    v1::Run run;
+    EXPECT_TRUE(stub_->GetRun(&ctx, get, &run).ok());
+    return run;
   }
 
   // Runs the CLI to the end: its exit code, stdout in `out`, stderr in cli.log.

@@ -87,9 +87,9 @@ TEST(RunTournament, PgnEventNamesTheTournamentAndFaultsAreCounted) {
   callbacks.progress = [&](const MatchOptions&, const MatchSummary& s) {
     progress.push_back(PairingProgressLine(s, 2));
   };
-  auto out =
-      RunTournament(base, {TestEngine("a"), TestEngine("b"), TestEngine("crashy", {"--crash"})},
-                    false, callbacks);
+  auto out = RunTournament(
+      base, {TestEngine("a"), TestEngine("b"), TestEngine("crashy", {"--exit-after-move"})}, false,
+      callbacks);
   ASSERT_TRUE(out.ok()) << out.status();
   std::stringstream pgn;
   pgn << std::ifstream(base.pgn_out).rdbuf();
