@@ -28,7 +28,7 @@ struct ServerOptions {
   // signed by it (mutual TLS).
   std::string tls_cert, tls_key, tls_client_ca;
   // The gRPC server's memory for messages being read and written (its resource quota).
-  size_t grpc_memory_bytes = size_t(256) << 20;
+  size_t grpc_memory_bytes = size_t(128) << 20;
 };
 
 class Server {
