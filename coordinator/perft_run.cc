@@ -365,12 +365,7 @@ class PerftRun final : public RunHandler {
 IngestOutcome PerftRun::Ingest(Job& job, CoordinatorMetrics* metrics) {
   IngestOutcome outcome;
   // Find the counts most results agree on.
-  size_t best = 0, best_votes = 0;
-  for (size_t i = 0; i < job.results.size(); ++i) {
-    size_t votes = 0;
-    for (const Result& r : job.results) votes += r.counts == job.results[i].counts;
-    if (votes > best_votes) best = i, best_votes = votes;
-  }
+  const auto [best, best_votes] = MajorityOf(job.results);
   const size_t needed = job.want > 1 ? 2 : 1;
   if (best_votes < needed) {
     // Verified job without a majority yet: ask one more worker once all copies are in.

@@ -36,4 +36,14 @@ absl::StatusOr<std::unique_ptr<RunHandler>> LoadRunHandler(v1::RunKind kind,
   }
 }
 
+std::pair<size_t, size_t> MajorityOf(const std::vector<Result>& results) {
+  size_t best = 0, best_votes = 0;
+  for (size_t i = 0; i < results.size(); ++i) {
+    size_t votes = 0;
+    for (const Result& r : results) votes += r.counts == results[i].counts;
+    if (votes > best_votes) best = i, best_votes = votes;
+  }
+  return {best, best_votes};
+}
+
 }  // namespace arbiter::coordinator

@@ -133,6 +133,9 @@ struct Run {
   uint64_t QueuedJobs() const;
 };
 
+// The result whose counts most of `results` share, and how many share them (perft votes).
+std::pair<size_t, size_t> MajorityOf(const std::vector<Result>& results);
+
 // What a committed result did to its job and run.
 struct IngestOutcome {
   enum class JobEffect { kNone, kDone, kRequeue, kFailed };

@@ -75,12 +75,7 @@ void Coordinator::ApplyResultLocked(Run& run, Job& job, std::vector<RunUpdate>& 
   // Who agrees with the counts most results agree on (Ingest drops the counts once done).
   std::vector<bool> agrees;
   if (run.handler->SpotChecked() && job.results.size() >= 2) {
-    size_t best = 0, best_votes = 0;
-    for (size_t i = 0; i < job.results.size(); ++i) {
-      size_t votes = 0;
-      for (const Result& r : job.results) votes += r.counts == job.results[i].counts;
-      if (votes > best_votes) best = i, best_votes = votes;
-    }
+    const size_t best = MajorityOf(job.results).first;
     for (const Result& r : job.results) agrees.push_back(r.counts == job.results[best].counts);
   }
   const IngestOutcome outcome = run.handler->Ingest(job, metrics_.get());
