@@ -48,6 +48,7 @@ struct CoordinatorFlags {
   uint32_t max_active_runs = 20;
   uint32_t max_submissions_per_minute = 60;
   uint64_t upload_quota_mb = 4096;
+  uint64_t max_queued_jobs = 1'000'000;
 };
 
 struct WorkerFlags {
@@ -88,6 +89,10 @@ void AddCoordinatorOptions(CLI::App* cmd, CoordinatorFlags& f) {
   cmd->add_option("--max-submissions-per-minute", f.max_submissions_per_minute,
                   "Submissions per token and minute")
       ->check(CLI::Range(1, 100000));
+  cmd->add_option("--max-queued-jobs", f.max_queued_jobs,
+                  "Jobs not yet done in one token's unfinished runs (admins: unbounded); about "
+                  "250 bytes of coordinator memory each")
+      ->check(CLI::Range(uint64_t(1), uint64_t(100'000'000)));
   cmd->add_flag("--no-auth", f.no_auth,
                 "No authentication (accepted only when listening on a loopback address)");
   cmd->add_option("--admin-token-file", f.admin_token_file,
@@ -108,6 +113,7 @@ coordinator::ServerOptions ToServerOptions(const CoordinatorFlags& f) {
   o.coordinator.max_upload_bytes = f.max_upload_mb << 20;
   o.coordinator.upload_quota_bytes = f.upload_quota_mb << 20;
   o.coordinator.max_active_runs = f.max_active_runs;
+  o.coordinator.max_queued_jobs = f.max_queued_jobs;
   o.coordinator.max_submissions_per_minute = f.max_submissions_per_minute;
   o.coordinator.host = HostName();
   o.no_auth = f.no_auth;

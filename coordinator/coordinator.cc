@@ -1,5 +1,7 @@
 #include "coordinator/coordinator.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <optional>
 #include <thread>
@@ -221,21 +223,24 @@ absl::StatusOr<v1::Run> Coordinator::SubmitPerft(const v1::SubmitPerftRequest& r
   RETURN_IF_ERROR(CheckAcceptingRuns());
   RETURN_IF_ERROR(CheckScheduling(request.scheduling(), caller));
   RETURN_IF_ERROR(CheckOwnerLimits(caller.name));
-  return Submit(PlanPerftRun(request, Context()), caller, request.scheduling());
+  return Submit(PlanInSlot([&] { return PlanPerftRun(request, Context()); }), caller,
+                request.scheduling());
 }
 
 absl::StatusOr<v1::Run> Coordinator::SubmitMatch(const v1::SubmitMatchRequest& request,
                                                  const Caller& caller) {
   RETURN_IF_ERROR(CheckScheduling(request.scheduling(), caller));
   RETURN_IF_ERROR(CheckOwnerLimits(caller.name));
-  return Submit(PlanMatchRun(request, Context()), caller, request.scheduling());
+  return Submit(PlanInSlot([&] { return PlanMatchRun(request, Context()); }), caller,
+                request.scheduling());
 }
 
 absl::StatusOr<v1::Run> Coordinator::SubmitTournament(const v1::SubmitTournamentRequest& request,
                                                       const Caller& caller) {
   RETURN_IF_ERROR(CheckScheduling(request.scheduling(), caller));
   RETURN_IF_ERROR(CheckOwnerLimits(caller.name));
-  return Submit(PlanTournamentRun(request, Context()), caller, request.scheduling());
+  return Submit(PlanInSlot([&] { return PlanTournamentRun(request, Context()); }), caller,
+                request.scheduling());
 }
 
 absl::StatusOr<v1::Run> Coordinator::SubmitMovegenCheck(
@@ -243,7 +248,8 @@ absl::StatusOr<v1::Run> Coordinator::SubmitMovegenCheck(
   RETURN_IF_ERROR(CheckAcceptingRuns());
   RETURN_IF_ERROR(CheckScheduling(request.scheduling(), caller));
   RETURN_IF_ERROR(CheckOwnerLimits(caller.name));
-  return Submit(PlanMovegenCheckRun(request, Context()), caller, request.scheduling());
+  return Submit(PlanInSlot([&] { return PlanMovegenCheckRun(request, Context()); }), caller,
+                request.scheduling());
 }
 
 absl::Status Coordinator::CheckOwnerLimits(const std::string& owner) {
@@ -263,6 +269,25 @@ absl::Status Coordinator::CheckOwnerLimits(const std::string& owner) {
                                             options_.max_submissions_per_minute, ")"));
   times.push_back(now);
   return absl::OkStatus();
+}
+
+absl::StatusOr<RunPlan> Coordinator::PlanInSlot(
+    const std::function<absl::StatusOr<RunPlan>()>& plan) {
+  constexpr double kPlanWaitSeconds = 30;
+  {
+    absl::MutexLock lock(&plan_mu_);
+    const auto free = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(plan_mu_) {
+      return plans_running_ < options_.max_concurrent_plans;
+    };
+    if (!plan_mu_.AwaitWithTimeout(absl::Condition(&free), absl::Seconds(kPlanWaitSeconds)))
+      return absl::ResourceExhaustedError(
+          Cat("the coordinator is planning ", plans_running_, " other runs; submit again later"));
+    ++plans_running_;
+  }
+  absl::StatusOr<RunPlan> out = plan();
+  absl::MutexLock lock(&plan_mu_);
+  --plans_running_;
+  return out;
 }
 
 absl::Status Coordinator::DeleteEngine(const std::string& sha256, const Caller& caller) {
@@ -287,6 +312,17 @@ absl::StatusOr<v1::Run> Coordinator::Submit(absl::StatusOr<RunPlan> planned, con
   {
     absl::MutexLock lock(&mu_);
     RETURN_IF_ERROR(workers_.CheckEnginePaths(plan.engine_paths));
+    if (!caller.admin()) {
+      uint64_t queued = 0;
+      for (const auto& [id, run] : runs_)
+        if (run->owner == caller.name && !IsTerminal(run->state))
+          queued += run->jobs.size() - run->jobs_done - run->jobs_cancelled;
+      if (queued + plan.job_specs.size() > options_.max_queued_jobs)
+        return absl::ResourceExhaustedError(
+            Cat("'", caller.name, "' has ", queued, " jobs queued; this run's ",
+                plan.job_specs.size(), " would pass the limit per token (",
+                options_.max_queued_jobs, "): cancel a run, or wait for one to finish"));
+    }
   }
   const auto store_start = Clock::now();
   auto run = std::make_unique<Run>();
@@ -340,6 +376,11 @@ absl::StatusOr<v1::Run> Coordinator::Submit(absl::StatusOr<RunPlan> planned, con
   spdlog::info("run {}: {}; stored {:.3f} s", out.id(), plan.summary,
                std::chrono::duration<double>(Clock::now() - store_start).count());
   return out;
+}
+
+size_t Coordinator::JobsInMemory() {
+  absl::MutexLock lock(&mu_);
+  return queue_.size();
 }
 
 absl::Status Coordinator::CheckAcceptingRuns() {
@@ -500,6 +541,9 @@ bool Coordinator::CancelWatch(uint64_t watch_id) {
   return false;
 }
 
+// Runs of at least this many jobs give their memory back to the system when they end.
+constexpr size_t kTrimAfterJobs = 10'000;
+
 void Coordinator::FinishRunLocked(Run& run, v1::RunState state, const std::string& message,
                                   std::vector<RunUpdate>& updates) {
   run.state = state;
@@ -531,16 +575,30 @@ void Coordinator::FinishRunLocked(Run& run, v1::RunState state, const std::strin
   }
   last_gauges_ = {};  // refresh the gauges at the next tick
   // Job specs and result payloads of a finished run are no longer needed in memory (the store
-  // has them); the jobs stay so that late or repeated calls about them get precise answers.
+  // has them); the jobs that were leased stay so that late or repeated calls about them get
+  // precise answers.
+  // Jobs that were never leased cannot be asked about: they go (a cancelled run of a million
+  // games keeps only its result).
   run.handler->ReleaseJobs();
+  bool kept = false;
   for (uint64_t id : run.jobs) {
     if (Job* job = queue_.Find(id)) {
+      if (job->past_leases.empty() && job->results.empty() && job->pending == 0) {
+        queue_.Erase(id);
+        continue;
+      }
+      kept = true;
       for (Result& r : job->results) {
         r.counts = {};
         r.match.reset();
       }
     }
   }
+  // The freed jobs sit in the arena of whichever thread planned the run; glibc hands them back
+  // to the system only when asked, and a later plan on another thread would not reuse them.
+  const size_t jobs = run.jobs.size();
+  if (!kept) run.jobs = {};  // nothing left to ask about (the job counts are in run.final)
+  if (jobs >= kTrimAfterJobs) malloc_trim(0);
   if (state == v1::RUN_STATE_SUCCEEDED && run.final->has_perft())
     spdlog::info("run {}: succeeded, {} nodes in {:.3f} s", run.id,
                  run.final->perft().result().nodes_decimal(),

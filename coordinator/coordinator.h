@@ -53,6 +53,12 @@ struct CoordinatorOptions {
   uint32_t max_active_runs = 20;
   uint32_t max_submissions_per_minute = 60;
   uint64_t upload_quota_bytes = uint64_t(4) << 30;
+  // Per token but admins: jobs not yet done in its unfinished runs (each costs the coordinator
+  // about 250 bytes; docs/scaling.md). A match of a million games is 250,000 jobs of 2 pairs.
+  uint64_t max_queued_jobs = 1'000'000;
+  // Submissions planned at once, over gRPC and HTTP together (a plan can take hundreds of MB
+  // before it is refused or stored); others wait up to kPlanWaitSeconds, then are refused.
+  uint32_t max_concurrent_plans = 2;
   // The host this coordinator runs on (its host name; `arbiter coordinator` sets it). Workers that
   // report it and whose threads fill its cores share the coordinator's CPU: a perft run is then
   // planned for the least coordinator CPU (PlanContext::workers_fill_host). Empty: never assumed.
@@ -178,6 +184,8 @@ class Coordinator {
   size_t ConnectedHashTables();
   // The largest --threads among connected workers (0 when none is connected).
   uint32_t MaxWorkerThreads();
+  // Jobs held in memory (arbiter_jobs_in_memory): what a run's memory grows with.
+  size_t JobsInMemory();
 
  private:
   struct Waiter {
@@ -201,6 +209,9 @@ class Coordinator {
                                  const v1::Scheduling& scheduling);
   // RESOURCE_EXHAUSTED when `owner` may not submit now (active runs, rate); records the attempt.
   absl::Status CheckOwnerLimits(const std::string& owner);
+  // One of max_concurrent_plans planning slots, held while `plan` runs; RESOURCE_EXHAUSTED when
+  // none frees up within kPlanWaitSeconds.
+  absl::StatusOr<RunPlan> PlanInSlot(const std::function<absl::StatusOr<RunPlan>()>& plan);
   // The registered worker `worker_id` if it belongs to `caller` (NOT_FOUND, PERMISSION_DENIED).
   absl::StatusOr<WorkerInfo*> CallerWorkerLocked(const std::string& worker_id, const Caller& caller)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -326,6 +337,8 @@ class Coordinator {
   Clock::time_point last_token_flush_ ABSL_GUARDED_BY(mu_);
   // Submission times per owner within the last minute.
   std::map<std::string, std::deque<Clock::time_point>> submissions_ ABSL_GUARDED_BY(mu_);
+  absl::Mutex plan_mu_;
+  uint32_t plans_running_ ABSL_GUARDED_BY(plan_mu_) = 0;
 
   bool stop_threads_ ABSL_GUARDED_BY(mu_) = false;
   std::thread reaper_;

@@ -545,6 +545,7 @@ void Coordinator::UpdateGaugesLocked() {
   }
   metrics_->SetRuns(by_state);
   metrics_->SetJobs(queued, leased, done, cancelled);
+  metrics_->jobs_held.Set(double(queue_.size()));
   absl::flat_hash_set<std::string> waiting;
   for (const Waiter& w : waiters_) waiting.insert(w.worker_id);
   metrics_->workers.Set(double(workers_.CountConnected(waiting)));

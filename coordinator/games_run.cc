@@ -40,47 +40,53 @@ v1::BookSummary BookSummaryOf(const std::string& openings, const std::string& na
   return out;
 }
 
-// What match and tournament runs share: jobs of game pairs, replayed before they count.
+// What match and tournament runs share: jobs of game pairs, replayed before they count. A job is
+// its slice (16 bytes); its MatchJob is made from the run's request when a worker needs it.
 class GamesRun : public RunHandler {
  public:
-  void AddSpec(v1::MatchJob work) {
-    store::v1::StoredMatchJob job;
-    *job.mutable_work() = std::move(work);
-    pairing_of_job_.push_back(job.work().pairing());
-    jobs_.push_back(std::move(job));
+  void AddSlice(const MatchSlice& slice) {
+    slices_.push_back(slice);
+    if (kind() == v1::RUN_KIND_TOURNAMENT) pairing_of_job_.push_back(slice.pairing);
   }
   absl::Status AddJob(const std::string& stored) override {
     store::v1::StoredMatchJob job;
     if (!job.ParseFromString(stored)) return absl::DataLossError("unreadable match job spec");
-    pairing_of_job_.push_back(job.work().pairing());
-    jobs_.push_back(std::move(job));
+    // A job stored whole (engines, rules, openings) was planned from the same request and book
+    // as its slice would be: the slice is all that is kept.
+    const v1::MatchJob& w = job.work();
+    if (w.pairs() == 0) return absl::DataLossError("match job spec without pairs");
+    AddSlice({w.first_pair(), w.pairs(), w.pairing()});
     return absl::OkStatus();
   }
-  double Estimate(const Job& job) const override { return PairsOf(job); }
+  double Estimate(const Job& job) const override {
+    return job.index < slices_.size() ? slices_[job.index].pairs : 0;
+  }
   bool RunsUploadedCode(const Job& job) const override {
-    if (job.index >= jobs_.size()) return false;
-    for (const v1::EngineSpec& e : jobs_[job.index].work().engines())
-      if (e.source_case() == v1::EngineSpec::kSha256) return true;
+    if (job.index >= slices_.size()) return false;
+    for (const v1::EngineSpec* e : EnginesOf(slices_[job.index].pairing))
+      if (e->source_case() == v1::EngineSpec::kSha256) return true;
     return false;
   }
   std::vector<std::string> EnginePaths(const Job& job) const override {
     std::vector<std::string> paths;
-    if (job.index >= jobs_.size()) return paths;
-    for (const v1::EngineSpec& e : jobs_[job.index].work().engines())
-      if (e.source_case() == v1::EngineSpec::kPath) paths.push_back(e.path());
+    if (job.index >= slices_.size()) return paths;
+    for (const v1::EngineSpec* e : EnginesOf(slices_[job.index].pairing))
+      if (e->source_case() == v1::EngineSpec::kPath) paths.push_back(e->path());
     return paths;
   }
   uint32_t ThreadsPerGame(const Job& job) const override {
-    if (job.index >= jobs_.size()) return 1;
-    return coordinator::ThreadsPerGame(jobs_[job.index].work().engines());
+    if (job.index >= slices_.size()) return 1;
+    google::protobuf::RepeatedPtrField<v1::EngineSpec> engines;
+    for (const v1::EngineSpec* e : EnginesOf(slices_[job.index].pairing)) *engines.Add() = *e;
+    return coordinator::ThreadsPerGame(engines);
   }
   void FillWork(const Job& job, v1::Job& out) const override {
-    *out.mutable_match() = jobs_[job.index].work();
+    if (job.index < slices_.size()) *out.mutable_match() = WorkOf(slices_[job.index]);
   }
   std::function<absl::Status()> SlowCheck(const Job& job,
                                           const v1::CompleteJobRequest& request) const override {
-    if (!job.open() || job.index >= jobs_.size() || !request.has_match()) return {};
-    return [work = jobs_[job.index].work(), result = request.match()] {
+    if (!job.open() || job.index >= slices_.size() || !request.has_match()) return {};
+    return [work = WorkOf(slices_[job.index]), result = request.match()] {
       return CheckMatchResult(work, result);
     };
   }
@@ -88,14 +94,14 @@ class GamesRun : public RunHandler {
                                      const std::optional<absl::Status>& slow,
                                      bool& requeue) override {
     requeue = false;
-    if (job.index >= jobs_.size())
+    if (job.index >= slices_.size())
       return absl::FailedPreconditionError(Cat("job ", job.id, " takes no more results"));
     if (!request.has_match())
       return absl::InvalidArgumentError(
           Cat("job ", job.id, " is a match job; the result must carry its games"));
-    absl::Status check = CheckWorkerEngineReport(jobs_[job.index].work(), request.match());
-    if (check.ok())
-      check = slow ? *slow : CheckMatchResult(jobs_[job.index].work(), request.match());
+    const v1::MatchJob work = WorkOf(slices_[job.index]);
+    absl::Status check = CheckWorkerEngineReport(work, request.match());
+    if (check.ok()) check = slow ? *slow : CheckMatchResult(work, request.match());
     if (!check.ok()) {
       // Refused and not counted: the job goes back to the queue for another worker.
       ++rejected_;
@@ -130,9 +136,11 @@ class GamesRun : public RunHandler {
     Decide(outcome);
     return outcome;
   }
+  // A finished run keeps its counts, names and PGN bookkeeping, not its jobs or its book.
   void ReleaseJobs() override {
-    jobs_.clear();
-    jobs_.shrink_to_fit();
+    slices_ = {};
+    book_lines_ = {};
+    openings_ = {};
   }
 
   PgnSource Pgn() const {
@@ -144,15 +152,31 @@ class GamesRun : public RunHandler {
   }
 
  protected:
+  // The book's text moves out of the request into openings_ (so that statuses copy the request
+  // without it) and back into the stored spec.
+  template <typename Request>
+  void TakeBook(Request& request) {
+    openings_ = std::move(*request.mutable_openings());
+    request.clear_openings();
+    book_lines_ = BookLines(openings_);
+  }
+  template <typename Spec>
+  std::string SpecWithBook(const Spec& spec) const {
+    Spec copy = spec;
+    copy.mutable_request()->set_openings(openings_);
+    return copy.SerializeAsString();
+  }
   virtual void Count(const Job& job, const v1::MatchJobResult& result) = 0;
   virtual void Decide(IngestOutcome&) const {}
   virtual void FillPgnEngines(PgnSource& source) const = 0;
-  double PairsOf(const Job& job) const {
-    return job.index < jobs_.size() ? jobs_[job.index].work().pairs() : 0;
-  }
+  // The engines of `pairing` (a match has one pairing).
+  virtual std::vector<const v1::EngineSpec*> EnginesOf(uint32_t pairing) const = 0;
+  virtual v1::MatchJob WorkOf(const MatchSlice& slice) const = 0;
 
-  std::vector<store::v1::StoredMatchJob> jobs_;  // by job index; cleared when the run ends
-  std::vector<uint32_t> pairing_of_job_;         // by job index; kept (PGN export)
+  std::string openings_;                      // the book's text; cleared when the run ends
+  std::vector<std::string_view> book_lines_;  // its openings, views into openings_
+  std::vector<MatchSlice> slices_;            // by job index; cleared when the run ends
+  std::vector<uint32_t> pairing_of_job_;      // by job index (tournaments); kept (PGN export)
   std::vector<std::pair<uint64_t, uint64_t>> counted_;
   uint64_t rejected_ = 0;
 };
@@ -162,9 +186,11 @@ class MatchRun final : public GamesRun {
   explicit MatchRun(store::v1::StoredMatchRun spec)
       : spec_(std::move(spec)),
         sprt_(SprtOf(spec_.request())),
-        book_(BookSummaryOf(spec_.request().openings(), spec_.request().openings_name())) {}
+        book_(BookSummaryOf(spec_.request().openings(), spec_.request().openings_name())) {
+    TakeBook(*spec_.mutable_request());
+  }
   v1::RunKind kind() const override { return v1::RUN_KIND_MATCH; }
-  std::string SerializeSpec() const override { return spec_.SerializeAsString(); }
+  std::string SerializeSpec() const override { return SpecWithBook(spec_); }
   v1::WorkerRequirements Requirements() const override {
     return WithEngineLevels(spec_.request().scheduling().requirements(), spec_.request().engines());
   }
@@ -241,6 +267,13 @@ class MatchRun final : public GamesRun {
         {spec_.request().engines(0).name(), spec_.request().engines(1).name(), summary_.trinomial}};
   }
 
+  std::vector<const v1::EngineSpec*> EnginesOf(uint32_t) const override {
+    return {&spec_.request().engines(0), &spec_.request().engines(1)};
+  }
+  v1::MatchJob WorkOf(const MatchSlice& slice) const override {
+    return MatchJobOf(spec_.request(), book_lines_, slice, 0);
+  }
+
   store::v1::StoredMatchRun spec_;
   std::optional<stats::SprtParams> sprt_;
   match::MatchSummary summary_;
@@ -252,10 +285,13 @@ class TournamentRun final : public GamesRun {
  public:
   explicit TournamentRun(store::v1::StoredTournamentRun spec)
       : spec_(std::move(spec)),
-        tallies_(TournamentPairings(spec_.request()).size()),
-        book_(BookSummaryOf(spec_.request().openings(), spec_.request().openings_name())) {}
+        pairings_(TournamentPairings(spec_.request())),
+        tallies_(pairings_.size()),
+        book_(BookSummaryOf(spec_.request().openings(), spec_.request().openings_name())) {
+    TakeBook(*spec_.mutable_request());
+  }
   v1::RunKind kind() const override { return v1::RUN_KIND_TOURNAMENT; }
-  std::string SerializeSpec() const override { return spec_.SerializeAsString(); }
+  std::string SerializeSpec() const override { return SpecWithBook(spec_); }
   v1::WorkerRequirements Requirements() const override {
     return WithEngineLevels(spec_.request().scheduling().requirements(), spec_.request().engines());
   }
@@ -287,23 +323,41 @@ class TournamentRun final : public GamesRun {
     return out;
   }
 
+  std::vector<const v1::EngineSpec*> EnginesOf(uint32_t pairing) const override {
+    if (pairing >= pairings_.size()) return {};
+    return {&spec_.request().engines(pairings_[pairing].first),
+            &spec_.request().engines(pairings_[pairing].second)};
+  }
+  v1::MatchJob WorkOf(const MatchSlice& slice) const override {
+    const auto [first, second] = pairings_[std::min<size_t>(slice.pairing, pairings_.size() - 1)];
+    return MatchJobOf(PairingRequest(spec_.request(), first, second, /*with_openings=*/false),
+                      book_lines_, slice,
+                      uint64_t(slice.pairing) * spec_.request().games_per_pairing());
+  }
+
   store::v1::StoredTournamentRun spec_;
+  std::vector<std::pair<int, int>> pairings_;
   std::vector<match::MatchSummary> tallies_;  // in TournamentPairings order
   v1::BookSummary book_;
 };
 
-RunPlan PlanOf(std::unique_ptr<GamesRun> handler, std::vector<v1::MatchJob> jobs) {
+RunPlan PlanOf(std::unique_ptr<GamesRun> handler, const std::vector<MatchSlice>& slices,
+               const google::protobuf::RepeatedPtrField<v1::EngineSpec>& engines) {
   RunPlan plan;
-  for (v1::MatchJob& work : jobs) {
-    for (const v1::EngineSpec& e : work.engines())
-      if (e.source_case() == v1::EngineSpec::kPath &&
-          std::find(plan.engine_paths.begin(), plan.engine_paths.end(), e.path()) ==
-              plan.engine_paths.end())
-        plan.engine_paths.push_back(e.path());
-    store::v1::StoredMatchJob stored;
-    *stored.mutable_work() = work;
+  for (const v1::EngineSpec& e : engines)
+    if (e.source_case() == v1::EngineSpec::kPath &&
+        std::find(plan.engine_paths.begin(), plan.engine_paths.end(), e.path()) ==
+            plan.engine_paths.end())
+      plan.engine_paths.push_back(e.path());
+  plan.job_specs.reserve(slices.size());
+  store::v1::StoredMatchJob stored;
+  v1::MatchJob& work = *stored.mutable_work();
+  for (const MatchSlice& slice : slices) {
+    work.set_first_pair(slice.first_pair);
+    work.set_pairs(slice.pairs);
+    work.set_pairing(slice.pairing);
     plan.job_specs.push_back(stored.SerializeAsString());
-    handler->AddSpec(std::move(work));
+    handler->AddSlice(slice);
   }
   plan.handler = std::move(handler);
   return plan;
@@ -319,7 +373,8 @@ absl::StatusOr<RunPlan> PlanMatchRun(const v1::SubmitMatchRequest& submitted,
       CheckThreadsFit(request.engines(), request.concurrency(), context.max_worker_threads));
   store::v1::StoredMatchRun spec;
   *spec.mutable_request() = request;
-  RunPlan plan = PlanOf(std::make_unique<MatchRun>(std::move(spec)), PlanMatchJobs(request));
+  RunPlan plan = PlanOf(std::make_unique<MatchRun>(std::move(spec)), PlanMatchSlices(request),
+                        request.engines());
   plan.summary =
       Cat("match ", request.engines(0).name(), " vs ", request.engines(1).name(), " at ",
           request.tc(), ", ", plan.job_specs.size(), " jobs", request.has_sprt() ? " (SPRT)" : "");
@@ -335,8 +390,8 @@ absl::StatusOr<RunPlan> PlanTournamentRun(const v1::SubmitTournamentRequest& sub
   store::v1::StoredTournamentRun spec;
   *spec.mutable_request() = request;
   const size_t pairings = TournamentPairings(request).size();
-  RunPlan plan =
-      PlanOf(std::make_unique<TournamentRun>(std::move(spec)), PlanTournamentJobs(request));
+  RunPlan plan = PlanOf(std::make_unique<TournamentRun>(std::move(spec)),
+                        PlanTournamentSlices(request), request.engines());
   plan.summary =
       Cat(request.gauntlet() ? "gauntlet" : "round robin", " of ", request.engines_size(),
           " engines at ", request.tc(), ", ", pairings, " pairings of ",

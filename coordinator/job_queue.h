@@ -50,6 +50,10 @@ class JobQueue {
   // Takes ownership of `job` and queues job.want entries for it at the back of its run's queue.
   Job& Add(std::unique_ptr<Job> job);
   Job* Find(uint64_t job_id);
+  // Forgets a job of a removed run (RemoveRun): it holds no lease and no ready entry.
+  void Erase(uint64_t job_id) { jobs_.erase(job_id); }
+  // Jobs held (of every run, finished or not).
+  size_t size() const { return jobs_.size(); }
   // One more entry for the job, at the front of its run's queue.
   void Requeue(uint64_t job_id);
   // Drops one entry of the job (a stored result consumed it).

@@ -320,13 +320,13 @@ std::vector<std::pair<int, int>> TournamentPairings(const v1::SubmitTournamentRe
 }
 
 v1::SubmitMatchRequest PairingRequest(const v1::SubmitTournamentRequest& request, int first,
-                                      int second) {
+                                      int second, bool with_openings) {
   v1::SubmitMatchRequest m;
   *m.add_engines() = request.engines(first);
   *m.add_engines() = request.engines(second);
   m.set_tc(request.tc());
   m.set_games(request.games_per_pairing());
-  m.set_openings(request.openings());
+  if (with_openings) m.set_openings(request.openings());
   m.set_pairs_per_job(request.pairs_per_job());
   m.set_concurrency(request.concurrency());
   *m.mutable_rules() = request.rules();
@@ -334,27 +334,30 @@ v1::SubmitMatchRequest PairingRequest(const v1::SubmitTournamentRequest& request
   return m;
 }
 
+std::vector<MatchSlice> PlanTournamentSlices(const v1::SubmitTournamentRequest& request) {
+  const size_t pairings = TournamentPairings(request).size();
+  // Every pairing has the same games, so the same slices: dealt round by round, pairing by
+  // pairing, so that every pairing progresses at the same pace.
+  v1::SubmitMatchRequest pairing;
+  pairing.set_games(request.games_per_pairing());
+  pairing.set_pairs_per_job(request.pairs_per_job());
+  const std::vector<MatchSlice> slices = PlanMatchSlices(pairing);
+  std::vector<MatchSlice> out;
+  out.reserve(slices.size() * pairings);
+  for (const MatchSlice& slice : slices)
+    for (size_t k = 0; k < pairings; ++k)
+      out.push_back({slice.first_pair, slice.pairs, uint32_t(k)});
+  return out;
+}
+
 std::vector<v1::MatchJob> PlanTournamentJobs(const v1::SubmitTournamentRequest& request) {
   const std::vector<std::pair<int, int>> pairings = TournamentPairings(request);
-  std::vector<std::vector<v1::MatchJob>> per_pairing;
-  for (size_t k = 0; k < pairings.size(); ++k) {
-    std::vector<v1::MatchJob> jobs =
-        PlanMatchJobs(PairingRequest(request, pairings[k].first, pairings[k].second));
-    for (v1::MatchJob& job : jobs) {
-      job.set_pairing(uint32_t(k));
-      job.set_round_offset(uint64_t(k) * request.games_per_pairing());
-    }
-    per_pairing.push_back(std::move(jobs));
-  }
+  const std::vector<std::string_view> book = BookLines(request.openings());
   std::vector<v1::MatchJob> out;
-  for (size_t index = 0;; ++index) {
-    bool any = false;
-    for (auto& jobs : per_pairing) {
-      if (index >= jobs.size()) continue;
-      out.push_back(std::move(jobs[index]));
-      any = true;
-    }
-    if (!any) break;
+  for (const MatchSlice& slice : PlanTournamentSlices(request)) {
+    const auto [first, second] = pairings[slice.pairing];
+    out.push_back(MatchJobOf(PairingRequest(request, first, second, /*with_openings=*/false), book,
+                             slice, uint64_t(slice.pairing) * request.games_per_pairing()));
   }
   return out;
 }
@@ -370,36 +373,56 @@ uint32_t DefaultPairsPerJob(uint32_t max_worker_threads, uint32_t concurrency) {
   return std::clamp<uint32_t>(pairs, 2, 64);
 }
 
-std::vector<v1::MatchJob> PlanMatchJobs(const v1::SubmitMatchRequest& request) {
-  const uint64_t games = request.games() > 0 ? request.games() : kMaxSprtGames;
-  const uint64_t pairs = games / 2;
-  const uint64_t per_job = request.pairs_per_job() > 0 ? request.pairs_per_job() : 2;
-  // Each job carries only its own openings, not the whole book (books can be megabytes).
+std::vector<std::string_view> BookLines(std::string_view openings) {
   std::vector<std::string_view> book;
-  for (std::string_view line : Split(request.openings(), '\n')) {
+  for (std::string_view line : Split(openings, '\n')) {
     line = Strip(line);
     if (!line.empty() && line[0] != '#') book.push_back(line);
   }
-  std::vector<v1::MatchJob> jobs;
-  for (uint64_t first = 0; first < pairs; first += per_job) {
-    v1::MatchJob job;
-    *job.mutable_engines() = request.engines();
-    job.set_tc(request.tc());
-    if (!book.empty()) {
-      std::string openings;
-      for (uint64_t p = first; p < std::min(pairs, first + per_job); ++p)
-        openings += Cat(book[p % book.size()], "\n");
-      job.set_openings(std::move(openings));
-      job.set_openings_per_pair(true);
-    }
-    job.set_openings_format("epd");
-    *job.mutable_rules() = request.rules();
-    job.set_first_pair(first);
-    job.set_pairs(uint32_t(std::min(per_job, pairs - first)));
-    job.set_concurrency(request.concurrency());
-    job.set_scale_nps(request.scale_nps());
-    jobs.push_back(std::move(job));
+  return book;
+}
+
+std::vector<MatchSlice> PlanMatchSlices(const v1::SubmitMatchRequest& request) {
+  const uint64_t games = request.games() > 0 ? request.games() : kMaxSprtGames;
+  const uint64_t pairs = games / 2;
+  const uint64_t per_job = request.pairs_per_job() > 0 ? request.pairs_per_job() : 2;
+  std::vector<MatchSlice> slices;
+  slices.reserve((pairs + per_job - 1) / per_job);
+  for (uint64_t first = 0; first < pairs; first += per_job)
+    slices.push_back({first, uint32_t(std::min(per_job, pairs - first)), 0});
+  return slices;
+}
+
+v1::MatchJob MatchJobOf(const v1::SubmitMatchRequest& request,
+                        const std::vector<std::string_view>& book, const MatchSlice& slice,
+                        uint64_t round_offset) {
+  v1::MatchJob job;
+  *job.mutable_engines() = request.engines();
+  job.set_tc(request.tc());
+  // Each job carries only its own openings, not the whole book (books can be megabytes).
+  if (!book.empty()) {
+    std::string openings;
+    for (uint64_t p = slice.first_pair; p < slice.first_pair + slice.pairs; ++p)
+      openings += Cat(book[p % book.size()], "\n");
+    job.set_openings(std::move(openings));
+    job.set_openings_per_pair(true);
   }
+  job.set_openings_format("epd");
+  *job.mutable_rules() = request.rules();
+  job.set_first_pair(slice.first_pair);
+  job.set_pairs(slice.pairs);
+  job.set_pairing(slice.pairing);
+  job.set_round_offset(round_offset);
+  job.set_concurrency(request.concurrency());
+  job.set_scale_nps(request.scale_nps());
+  return job;
+}
+
+std::vector<v1::MatchJob> PlanMatchJobs(const v1::SubmitMatchRequest& request) {
+  const std::vector<std::string_view> book = BookLines(request.openings());
+  std::vector<v1::MatchJob> jobs;
+  for (const MatchSlice& slice : PlanMatchSlices(request))
+    jobs.push_back(MatchJobOf(request, book, slice, 0));
   return jobs;
 }
 

@@ -75,18 +75,43 @@ absl::Status ValidateTournamentRequest(const v1::SubmitTournamentRequest& reques
 // match::TournamentPairings.
 std::vector<std::pair<int, int>> TournamentPairings(const v1::SubmitTournamentRequest& request);
 
-// The match that one pairing plays.
+// The match that one pairing plays (without the book's text unless `with_openings`).
 v1::SubmitMatchRequest PairingRequest(const v1::SubmitTournamentRequest& request, int first,
-                                      int second);
+                                      int second, bool with_openings = true);
 
-// Jobs of a tournament: each pairing's batches of game pairs (with `pairing` and the PGN round
-// offset set), interleaved so that every pairing progresses at the same pace.
+// What one match job is beyond its run's request: its pairs and (tournaments) its pairing. The
+// coordinator keeps only this per job (16 bytes) and makes the job's MatchJob when it is leased,
+// so that a run's memory does not grow with copies of its engines, rules and event.
+struct MatchSlice {
+  uint64_t first_pair = 0;
+  uint32_t pairs = 0;
+  uint32_t pairing = 0;
+};
+
+// The book's openings: its lines that are neither empty nor comments (views into `openings`).
+std::vector<std::string_view> BookLines(std::string_view openings);
+
+// Slices of a match run: consecutive pair ranges of request.pairs_per_job pairs.
+std::vector<MatchSlice> PlanMatchSlices(const v1::SubmitMatchRequest& request);
+
+// Slices of a tournament: each pairing's pair ranges, interleaved so that every pairing
+// progresses at the same pace.
+std::vector<MatchSlice> PlanTournamentSlices(const v1::SubmitTournamentRequest& request);
+
+// The job of `slice`: `request`'s engines, clock and rules, the openings of its pairs from
+// `book` (pair p plays line p mod the book's size) and the PGN round offset.
+v1::MatchJob MatchJobOf(const v1::SubmitMatchRequest& request,
+                        const std::vector<std::string_view>& book, const MatchSlice& slice,
+                        uint64_t round_offset);
+
+// Jobs of a tournament: PlanTournamentSlices made into MatchJobs (with `pairing` and the PGN
+// round offset set).
 std::vector<v1::MatchJob> PlanTournamentJobs(const v1::SubmitTournamentRequest& request);
 
 // The SPRT parameters of a request, if it asks for one.
 std::optional<stats::SprtParams> SprtOf(const v1::SubmitMatchRequest& request);
 
-// Jobs of a match run: consecutive pair ranges.
+// Jobs of a match run: PlanMatchSlices made into MatchJobs.
 std::vector<v1::MatchJob> PlanMatchJobs(const v1::SubmitMatchRequest& request);
 
 // Replays every game of a result from its start position: every move must be legal, the game

@@ -18,6 +18,11 @@ CoordinatorMetrics::CoordinatorMetrics(prometheus::Registry& r)
       workers(net::RegisterGauges(r, "arbiter_workers_connected",
                                   "Workers seen within the last lease period or waiting for a job.")
                   .Add({})),
+      jobs_held(net::RegisterGauges(
+                    r, "arbiter_jobs_in_memory",
+                    "Jobs the coordinator holds in memory: those of unfinished runs, and those of "
+                    "finished runs that were ever leased.")
+                    .Add({})),
       perft_nodes(net::RegisterCounters(r, "arbiter_perft_nodes_total",
                                         "Perft leaf nodes counted by accepted jobs (weighted by "
                                         "multiplicity, so a finished run adds exactly its total).")

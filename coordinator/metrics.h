@@ -37,6 +37,7 @@ class CoordinatorMetrics {
   prometheus::Histogram& commit;
   prometheus::Counter& expiries;
   prometheus::Gauge& workers;
+  prometheus::Gauge& jobs_held;
   prometheus::Counter& perft_nodes;
   prometheus::Counter& disagreements;
 

@@ -217,12 +217,13 @@ TEST_F(ClusterTest, StartposDepth6OnThreeWorkersMatchesLocalDivide) {
   }
   ASSERT_EQ(list.runs_size(), 1);
   const double jobs = double(list.runs(0).jobs().total());
-  // Each job counted once, plus the spot checks' recounts: each worker's first result, then about
-  // 3 % of the jobs (docs/security.md).
+  // Each job counted once, plus the spot checks' recounts: a worker's results until its first
+  // recount agreed (how many arrive meanwhile depends on the machine's load), then about 3 % of
+  // the jobs (docs/security.md; SpotCheckTest counts them exactly in simulated order).
   const double committed =
       MetricValue(text, "arbiter_job_completions_total{outcome=\"committed\"}").value_or(0);
   EXPECT_GT(committed, jobs) << "no spot check";
-  EXPECT_LE(committed, jobs + 3 + jobs / 10);
+  EXPECT_LE(committed, jobs + jobs / 4);
   EXPECT_EQ(MetricValue(text, "arbiter_job_duration_seconds_count"), jobs);
   EXPECT_GT(MetricValue(text, "process_open_fds").value_or(0), 0);
   EXPECT_GT(MetricValue(text, "process_resident_memory_bytes").value_or(0), 0);
