@@ -62,4 +62,12 @@ inline std::string_view Strip(std::string_view s) {
   return s;
 }
 
+// Whether `s` holds a control character (below 0x20, or 0x7f): names and texts from outside that
+// reach logs, PGN tags, engines' stdin and terminals must not carry newlines or escapes.
+inline bool HasControl(std::string_view s) {
+  for (unsigned char c : s)
+    if (c < 0x20 || c == 0x7f) return true;
+  return false;
+}
+
 }  // namespace arbiter

@@ -15,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "base/cpu.h"
 #include "base/host.h"
+#include "base/listen_address.h"
 #include "cli/cluster_client.h"
 #include "cli/commands.h"
 #include "cli/json.h"
@@ -283,9 +284,41 @@ int RunWorker(const WorkerFlags& f) {
   return 0;
 }
 
-int RunLocal(const CoordinatorFlags& cf, int workers, int threads, int hash_mb) {
+// arbiter local runs other people's engines only in the box, and serves beyond this machine only
+// over TLS with that box: an error message, or "" when the flags are safe.
+std::string LocalExposure(const CoordinatorFlags& f, match::Isolation isolation) {
+  // (An address that does not parse is left to the server, which names the cause.)
+  if (!f.http.empty() && ParseListenAddress(f.http).ok() && !net::IsLoopbackAddress(f.http))
+    return Cat("arbiter local serves its dashboard on loopback only (--http ", f.http,
+               "): its HTTP has no TLS; run `arbiter coordinator` behind a TLS proxy for a team");
+  if (!ParseListenAddress(f.listen).ok() || net::IsLoopbackAddress(f.listen)) return "";
+  if (f.tls_cert.empty() || f.tls_key.empty())
+    return Cat("arbiter local listens beyond loopback (--listen ", f.listen,
+               ") only with TLS: give --tls-cert and --tls-key");
+  if (!match::Confines(isolation))
+    return Cat("arbiter local listens beyond loopback (--listen ", f.listen,
+               ") only with engines boxed, and this machine's box is '",
+               match::IsolationName(isolation),
+               "' (no namespaces or Landlock): the submitters it serves would run programs as you");
+  return "";
+}
+
+int RunLocal(const CoordinatorFlags& cf, const SandboxFlags& sandbox_flags, int workers,
+             int threads, int hash_mb) {
   BlockTerminationSignals();
   CoordinatorFlags f = cf;
+  absl::StatusOr<match::SandboxOptions> box = ResolveSandbox(sandbox_flags);
+  if (!box.ok()) {
+    std::cerr << "error: " << box.status().message() << "\n";
+    return 2;
+  }
+  if (std::string unsafe = LocalExposure(f, box->isolation); !unsafe.empty()) {
+    std::cerr << "error: " << unsafe << "\n";
+    return 2;
+  }
+  // With TLS, the in-process workers dial it too: they trust $ARBITER_TLS_CA, or the server's
+  // own certificate when none is set (a self-signed one).
+  if (!f.tls_cert.empty()) setenv("ARBITER_TLS_CA", f.tls_cert.c_str(), /*overwrite=*/0);
   std::string temp;
   if (f.data.empty()) {
     char tmpl[] = "/tmp/arbiter-local-XXXXXX";
@@ -325,17 +358,10 @@ int RunLocal(const CoordinatorFlags& cf, int workers, int threads, int hash_mb) 
   std::string token_file;
   if (!f.no_auth) {
     token_file = net::LocalTokenPath((*server)->port());
-    std::error_code ec;
-    std::filesystem::create_directories(std::filesystem::path(token_file).parent_path(), ec);
-    std::filesystem::permissions(std::filesystem::path(token_file).parent_path(),
-                                 std::filesystem::perms::owner_all, ec);
-    const mode_t old = umask(077);
-    std::ofstream out(token_file, std::ios::trunc);
-    out << *admin_secret << "\n";
-    out.close();
-    umask(old);
-    if (!out) {
-      std::cerr << "error: cannot write the local token to '" << token_file << "'\n";
+    if (absl::Status written = net::WriteLocalToken((*server)->port(), *admin_secret);
+        !written.ok()) {
+      std::cerr << "error: the token for this machine's clients: " << written.message() << "\n";
+      (*server)->Shutdown();
       return 2;
     }
   }
@@ -363,6 +389,7 @@ int RunLocal(const CoordinatorFlags& cf, int workers, int threads, int hash_mb) 
     wo.shared_hash = hash;
     wo.hash_group = absl::StrFormat("local-%d", getpid());
     wo.name = absl::StrFormat("local-%d", i + 1);
+    wo.sandbox = *box;
     if (!worker_secrets.empty()) wo.token = worker_secrets[size_t(i)];
     pool.push_back(std::make_unique<worker::Worker>(wo, nullptr));
     threads_of.emplace_back([w = pool.back().get()] { (void)w->Run(); });
@@ -470,6 +497,7 @@ void AddClusterCommands(CLI::App& app, int& exit_code) {
     auto workers = std::make_shared<int>(2);
     auto threads = std::make_shared<int>(1);
     auto hash_mb = std::make_shared<int>(0);
+    auto sandbox = std::make_shared<SandboxFlags>(SandboxFlags{.mode = "auto"});
     CLI::App* cmd =
         app.add_subcommand("local", "Embedded coordinator and N workers on loopback until Ctrl-C");
     cmd->add_option("--workers", *workers, "Number of workers")->check(CLI::Range(1, 256));
@@ -482,8 +510,9 @@ void AddClusterCommands(CLI::App& app, int& exit_code) {
     cmd->add_option("--data", f->data,
                     "Data directory (default: a temporary one, removed at exit)");
     AddCoordinatorOptions(cmd, *f);
-    cmd->callback([f, workers, threads, hash_mb, &exit_code] {
-      exit_code = RunLocal(*f, *workers, *threads, *hash_mb);
+    AddSandboxOptions(cmd, *sandbox);
+    cmd->callback([f, sandbox, workers, threads, hash_mb, &exit_code] {
+      exit_code = RunLocal(*f, *sandbox, *workers, *threads, *hash_mb);
     });
   }
   {

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cerrno>
 #include <chrono>
+#include <set>
 
 #include "base/strings.h"
 #include "base/time.h"
@@ -146,6 +147,13 @@ absl::Status TokenRegistry::Put(const std::string& name, v1::Role role, const st
     return absl::InvalidArgumentError(Cat("token secret of '", name, "' must have 16..",
                                           kMaxSecret - kBearer.size(), " characters, got ",
                                           secret.size()));
+  // A secret an operator chose must not be guessable at a glance ("aaaa…", "1212…"): at least
+  // kMinDistinct different characters, none of them a control character.
+  constexpr size_t kMinDistinct = 10;
+  if (std::set<char>(secret.begin(), secret.end()).size() < kMinDistinct || HasControl(secret))
+    return absl::InvalidArgumentError(
+        Cat("token secret of '", name, "' is too weak: it needs at least ", kMinDistinct,
+            " different printable characters (e.g. `openssl rand -base64 32`)"));
   StoredToken stored{name, int(role), net::Sha256Hex(secret), UnixNow(), 0};
   absl::MutexLock lock(&mu_);
   auto old = hash_of_.find(name);

@@ -32,6 +32,11 @@ absl::StatusOr<v1::RegisterResponse> Coordinator::Register(const v1::RegisterReq
       request.cpu_flags_size() > 512)
     return absl::InvalidArgumentError(
         "worker name, version and hash_group must have at most 256 bytes, cpu_flags 512 entries");
+  if (HasControl(request.name()) || HasControl(request.version()) ||
+      HasControl(request.hostname()) || HasControl(request.hash_group()) ||
+      HasControl(request.isolation()))
+    return absl::InvalidArgumentError(
+        "worker name, version, hostname, hash_group and isolation may not hold control characters");
   if (request.engine_dirs_size() > 64)
     return absl::InvalidArgumentError(
         Cat("at most 64 engine directories, got ", request.engine_dirs_size()));

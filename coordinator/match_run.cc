@@ -39,6 +39,11 @@ absl::Status CheckEngineBounds(const v1::EngineSpec& e) {
   if (e.name().size() > kMaxEngineNameBytes)
     return absl::InvalidArgumentError(Cat("engine name must have at most ", kMaxEngineNameBytes,
                                           " bytes, got ", e.name().size()));
+  if (HasControl(e.name()) || HasControl(e.path()) || HasControl(e.tc()) ||
+      std::any_of(e.args().begin(), e.args().end(), [](const auto& a) { return HasControl(a); }))
+    return absl::InvalidArgumentError(
+        "engine names, paths, args and time controls may not hold control characters (newlines "
+        "would reach logs, PGN tags and the engine's input)");
   if (e.path().size() > kMaxEngineTextBytes)
     return absl::InvalidArgumentError(
         Cat("engine '", e.name(), "': path must have at most ", kMaxEngineTextBytes, " bytes"));
@@ -189,6 +194,9 @@ namespace {
 
 absl::Status ValidateRules(const v1::GameRules& r) {
   constexpr uint32_t kHour = 3600 * 1000;
+  if (r.event().size() > kMaxEventBytes || HasControl(r.event()))
+    return absl::InvalidArgumentError(Cat("rules.event (the PGN Event tag) must have at most ",
+                                          kMaxEventBytes, " bytes and no control characters"));
   for (auto [name, ms] : {std::pair<const char*, uint32_t>{"margin_ms", r.margin_ms()},
                           {"stop_grace_ms", r.stop_grace_ms()},
                           {"move_timeout_ms", r.move_timeout_ms()},

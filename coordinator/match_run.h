@@ -26,6 +26,7 @@ inline constexpr size_t kMaxEngineNameBytes = 64;
 inline constexpr size_t kMaxEngineTextBytes = 1024;  // a path, an option, an arg, a tc
 inline constexpr size_t kMaxEngineEntries = 64;      // options, args
 inline constexpr size_t kMaxOpeningsBytes = size_t(16) << 20;
+inline constexpr size_t kMaxEventBytes = 4096;  // the PGN Event tag
 
 // A declared bench signature, and the reference speed of scaled clocks (scale_nps).
 inline constexpr uint64_t kMaxBenchNodes = 1'000'000'000'000'000;

@@ -215,8 +215,9 @@ class UploadReactor : public grpc::ServerReadReactor<v1::UploadEngineRequest> {
       if (!name_.empty() || size_ > 0)
         return Fail(grpc::StatusCode::INVALID_ARGUMENT,
                     "the name must come once, in the first message");
-      if (request_.name().empty() || request_.name().size() > 64)
-        return Fail(grpc::StatusCode::INVALID_ARGUMENT, "engine name must have 1..64 bytes");
+      if (request_.name().empty() || request_.name().size() > 64 || HasControl(request_.name()))
+        return Fail(grpc::StatusCode::INVALID_ARGUMENT,
+                    "engine name must have 1..64 bytes and no control characters");
       if (!request_.sha256().empty() && !net::IsSha256Hex(request_.sha256()))
         return Fail(grpc::StatusCode::INVALID_ARGUMENT, "sha256 must be 64 lowercase hex digits");
       name_ = request_.name();

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sqlite3.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -123,7 +124,9 @@ absl::Status SqlError(sqlite3* db, std::string_view what) {
 
 absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir) {
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
+  // A directory made here is the coordinator's alone (runs, results, uploaded engines).
+  if (std::filesystem::create_directories(dir, ec))
+    std::filesystem::permissions(dir, std::filesystem::perms::owner_all, ec);
   if (ec)
     return absl::InvalidArgumentError(Cat("cannot create data dir '", dir, "': ", ec.message()));
   // One coordinator per data directory: an exclusive lock held for the process's life.
@@ -139,6 +142,22 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir) {
   }
   auto unlock = [lock_fd] { close(lock_fd); };
   const std::string path = (std::filesystem::path(dir) / "arbiter.db").string();
+  // An empty file is not a new store (a truncated copy, a wrong path): starting afresh over it
+  // would lose every run without a word. The database is 0600, and SQLite gives its journal
+  // files the database's mode.
+  if (struct stat st; stat(path.c_str(), &st) == 0) {
+    if (st.st_size == 0) {
+      unlock();
+      return absl::FailedPreconditionError(
+          Cat("database '", path,
+              "' is an empty file, not an arbiter store: restore it from a "
+              "backup, or remove it to start a new store"));
+    }
+    if ((st.st_mode & 077) != 0 && st.st_uid == getuid()) chmod(path.c_str(), 0600);
+  } else if (const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+             fd >= 0) {
+    close(fd);
+  }
   sqlite3* db = nullptr;
   if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) {
     std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
@@ -157,6 +176,12 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir) {
   ASSIGN_OR_RETURN(std::string version, store->QueryText("PRAGMA user_version"));
   ASSIGN_OR_RETURN(std::string tables,
                    store->QueryText("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'"));
+  if (version == "0" && tables != "0" &&
+      !store->QueryText("SELECT name FROM sqlite_master WHERE name = 'runs'").ok())
+    return absl::FailedPreconditionError(
+        Cat("database '", path,
+            "' is a SQLite database of something else (its tables are not "
+            "arbiter's): give the coordinator its own data directory"));
   const int found = version != "0" ? std::atoi(version.c_str()) : tables != "0" ? 1 : 0;
   if (found != 0 && found != kSchemaVersion && found != kUpgradableSchemaVersion) {
     return absl::FailedPreconditionError(

@@ -1,11 +1,16 @@
 #include "net/client.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/str_format.h"
 #include "base/strings.h"
 #include "grpcpp/support/client_interceptor.h"
 
@@ -70,6 +75,77 @@ std::string LocalTokenPath(int port) {
   return Cat(dir, "/arbiter-", getuid(), "/local-", port, ".token");
 }
 
+namespace {
+
+// Whether `fd` is this user's and closed to others: "" or what is wrong with it.
+std::string NotPrivate(int fd, const std::string& path, bool directory) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) return Cat("cannot stat '", path, "'");
+  if (directory != S_ISDIR(st.st_mode))
+    return Cat("'", path, "' is not a ", directory ? "directory" : "file");
+  if (st.st_uid != getuid())
+    return Cat("'", path, "' belongs to uid ", st.st_uid, ", not to this user (", getuid(), ")");
+  if ((st.st_mode & 077) != 0)
+    return Cat("'", path, "' is open to others (mode ", absl::StrFormat("%04o", st.st_mode & 07777),
+               ")");
+  return "";
+}
+
+// The private directory of LocalTokenPath, opened without following a link.
+absl::StatusOr<int> OpenPrivateDir(const std::string& dir, bool create) {
+  if (create && mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+    return absl::PermissionDeniedError(Cat("cannot create '", dir, "': ", strerror(errno)));
+  const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return absl::PermissionDeniedError(
+        Cat("cannot open '", dir, "' (", strerror(errno), "; a link is not followed)"));
+  if (std::string bad = NotPrivate(fd, dir, true); !bad.empty()) {
+    close(fd);
+    return absl::PermissionDeniedError(bad);
+  }
+  return fd;
+}
+
+}  // namespace
+
+absl::Status WriteLocalToken(int port, const std::string& secret) {
+  const std::string path = LocalTokenPath(port);
+  const size_t slash = path.rfind('/');
+  const std::string dir = path.substr(0, slash), name = path.substr(slash + 1);
+  absl::StatusOr<int> dfd = OpenPrivateDir(dir, /*create=*/true);
+  if (!dfd.ok()) return dfd.status();
+  unlinkat(*dfd, name.c_str(), 0);  // a stale token of an earlier run on this port
+  const int fd =
+      openat(*dfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  close(*dfd);
+  if (fd < 0)
+    return absl::PermissionDeniedError(Cat("cannot create '", path, "': ", strerror(errno)));
+  const std::string text = secret + "\n";
+  const bool ok = write(fd, text.data(), text.size()) == ssize_t(text.size());
+  close(fd);
+  if (!ok) return absl::DataLossError(Cat("cannot write '", path, "'"));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> ReadLocalToken(int port) {
+  const std::string path = LocalTokenPath(port);
+  absl::StatusOr<int> dfd = OpenPrivateDir(path.substr(0, path.rfind('/')), /*create=*/false);
+  if (!dfd.ok()) return dfd.status();
+  const int fd =
+      openat(*dfd, path.substr(path.rfind('/') + 1).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  close(*dfd);
+  if (fd < 0) return absl::NotFoundError(Cat("no token at '", path, "'"));
+  if (std::string bad = NotPrivate(fd, path, false); !bad.empty()) {
+    close(fd);
+    return absl::PermissionDeniedError(bad);
+  }
+  char buf[512];
+  const ssize_t n = read(fd, buf, sizeof buf);
+  close(fd);
+  if (n <= 0) return absl::NotFoundError(Cat("'", path, "' is empty"));
+  return std::string(Strip(std::string_view(buf, size_t(n))));
+}
+
 absl::StatusOr<ClientCredentials> CredentialsFromEnvironment(const std::string& address) {
   ClientCredentials c;
   c.token = Env("ARBITER_TOKEN");
@@ -83,7 +159,7 @@ absl::StatusOr<ClientCredentials> CredentialsFromEnvironment(const std::string& 
     const size_t colon = address.rfind(':');
     const int port = colon == std::string::npos ? 0 : std::atoi(address.c_str() + colon + 1);
     if (port > 0) {
-      absl::StatusOr<std::string> t = ReadSecret(LocalTokenPath(port));
+      absl::StatusOr<std::string> t = ReadLocalToken(port);
       if (t.ok()) c.token = *t;
     }
   }

@@ -37,6 +37,16 @@ std::shared_ptr<grpc::Channel> Dial(const std::string& address, const ClientCred
 // directory under $XDG_RUNTIME_DIR or /tmp, named after the user).
 std::string LocalTokenPath(int port);
 
+// Writes `secret` to LocalTokenPath(port). The directory is made 0700 when missing; an existing
+// one must be a real directory (not a link) of this user that nobody else may enter, else the
+// token is not written (another user who made it first would read it). The file is created anew,
+// 0600, never through a link.
+absl::Status WriteLocalToken(int port, const std::string& secret);
+
+// The token `arbiter local` left for `port`, only when the file and its directory are this user's
+// and private (a token planted by another user is not sent to their server).
+absl::StatusOr<std::string> ReadLocalToken(int port);
+
 // The contents of a secret file, trimmed; errors name the file (and `what` it is, if given).
 absl::StatusOr<std::string> ReadSecret(const std::string& path, std::string_view what = {});
 

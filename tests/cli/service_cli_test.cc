@@ -108,5 +108,83 @@ TEST_F(ServiceCli, ABadListenAddressStopsTheStartWithItsCause) {
   EXPECT_NE(o.text.find("brackets"), std::string::npos) << o.text;
 }
 
+// arbiter local on a shared machine: the directory of its token must be this user's and private,
+// never reached through a link; a run that cannot write it safely does not start.
+TEST_F(ServiceCli, ArbiterLocalRefusesATokenDirectoryOthersCouldReadOrPlant) {
+  const std::string runtime = Cat(dir_, "/run");
+  ASSERT_EQ(Shell(Cat("mkdir -p ", runtime)).exit_code, 0);
+  const std::string token_dir = Cat(runtime, "/arbiter-", getuid());
+  const std::string local = Cat("XDG_RUNTIME_DIR=", runtime, " timeout 20 ", ARBITER_BINARY,
+                                " local --workers 1 --listen 127.0.0.1:0 --data ", dir_, "/data");
+  ASSERT_EQ(Shell(Cat("mkdir -m 0755 ", token_dir)).exit_code, 0);
+  Output open_dir = Shell(local);
+  EXPECT_EQ(open_dir.exit_code, 2) << open_dir.text;
+  EXPECT_NE(open_dir.text.find("is open to others"), std::string::npos) << open_dir.text;
+  // Another user's planted link to a directory of theirs is not followed.
+  ASSERT_EQ(Shell(Cat("rmdir ", token_dir, " && mkdir -m 0700 ", dir_, "/elsewhere && ln -s ", dir_,
+                      "/elsewhere ", token_dir))
+                .exit_code,
+            0);
+  Output link = Shell(local);
+  EXPECT_EQ(link.exit_code, 2) << link.text;
+  EXPECT_NE(link.text.find("a link is not followed"), std::string::npos) << link.text;
+  EXPECT_TRUE(std::filesystem::is_empty(Cat(dir_, "/elsewhere")));
+}
+
+TEST_F(ServiceCli, ArbiterLocalServesBeyondLoopbackOnlyWithTlsAndTheBox) {
+  Output plain = Shell(Cat("timeout 20 ", ARBITER_BINARY, " local --workers 1 --listen 0.0.0.0:0"));
+  EXPECT_EQ(plain.exit_code, 2) << plain.text;
+  EXPECT_NE(plain.text.find("only with TLS"), std::string::npos) << plain.text;
+  Output http = Shell(Cat("timeout 20 ", ARBITER_BINARY, " local --workers 1 --http :0"));
+  EXPECT_EQ(http.exit_code, 2) << http.text;
+  EXPECT_NE(http.text.find("dashboard on loopback only"), std::string::npos) << http.text;
+  Output unboxed = Shell(Cat("timeout 20 ", ARBITER_BINARY,
+                             " local --workers 1 --sandbox off --listen 0.0.0.0:0 --tls-cert ",
+                             dir_, "/c.pem --tls-key ", dir_, "/k.pem"));
+  EXPECT_EQ(unboxed.exit_code, 2) << unboxed.text;
+  EXPECT_NE(unboxed.text.find("only with engines boxed"), std::string::npos) << unboxed.text;
+}
+
+// A data directory the coordinator makes is its own (0700) and so is its database (0600); an
+// empty file or another program's SQLite database in its place is refused, not taken as new.
+TEST_F(ServiceCli, TheStoreIsPrivateAndAnEmptyOrForeignDatabaseIsRefused) {
+  const std::string data = Cat(dir_, "/data");
+  const std::string bin = ARBITER_BINARY;
+  const std::string coordinator =
+      Cat("timeout 20 ", bin, " coordinator --listen 127.0.0.1:0 --data ", data);
+  Output first = Shell(Cat("sh -c '", coordinator, " & pid=$!; for i in $(seq 200); do [ -s ", data,
+                           "/arbiter.db ] && break; sleep 0.05; done; kill $pid; wait $pid'"));
+  EXPECT_EQ(std::filesystem::status(data).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_all)
+      << first.text;
+  EXPECT_EQ(
+      std::filesystem::status(Cat(data, "/arbiter.db")).permissions() & std::filesystem::perms::all,
+      std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  ASSERT_EQ(
+      Shell(Cat("rm -rf ", data, " && mkdir ", data, " && : > ", data, "/arbiter.db")).exit_code,
+      0);
+  Output empty = Shell(coordinator);
+  EXPECT_EQ(empty.exit_code, 2) << empty.text;
+  EXPECT_NE(empty.text.find("is an empty file, not an arbiter store"), std::string::npos)
+      << empty.text;
+  ASSERT_EQ(Shell(Cat("rm ", data, "/arbiter.db && python3 -c \"import sqlite3; sqlite3.connect('",
+                      data, "/arbiter.db').execute('CREATE TABLE notes (t TEXT)')\""))
+                .exit_code,
+            0);
+  Output foreign = Shell(coordinator);
+  EXPECT_EQ(foreign.exit_code, 2) << foreign.text;
+  EXPECT_NE(foreign.text.find("its tables are not arbiter's"), std::string::npos) << foreign.text;
+}
+
+TEST_F(ServiceCli, AWeakAdminSecretIsRefused) {
+  const std::string secret = Cat(dir_, "/admin.token");
+  ASSERT_EQ(Shell(Cat("echo aaaaaaaaaaaaaaaaaaaaaaaa > ", secret)).exit_code, 0);
+  Output o = Shell(Cat("timeout 20 ", ARBITER_BINARY,
+                       " coordinator --listen 127.0.0.1:0 --admin-token-file ", secret, " --data ",
+                       dir_, "/data"));
+  EXPECT_EQ(o.exit_code, 2) << o.text;
+  EXPECT_NE(o.text.find("too weak"), std::string::npos) << o.text;
+}
+
 }  // namespace
 }  // namespace arbiter

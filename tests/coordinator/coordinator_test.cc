@@ -1650,8 +1650,21 @@ TEST_F(CoordinatorTest, OversizedRequestsAreRefused) {
   match.clear_sprt();
   match.mutable_engines(0)->mutable_options()->insert({"X", std::string(5000, 'x')});
   refused(c_->SubmitMatch(match), "at most 1024 bytes");
-  // And the coordinator still serves.
   match.mutable_engines(0)->clear_options();
+  // Newlines would forge log lines and PGN tags, or inject commands into the engine's input.
+  match.mutable_engines(0)->set_name("a\n[info] run 1: succeeded");
+  refused(c_->SubmitMatch(match), "control characters");
+  match.mutable_engines(0)->set_name("a");
+  match.mutable_rules()->set_event("x\"]\n[Result \"1-0");
+  refused(c_->SubmitMatch(match), "rules.event");
+  match.mutable_rules()->set_event(std::string(5000, 'e'));
+  refused(c_->SubmitMatch(match), "rules.event");
+  match.mutable_rules()->clear_event();
+  v1::RegisterRequest worker;
+  worker.set_name("w\r\nforged");
+  EXPECT_EQ(c_->Register(worker, Caller{"", v1::ROLE_WORKER}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  // And the coordinator still serves.
   EXPECT_TRUE(c_->SubmitMatch(match).ok());
 }
 
