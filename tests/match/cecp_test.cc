@@ -11,8 +11,10 @@
 
 #include "engine/rules.h"
 #include "match/game.h"
+#include "match/game_pgn.h"
 #include "match/perft_diff.h"
 #include "match/uci_engine.h"
+#include "match/wire.h"
 
 namespace arbiter::match {
 namespace {
@@ -112,9 +114,17 @@ TEST(Cecp, SanEngineAndSetboardFromABookPosition) {
 TEST(Cecp, ResignationLosesAndIsTheEnginesOwn) {
   GameRecord r = Play(Cecp("x", {"--resign", "--after", "2"}), Uci("u"), Settings("10+0.1"));
   EXPECT_EQ(r.result, GameResult::kBlackWins);
-  EXPECT_EQ(r.end, GameEnd::kAdjudication);
+  EXPECT_EQ(r.end, GameEnd::kResignation);
+  EXPECT_FALSE(IsFault(r.end));
+  EXPECT_EQ(GameEndName(r.end), "resignation");
   EXPECT_EQ(r.reason, "White resigns");
   EXPECT_EQ(r.moves.size(), 4u);
+  // Through the wire as a resignation, not an adjudication.
+  EXPECT_EQ(GameEndFromProto(GameEndToProto(r.end)), GameEnd::kResignation);
+  // The PGN: the standard's Termination for a resignation is "normal"; the comment says who.
+  const PgnGame pgn = ToPgnGame(r, {});
+  EXPECT_EQ(pgn.termination, "normal");
+  EXPECT_NE(pgn.comments.back().find("White resigns"), std::string::npos) << pgn.comments.back();
 }
 
 TEST(Cecp, FalseClaimsDecideNothing) {
