@@ -42,12 +42,11 @@ class EngineFaultTest : public ::testing::Test {
       const grpc::Status created =
           testing::CreateTokenFile(Address(), admin_secret_, "w" + n, v1::ROLE_WORKER, token);
       ASSERT_TRUE(created.ok()) << created.error_message();
-      workers_.push_back(
-          Process::Start({ARBITER_BINARY, "--token-file", token.string(), "worker", "--coordinator",
-                          Address(), "--name", "w" + n, "--wait-seconds", "1", "--grace-seconds",
-                          "2", "--engine-dir", "/usr/games", "--engine-dir",
-                          std::filesystem::absolute(TEST_ENGINE).parent_path().string()},
-                         (dir_ / ("worker" + n + ".log")).string()));
+      workers_.push_back(Process::Start(
+          {ARBITER_BINARY, "--token-file", token.string(), "worker", "--coordinator", Address(),
+           "--name", "w" + n, "--wait-s", "1", "--grace-s", "2", "--engine-dir", "/usr/games",
+           "--engine-dir", std::filesystem::absolute(TEST_ENGINE).parent_path().string()},
+          (dir_ / ("worker" + n + ".log")).string()));
       ASSERT_TRUE(workers_.back()->ReadLineWith("health on port", 60));
     }
   }

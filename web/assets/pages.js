@@ -2,7 +2,8 @@
 // (#/ratings) pages.
 "use strict";
 
-const cpuLevels = ["any", "x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4"];
+// The CLI's spelling (base/cpu.h CpuLevelName): v1 is plain x86-64.
+const cpuLevels = ["any", "v1", "v2", "v3", "v4"];
 
 async function showWorkers() {
   const data = await api("GET", "workers?all=1");
