@@ -142,11 +142,12 @@ absl::Status ValidateEngineList(const google::protobuf::RepeatedPtrField<v1::Eng
     if (e.args_size() > 0 && e.source_case() == v1::EngineSpec::kBuiltin)
       return absl::InvalidArgumentError(
           Cat("engine '", e.name(), "': the builtin engine takes no args (use options)"));
-    if (e.protocol() != v1::ENGINE_PROTOCOL_UNSPECIFIED &&
-        (e.source_case() == v1::EngineSpec::kBuiltin || !v1::EngineProtocol_IsValid(e.protocol())))
+    if (!v1::EngineProtocol_IsValid(e.protocol()))
       return absl::InvalidArgumentError(
-          Cat("engine '", e.name(), "': protocol ", int(e.protocol()),
-              " is not one the builtin engine or this coordinator speaks"));
+          Cat("engine '", e.name(), "': unknown protocol ", int(e.protocol())));
+    if (e.protocol() == v1::ENGINE_PROTOCOL_XBOARD && e.source_case() == v1::EngineSpec::kBuiltin)
+      return absl::InvalidArgumentError(
+          Cat("engine '", e.name(), "': the builtin engine speaks UCI, not xboard"));
   }
   return absl::OkStatus();
 }
