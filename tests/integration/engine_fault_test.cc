@@ -188,5 +188,24 @@ TEST_F(EngineFaultTest, CecpEnginesPlayOnTheClusterAndTheirResignationsCount) {
   EXPECT_NE(builtin.text.find("speaks UCI, not proto=xboard"), std::string::npos) << builtin.text;
 }
 
+// Debian's engines on the cluster: Fairy-Max (CECP, no setboard: the book positions go by
+// `edit`) plays two games against Stockfish without a fault.
+TEST_F(EngineFaultTest, FairyMaxPlaysStockfishOnTheClusterWithoutFaults) {
+  for (const char* path : {"/usr/games/fairymax", "/usr/games/stockfish"})
+    if (access(path, X_OK) != 0) GTEST_SKIP() << path << " not installed";
+  const std::string book = (dir_ / "book.epd").string();
+  std::ofstream(book) << "rnbqkb1r/pp2pppp/3p1n2/8/3NP3/8/PPP2PPP/RNBQKB1R w KQkq - 1 5\n";
+  testing::CommandOutput played = Arbiter(
+      "match --quiet --engine name=fairymax,cmd=/usr/games/fairymax,proto=xboard "
+      "--engine name=sf,cmd=/usr/games/stockfish --tc 2+0.05 --max-moves 25 --games 2 "
+      "--openings " +
+      book);
+  ASSERT_EQ(played.status, 0) << played.text;
+  EXPECT_NE(played.text.find("Games: 2 "), std::string::npos) << played.text;
+  for (const char* clean : {"fairymax: time losses 0, disconnects 0, stalls 0, illegal moves 0",
+                            "sf: time losses 0, disconnects 0, stalls 0, illegal moves 0"})
+    EXPECT_NE(played.text.find(clean), std::string::npos) << played.text;
+}
+
 }  // namespace
 }  // namespace arbiter
