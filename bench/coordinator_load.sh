@@ -26,7 +26,7 @@ if [[ "${AUTH:-0}" == 1 ]]; then
   export ARBITER_TOKEN_FILE="$data.token"
 fi
 mkdir -p "$data"
-"$BUILD/cli/arbiter" coordinator --listen 127.0.0.1:0 --data "$data" --lease-seconds 30 \
+"$BUILD/cli/arbiter" coordinator --listen 127.0.0.1:0 --data "$data" --lease-s 30 \
   --max-active-runs 1000 --max-submissions-per-minute 100000 "${auth[@]}" >"$log" 2>"$log.err" &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$data" "$data.token" "$log" "$log.err"' EXIT

@@ -34,7 +34,7 @@ STARTPOS = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 def start_coordinator(data):
     log = open(os.path.join(data, "log"), "w+")
     p = subprocess.Popen([ARBITER, "coordinator", "--listen", "127.0.0.1:0", "--data", data,
-                          "--http", "127.0.0.1:0", "--no-auth", "--lease-seconds", "30",
+                          "--http", "127.0.0.1:0", "--no-auth", "--lease-s", "30",
                           "--max-active-runs", "100000", "--max-submissions-per-minute",
                           "100000"], stdout=log, stderr=subprocess.DEVNULL, text=True)
     for _ in range(300):

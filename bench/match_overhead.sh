@@ -9,7 +9,7 @@
 # /tmp/fastchess-src/fastchess) it plays the same match right after arbiter at each time
 # control: same engines and options, same openings (the starting position, or OPENINGS),
 # same clocks, concurrency 2, -rounds GAMES/2 -games 2 -repeat, timemargin = arbiter's
-# --margin (MARGIN, 50 ms). Both PGNs are counted the same way (plies of the movetext, book
+# --margin-ms (MARGIN, 50 ms). Both PGNs are counted the same way (plies of the movetext, book
 # moves excluded; time losses = [Termination "time forfeit"]) and both runs are timed by
 # this script, then one line per time control:
 #   0.2+0.002: arbiter N plies/s (T time losses), fastchess M plies/s (T time losses), ratio N/M
@@ -104,7 +104,7 @@ run() {  # name tc extra-engine-args...
   rm -f "$pgn"  # --pgn-out appends
   echo "== $name: $GAMES games at $tc, concurrency 2"
   "$ARBITER" match "$@" --tc "$tc" --games "$GAMES" --concurrency 2 --pgn-out "$pgn" \
-      --margin "$MARGIN" --sandbox "${SANDBOX:-off}" "${ARB_BOOK[@]}" --json --quiet > "$json"
+      --margin-ms "$MARGIN" --sandbox "${SANDBOX:-off}" "${ARB_BOOK[@]}" --json --quiet > "$json"
   local seconds
   seconds=$(echo "$t0 $EPOCHREALTIME" | awk '{ printf "%.3f", $2 - $1 }')
   python3 - "$json" <<'EOF'

@@ -207,7 +207,8 @@ void AddAccessCommands(CLI::App& app, int& exit_code) {
     CLI::App* cmd = app.add_subcommand(
         "ratings",
         "One rating list over the games of many runs: engines by name across match and "
-        "tournament runs (or PGN files)");
+        "tournament runs (or PGN files); one name run with different binaries or options is "
+        "rated apart as NAME#1, NAME#2 with a warning");
     cmd->add_option("--coordinator", *address, "Coordinator address HOST:PORT");
     cmd->add_option("--engines", *engines,
                     "Engines to rate (names as in the runs); their games in any run count");
@@ -237,6 +238,8 @@ void AddAccessCommands(CLI::App& app, int& exit_code) {
             Call<v1::RunService>(*address, &v1::RunService::Stub::GetRatings, *request, &resp);
         if (!s.ok()) return void(exit_code = Failed(s));
       }
+      // On stderr too with --json: a script reading the table should still be told.
+      for (const std::string& w : resp.warnings()) std::cerr << "warning: " << w << "\n";
       if (*json) return void(std::cout << ToJson(resp) << "\n");
       std::cout << absl::StrFormat("%d games in %d %s, anchor %s (Elo 0)\n", resp.games(),
                                    resp.run_ids_size(), pgn->empty() ? "runs" : "PGN files",

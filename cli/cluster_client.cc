@@ -602,6 +602,12 @@ absl::StatusOr<v1::EngineSpec> RemoteEngineSpec(const match::EngineSpec& e,
   out.set_tc(e.tc);
   out.set_bench(e.bench);
   out.set_cpu_level(uint32_t(e.cpu_level));
+  if (e.protocol == match::Protocol::kXboard) {
+    if (out.builtin())
+      return absl::InvalidArgumentError(
+          Cat("--engine ", e.name, ": the builtin engine speaks UCI, not proto=xboard"));
+    out.set_protocol(v1::ENGINE_PROTOCOL_XBOARD);
+  }
   return out;
 }
 

@@ -77,9 +77,11 @@ void AddCoordinatorOptions(CLI::App* cmd, CoordinatorFlags& f) {
   cmd->add_option("--max-live-pages", f.max_live_pages,
                   "Dashboard pages following runs live at once (each holds a connection)")
       ->check(CLI::Range(1, 4096));
-  cmd->add_option("--lease-seconds", f.lease_seconds, "Lease time of a job (heartbeats extend it)")
+  cmd->add_option("--lease-s", f.lease_seconds,
+                  "Seconds a job's lease lasts (heartbeats extend it)")
       ->check(CLI::Range(0.5, 3600.0));
-  cmd->add_option("--heartbeat-seconds", f.heartbeat_seconds, "Heartbeat interval asked of workers")
+  cmd->add_option("--heartbeat-s", f.heartbeat_seconds,
+                  "Seconds between heartbeats asked of workers")
       ->check(CLI::Range(0.1, 600.0));
   cmd->add_option("--max-upload-mb", f.max_upload_mb, "Largest engine upload in MiB")
       ->check(CLI::Range(1, 1 << 16));
@@ -459,7 +461,10 @@ void AddClusterCommands(CLI::App& app, int& exit_code) {
     auto f = std::make_shared<WorkerFlags>();
     CLI::App* cmd = app.add_subcommand("worker", "Run a stateless worker");
     cmd->add_option("--coordinator", f->coordinator, "Coordinator address HOST:PORT");
-    cmd->add_option("--threads", f->threads, "Threads for perft jobs")->check(CLI::Range(1, 256));
+    cmd->add_option("--threads", f->threads,
+                    "CPU threads this worker uses: perft threads, and game slots times the "
+                    "engines' Threads")
+        ->check(CLI::Range(1, 256));
     cmd->add_option("--hash", f->hash_mb,
                     "Perft hash in MB, kept across jobs (0 = the size each run asks for)")
         ->check(CLI::Range(0, 1 << 20));
@@ -467,10 +472,10 @@ void AddClusterCommands(CLI::App& app, int& exit_code) {
     cmd->add_option("--listen", f->listen, "Health/reflection gRPC address [HOST]:PORT");
     cmd->add_option("--cache", f->cache, "Engine artifact cache directory");
     cmd->add_option("--name", f->name, "Name shown by the coordinator (default: host name)");
-    cmd->add_option("--grace-seconds", f->grace_seconds,
-                    "On SIGTERM: time to finish the current job before releasing it")
+    cmd->add_option("--grace-s", f->grace_seconds,
+                    "On SIGTERM: seconds to finish the current job before releasing it")
         ->check(CLI::Range(0.0, 86400.0));
-    cmd->add_option("--wait-seconds", f->wait_seconds, "Long-poll time")
+    cmd->add_option("--wait-s", f->wait_seconds, "Seconds of each long poll for work")
         ->check(CLI::Range(0.1, 60.0));
     AddSandboxOptions(cmd, f->sandbox);
     cmd->add_option("--engine-dir", f->engine_dirs,
@@ -482,7 +487,7 @@ void AddClusterCommands(CLI::App& app, int& exit_code) {
     cmd->add_option("--cpu-level", f->cpu_level,
                     "x86-64 level to declare (v1..v4; default: this CPU's). Lower keeps runs "
                     "that require more away");
-    cmd->add_option("--bench-timeout", f->bench_timeout_seconds,
+    cmd->add_option("--bench-timeout-s", f->bench_timeout_seconds,
                     "Seconds an engine's bench may take (declared signatures, scaled clocks)")
         ->check(CLI::Range(0.1, 3600.0));
     // Tests: this worker's speed for scaled clocks instead of measuring it.
@@ -501,7 +506,8 @@ void AddClusterCommands(CLI::App& app, int& exit_code) {
     CLI::App* cmd =
         app.add_subcommand("local", "Embedded coordinator and N workers on loopback until Ctrl-C");
     cmd->add_option("--workers", *workers, "Number of workers")->check(CLI::Range(1, 256));
-    cmd->add_option("--threads", *threads, "Threads per worker")->check(CLI::Range(1, 256));
+    cmd->add_option("--threads", *threads, "CPU threads each worker uses (as worker --threads)")
+        ->check(CLI::Range(1, 256));
     cmd->add_option(
            "--hash", *hash_mb,
            "Perft hash per worker in MB, kept across jobs (0 = the size each run asks for)")

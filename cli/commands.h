@@ -37,6 +37,11 @@ absl::StatusOr<v1::GetRatingsResponse> RatePgnFiles(const std::vector<std::strin
 // ("unknown option --rounds", with a hint for cutechess/fastchess spellings) and returns 2.
 int ReportUsageError(CLI::App& app, const CLI::ParseError& e, int argc, char** argv);
 
+// Duration flags carry their unit in their name (--move-timeout-ms, --lease-s); their old names
+// (--move-timeout, --lease-seconds, ...) are rewritten in argv to the new ones, each with a
+// deprecation warning on stderr, so that they stay hidden aliases.
+void RenameDeprecatedFlags(int argc, char** argv);
+
 // `--sandbox` and the engine limits of `worker`, `match` and `tournament`.
 struct SandboxFlags {
   std::string mode;  // auto, namespaces or off

@@ -89,6 +89,7 @@ int main(int argc, char** argv) {
   arbiter::cli::AddAccessCommands(app, exit_code);
   arbiter::cli::AddHealthCommand(app, exit_code);
   arbiter::cli::AddEngineProbeCommand(app, exit_code);
+  arbiter::cli::RenameDeprecatedFlags(argc, argv);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

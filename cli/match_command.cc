@@ -554,11 +554,11 @@ void AddCommonFlags(CLI::App* cmd, MatchFlags& f) {
   cmd->add_option("--pgn-out,--pgn", f.pgn_out,
                   "Append every game to this PGN file (with --coordinator: the run's PGN)");
   cmd->add_option("--event", f.event, "PGN Event tag");
-  cmd->add_option("--margin", f.margin_ms, "Time margin in ms forgiven on each move (50)");
-  cmd->add_option("--stop-grace", f.stop_grace_ms, "ms to wait for bestmove after stop (1000)");
-  cmd->add_option("--move-timeout", f.move_timeout_ms,
+  cmd->add_option("--margin-ms", f.margin_ms, "Overrun in ms forgiven on each move (50)");
+  cmd->add_option("--stop-grace-ms", f.stop_grace_ms, "ms to wait for bestmove after stop (1000)");
+  cmd->add_option("--move-timeout-ms", f.move_timeout_ms,
                   "depth/nodes searches: ms before stop is sent (60000)");
-  cmd->add_option("--handshake-timeout", f.handshake_ms, "ms for uciok and readyok (10000)");
+  cmd->add_option("--handshake-timeout-ms", f.handshake_ms, "ms for uciok and readyok (10000)");
   cmd->add_option("--draw-adj", f.draw_adj, "movenumber=M,movecount=N,score=CP");
   cmd->add_option("--resign-adj", f.resign_adj, "movecount=N,score=CP");
   cmd->add_option("--max-moves", f.max_moves, "Draw by adjudication after this many moves");
@@ -585,7 +585,7 @@ void NoteGivenFlags(CLI::App* cmd, MatchFlags& f) {
   if (cmd->count("--engine-processes")) f.engine_limits.set_processes(l.processes);
   if (cmd->count("--engine-open-files")) f.engine_limits.set_open_files(l.open_files);
   if (cmd->count("--engine-file-size-mb")) f.engine_limits.set_file_size_mb(l.file_size_mb);
-  if (cmd->count("--engine-cpu-seconds")) f.engine_limits.set_cpu_seconds(l.cpu_seconds);
+  if (cmd->count("--engine-cpu-s")) f.engine_limits.set_cpu_seconds(l.cpu_seconds);
 }
 
 }  // namespace

@@ -161,7 +161,7 @@ void AddMovegenCheckCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--depth", flags->depth, "Perft depth per position (1..10)");
   cmd->add_option("--max-nodes", flags->max_nodes,
                   "Node budget per position: the deepest depth (up to --depth, else 6) within it");
-  cmd->add_option("--timeout", flags->timeout_s,
+  cmd->add_option("--timeout-s", flags->timeout_s,
                   "Seconds the engine gets for each perft request (60)");
   cmd->add_option("--coordinator", flags->coordinator, "Run on this cluster (host:port)");
   cmd->add_flag("--json", flags->json, "Print a MovegenCheckResult as JSON");

@@ -205,7 +205,7 @@ void AddPerftCommand(CLI::App& app, int& exit_code) {
   auto* depth = cmd->add_option("--depth", flags->depth, "Depth in plies")
                     ->check(CLI::Range(0, kMaxPerftDepth));
   cmd->add_flag("--divide", flags->divide, "Print the count under each root move");
-  cmd->add_option("--threads", flags->threads, "Threads (0 = all cores)")
+  cmd->add_option("--threads", flags->threads, "CPU threads this perft uses (0 = all cores)")
       ->check(CLI::Range(0, 1024));
   cmd->add_option("--hash", flags->hash_mb, "Hash table size in MB (0 = none)")
       ->check(CLI::Range(0, 1 << 20));

@@ -106,7 +106,7 @@ void AddPerftDiffCommand(CLI::App& app, int& exit_code) {
       ->required();
   cmd->add_option("--fen", flags->fen, "Root position (default: the start position)");
   cmd->add_option("--depth", flags->depth, "Perft depth at the root")->required();
-  cmd->add_option("--timeout", flags->timeout_s, "Seconds to wait for each `go perft` (600)");
+  cmd->add_option("--timeout-s", flags->timeout_s, "Seconds to wait for each `go perft` (600)");
   cmd->add_option("--dialect", flags->dialect,
                   "How to ask for perft: go-perft (`go perft N`, default), perft, custom");
   cmd->add_option("--perft-command", flags->perft_command, "Command template with {depth}");

@@ -21,7 +21,7 @@ void AddSandboxOptions(CLI::App* cmd, SandboxFlags& f) {
   cmd->add_option("--engine-open-files", l.open_files, "Sandbox: open files per engine");
   cmd->add_option("--engine-file-size-mb", l.file_size_mb,
                   "Sandbox: largest file an engine may write (MB)");
-  cmd->add_option("--engine-cpu-seconds", l.cpu_seconds, "Sandbox: CPU time per engine process");
+  cmd->add_option("--engine-cpu-s", l.cpu_seconds, "Sandbox: CPU seconds per engine process");
 }
 
 absl::StatusOr<match::SandboxOptions> ResolveSandbox(const SandboxFlags& f) {

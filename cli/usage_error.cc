@@ -1,8 +1,10 @@
 // Usage errors: what CLI11 refuses (an unknown option, a missing or malformed value) is said in
 // one line on stderr with exit status 2, with a hint when the spelling is cutechess-cli's or
-// fastchess's (`-engine`, `-each`, `-rounds`); --help and --version still exit 0.
+// fastchess's (`-engine`, `-each`, `-rounds`); --help and --version still exit 0. Flags renamed
+// to carry their unit are still taken under their old names, with a warning.
 #include <algorithm>
 #include <cstdio>
+#include <deque>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,6 +48,41 @@ std::string Hint(std::string_view arg) {
 }
 
 }  // namespace
+
+void RenameDeprecatedFlags(int argc, char** argv) {
+  // Every duration flag names its unit (-ms, -s); these are the names they had before.
+  struct Renamed {
+    std::string_view old_name, new_name;
+  };
+  static constexpr Renamed kRenamed[] = {
+      {"--margin", "--margin-ms"},
+      {"--stop-grace", "--stop-grace-ms"},
+      {"--move-timeout", "--move-timeout-ms"},
+      {"--handshake-timeout", "--handshake-timeout-ms"},
+      {"--timeout", "--timeout-s"},
+      {"--lease-seconds", "--lease-s"},
+      {"--heartbeat-seconds", "--heartbeat-s"},
+      {"--grace-seconds", "--grace-s"},
+      {"--wait-seconds", "--wait-s"},
+      {"--bench-timeout", "--bench-timeout-s"},
+      {"--engine-cpu-seconds", "--engine-cpu-s"},
+  };
+  // argv keeps pointing into these for the life of the process.
+  static std::deque<std::string> renamed;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--") break;
+    for (const Renamed& r : kRenamed) {
+      if (!arg.starts_with(r.old_name)) continue;
+      const std::string_view rest = arg.substr(r.old_name.size());
+      if (!rest.empty() && rest[0] != '=') continue;
+      std::fprintf(stderr, "warning: %s is deprecated, use %s (the same value)\n",
+                   std::string(r.old_name).c_str(), std::string(r.new_name).c_str());
+      argv[i] = renamed.emplace_back(Cat(r.new_name, rest)).data();
+      break;
+    }
+  }
+}
 
 int ReportUsageError(CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
   if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version

@@ -147,6 +147,12 @@ absl::Status ValidateEngineList(const google::protobuf::RepeatedPtrField<v1::Eng
     if (e.args_size() > 0 && e.source_case() == v1::EngineSpec::kBuiltin)
       return absl::InvalidArgumentError(
           Cat("engine '", e.name(), "': the builtin engine takes no args (use options)"));
+    if (!v1::EngineProtocol_IsValid(e.protocol()))
+      return absl::InvalidArgumentError(
+          Cat("engine '", e.name(), "': unknown protocol ", int(e.protocol())));
+    if (e.protocol() == v1::ENGINE_PROTOCOL_XBOARD && e.source_case() == v1::EngineSpec::kBuiltin)
+      return absl::InvalidArgumentError(
+          Cat("engine '", e.name(), "': the builtin engine speaks UCI, not xboard"));
   }
   return absl::OkStatus();
 }
@@ -475,6 +481,13 @@ absl::Status CheckMatchResult(const v1::MatchJob& job, const v1::MatchJobResult&
           where, ": the board ended the game (", std::string(TerminationName(outcome.termination)),
           ") but it is reported as '", std::string(match::GameEndName(*end)), "'"));
     }
+    // Only the engine to move can resign (it answers a `go`): the other side wins.
+    if (*end == match::GameEnd::kResignation &&
+        *result != (game->Current().SideToMove() == kWhite ? GameResult::kBlackWins
+                                                           : GameResult::kWhiteWins))
+      return absl::InvalidArgumentError(
+          Cat(where, ": a resignation is the loss of the side to move, reported as ",
+              std::string(ResultString(*result))));
     RETURN_IF_ERROR(CheckForfeit(job, g, *end, *result, i % 2, game->Current(), where));
     // A disconnect before the faulty engine's first move is a fault, not a game (the worker
     // releases such a job as a fault): never counted. Engine moves follow the book moves.

@@ -46,7 +46,7 @@ CoordinatorMetrics::CoordinatorMetrics(prometheus::Registry& r)
       endings_(net::RegisterCounters(
           r, "arbiter_game_endings_total",
           "Counted match games by how they ended (normal, time forfeit, illegal "
-          "move, disconnect = engine crash, stall, adjudication).")),
+          "move, disconnect = engine crash, stall, adjudication, resignation).")),
       llr_family_(net::RegisterGauges(
           r, "arbiter_run_sprt_llr",
           "SPRT log-likelihood ratio, per match run (kept 5 min after it ends).")),

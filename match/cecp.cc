@@ -78,6 +78,28 @@ bool ParseThinking(std::string_view line, InfoLine& out) {
   return true;
 }
 
+// The castling rights `edit` implies for a FEN board: a king and a rook on their home squares.
+std::string EditCastling(std::string_view board) {
+  char sq[8][8] = {};  // [rank 8..1][file a..h]
+  int rank = 0, file = 0;
+  for (char c : board) {
+    if (c == '/') {
+      ++rank;
+      file = 0;
+    } else if (c >= '1' && c <= '8') {
+      file += c - '0';
+    } else if (rank < 8 && file < 8) {
+      sq[rank][file++] = c;
+    }
+  }
+  std::string r;
+  if (sq[7][4] == 'K' && sq[7][7] == 'R') r += 'K';
+  if (sq[7][4] == 'K' && sq[7][0] == 'R') r += 'Q';
+  if (sq[0][4] == 'k' && sq[0][7] == 'r') r += 'k';
+  if (sq[0][4] == 'k' && sq[0][0] == 'r') r += 'q';
+  return r.empty() ? "-" : r;
+}
+
 }  // namespace
 
 absl::Status UciEngine::StartCecp() {
@@ -163,18 +185,50 @@ absl::Status UciEngine::NewGameCecp(bool chess960) {
   return IsReadyCecp(timeouts_.ready);
 }
 
+absl::Status UciEngine::SendEditCecp(const Position& start) {
+  // `edit` knows no castling rights, en passant square or Chess960: the engine assumes castling
+  // with a king and rook on their home squares. A position it would so misread is refused.
+  const std::string fen = start.Fen();
+  std::vector<std::string_view> f = SplitWords(fen);
+  const std::string implied = EditCastling(f[0]);
+  if (start.IsChess960() || f.size() < 4 || implied != f[2] ||
+      (f[3] != "-" && start.EpCaptureLegal()))
+    return absl::FailedPreconditionError(
+        Cat(spec_.name, ": this CECP engine has no setboard=1, and `edit` cannot give it ", fen,
+            " (it would assume castling rights '", implied,
+            "' and no en passant); use a book of "
+            "moves from the standard start"));
+  // `edit` keeps the side to move: a first move from the start position makes it Black's.
+  if (start.SideToMove() == kBlack) {
+    const Position initial = Position::StartPosition();
+    const Move a3 = ParseUciMove(initial, "a2a3").value();
+    const std::string text = cecp_.san ? MoveToSan(initial, a3) : MoveToUci(initial, a3);
+    RETURN_IF_ERROR(Send(cecp_.usermove ? Cat("usermove ", text) : text));
+  }
+  RETURN_IF_ERROR(Send("edit"));
+  RETURN_IF_ERROR(Send("#"));
+  for (Color c : {kWhite, kBlack}) {
+    if (c == kBlack) RETURN_IF_ERROR(Send("c"));
+    for (int sq = 0; sq < 64; ++sq) {
+      const Piece p = start.PieceOn(Square(sq));
+      if (p == kNoPiece || ColorOf(p) != c) continue;
+      RETURN_IF_ERROR(Send(Cat(std::string(1, "PNBRQK"[TypeOf(p)]), SquareToString(Square(sq)))));
+    }
+  }
+  return Send(".");
+}
+
 absl::Status UciEngine::StartSearchCecp(const SearchRequest& r) {
   // What it said since its last move (claims, draw offers, errors for commands it does not
   // know, e.g. `easy`) decides nothing: only what follows this search's commands counts.
   process_->DiscardPending();
   if (cecp_moves_known_ < 0) {
     if (r.start.Fen() != Position::StartPosition().Fen() || r.start.IsChess960()) {
-      if (!cecp_.setboard)
-        return absl::FailedPreconditionError(
-            Cat(spec_.name,
-                ": this CECP engine cannot take a start position (no setboard=1); "
-                "use an opening book of moves from the standard start"));
-      RETURN_IF_ERROR(Send(Cat("setboard ", r.start.Fen())));
+      if (cecp_.setboard) {
+        RETURN_IF_ERROR(Send(Cat("setboard ", r.start.Fen())));
+      } else {
+        RETURN_IF_ERROR(SendEditCecp(r.start));
+      }
     }
     cecp_moves_known_ = 0;
   }

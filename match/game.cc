@@ -100,6 +100,8 @@ std::string_view GameEndName(GameEnd end) {
       return "stall";
     case GameEnd::kAdjudication:
       return "adjudication";
+    case GameEnd::kResignation:
+      return "resignation";
     case GameEnd::kAborted:
       return "aborted";
   }
@@ -109,6 +111,7 @@ std::string_view GameEndName(GameEnd end) {
 std::string_view GameEndPgnTag(GameEnd end) {
   switch (end) {
     case GameEnd::kNormal:
+    case GameEnd::kResignation:  // the standard's "normal" (cutechess too); the reason says so
       return "normal";
     case GameEnd::kTimeForfeit:
       return "time forfeit";
@@ -308,10 +311,10 @@ GameRecord PlayGame(UciEngine* engines[2], const Opening& opening, const GameSet
             t1 = line.time;
             break;
           case SearchOutput::kResign:
-            // The engine's own resignation (CECP): counted with the adjudications.
+            // The engine's own resignation (CECP): a loss of its own, not a fault.
             (void)eng.EndSearch();
             rec.result = side == kWhite ? GameResult::kBlackWins : GameResult::kWhiteWins;
-            rec.end = GameEnd::kAdjudication;
+            rec.end = GameEnd::kResignation;
             rec.reason = Cat(kColorName[side], " resigns");
             return finish();
           case SearchOutput::kRefusal:

@@ -23,6 +23,7 @@ enum class GameEnd {
   kDisconnect,    // the engine exited, closed its output or could not be started
   kStall,         // no bestmove even after `stop` and the grace period
   kAdjudication,  // resign/draw by scores, or the maximum length
+  kResignation,   // the engine to move resigned (CECP `resign`)
   kAborted,       // the match stopped before the game finished (not scored)
 };
 std::string_view GameEndName(GameEnd end);

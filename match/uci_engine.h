@@ -205,6 +205,9 @@ class UciEngine {
   absl::Status NewGameCecp(bool chess960);
   absl::Status IsReadyCecp(Millis timeout);
   absl::Status StartSearchCecp(const SearchRequest& request);
+  // The start position by `edit` for an engine without setboard (refused when `edit` would
+  // misstate its castling rights or en passant square).
+  absl::Status SendEditCecp(const Position& start);
   // The engine's exit while waiting for `what`, with its stderr's end.
   absl::Status ExitedWhileWaiting(std::string_view what, SteadyTime deadline);
 

@@ -18,6 +18,8 @@ v1::GameEnd GameEndToProto(GameEnd end) {
       return v1::GAME_END_STALL;
     case GameEnd::kAdjudication:
       return v1::GAME_END_ADJUDICATION;
+    case GameEnd::kResignation:
+      return v1::GAME_END_RESIGNATION;
     case GameEnd::kAborted:
       break;
   }
@@ -38,6 +40,8 @@ std::optional<GameEnd> GameEndFromProto(v1::GameEnd end) {
       return GameEnd::kStall;
     case v1::GAME_END_ADJUDICATION:
       return GameEnd::kAdjudication;
+    case v1::GAME_END_RESIGNATION:
+      return GameEnd::kResignation;
     default:
       return std::nullopt;
   }

@@ -53,6 +53,7 @@ absl::StatusOr<match::EngineSpec> ToEngineSpec(const v1::EngineSpec& e, EngineCa
   }
   for (const auto& [k, v] : e.options()) spec.options.emplace_back(k, v);
   spec.tc = e.tc();
+  if (e.protocol() == v1::ENGINE_PROTOCOL_XBOARD) spec.protocol = match::Protocol::kXboard;
   return spec;
 }
 

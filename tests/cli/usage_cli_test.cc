@@ -78,6 +78,31 @@ TEST(UsageCli, CutechessSpellingsGetTheirArbiterCounterparts) {
   EXPECT_EQ(Count(o.text, "for cutechess/fastchess's -engine"), 1u) << "one hint per spelling";
 }
 
+// Duration flags name their unit; the old names still work, each with a warning, and are not
+// in the help.
+TEST(UsageCli, OldDurationFlagNamesWarnAndStillWork) {
+  Output o = RunArbiter(
+      "match --quiet --engine name=a,cmd=builtin --engine name=b,cmd=builtin --tc depth=1 "
+      "--games 2 --max-moves 5 --margin 60 --handshake-timeout=5000 --move-timeout-ms 9000");
+  EXPECT_EQ(o.exit_code, 0) << o.text;
+  EXPECT_EQ(Count(o.text, "warning: --margin is deprecated, use --margin-ms"), 1u) << o.text;
+  EXPECT_EQ(Count(o.text, "warning: --handshake-timeout is deprecated, use --handshake-timeout-ms"),
+            1u)
+      << o.text;
+  EXPECT_EQ(Count(o.text, "deprecated"), 2u) << "the new names do not warn\n" << o.text;
+  Output help = RunArbiter("match --help");
+  EXPECT_NE(help.text.find("--margin-ms"), std::string::npos) << help.text;
+  EXPECT_EQ(help.text.find("  --margin "), std::string::npos) << help.text;
+  // The rename runs before the parse: an old name beside --help still warns, and the help
+  // shows only the new one.
+  Output worker = RunArbiter("worker --help --wait-seconds 1");
+  EXPECT_EQ(worker.exit_code, 0) << worker.text;
+  EXPECT_NE(worker.text.find("--wait-s "), std::string::npos) << worker.text;
+  EXPECT_EQ(worker.text.find("  --wait-seconds"), std::string::npos) << worker.text;
+  EXPECT_NE(worker.text.find("warning: --wait-seconds is deprecated"), std::string::npos)
+      << worker.text;
+}
+
 TEST(UsageCli, HelpAndVersionExitZero) {
   Output help = RunArbiter("--help");
   EXPECT_EQ(help.exit_code, 0) << help.text;

@@ -287,6 +287,63 @@ TEST(MatchReplay, ADisconnectBeforeTheFaultyEnginesFirstMoveIsNotAGame) {
   EXPECT_TRUE(CheckMatchResult(job, result(2)).ok()) << "Black moved (e7e5) before it crashed";
 }
 
+// A resignation (a CECP engine's `resign`) is the loss of the side to move, never of the other
+// side, and never a position the board had already ended.
+TEST(MatchReplay, AResignationIsTheLossOfTheSideToMove) {
+  v1::MatchJob job;
+  for (const char* name : {"a", "b"}) {
+    v1::EngineSpec* e = job.add_engines();
+    e->set_name(name);
+    e->set_path("/usr/games/fairymax");
+  }
+  job.set_tc("1+0.1");
+  job.set_pairs(1);
+  auto result = [](v1::GameResult res, std::vector<std::string> moves) {
+    v1::MatchJobResult r;
+    for (int g = 0; g < 2; ++g) {
+      v1::ReportedGame* game = r.add_games();
+      game->set_pair(0);
+      game->set_game(uint32_t(g));
+      game->set_start_fen(Position::StartPosition().Fen());
+      for (const std::string& m : moves) game->add_moves(m);
+      game->set_engine_moves(uint32_t(moves.size()));
+      game->set_end(v1::GAME_END_RESIGNATION);
+      game->set_result(res);
+    }
+    return r;
+  };
+  // After 1. e4, Black is to move: only Black can have resigned.
+  EXPECT_TRUE(CheckMatchResult(job, result(v1::GAME_RESULT_WHITE_WINS, {"e2e4"})).ok());
+  absl::Status wrong = CheckMatchResult(job, result(v1::GAME_RESULT_BLACK_WINS, {"e2e4"}));
+  EXPECT_NE(wrong.message().find("a resignation is the loss of the side to move"),
+            std::string::npos)
+      << wrong;
+  EXPECT_FALSE(CheckMatchResult(job, result(v1::GAME_RESULT_DRAW, {"e2e4"})).ok());
+  // Fool's mate: the board ended it, so it is not a resignation.
+  absl::Status mated =
+      CheckMatchResult(job, result(v1::GAME_RESULT_BLACK_WINS, {"f2f3", "e7e5", "g2g4", "d8h4"}));
+  EXPECT_NE(mated.message().find("the board ended the game"), std::string::npos) << mated;
+}
+
+// proto=xboard travels in EngineSpec.protocol; the builtin engine and unknown protocols are
+// refused at submit.
+TEST(TournamentPlan, EngineProtocolIsChecked) {
+  v1::SubmitTournamentRequest xboard = Tournament(2, 2);
+  xboard.mutable_engines(1)->set_path("/usr/games/fairymax");
+  xboard.mutable_engines(1)->set_protocol(v1::ENGINE_PROTOCOL_XBOARD);
+  EXPECT_TRUE(ValidateTournamentRequest(xboard, NoUploads).ok());
+  v1::SubmitTournamentRequest builtin = Tournament(2, 2);
+  builtin.mutable_engines(0)->set_protocol(v1::ENGINE_PROTOCOL_XBOARD);
+  absl::Status st = ValidateTournamentRequest(builtin, NoUploads);
+  EXPECT_NE(st.message().find("the builtin engine speaks UCI, not xboard"), std::string::npos)
+      << st;
+  v1::SubmitTournamentRequest unknown = Tournament(2, 2);
+  unknown.mutable_engines(1)->set_path("/usr/games/fairymax");
+  unknown.mutable_engines(1)->set_protocol(v1::EngineProtocol(9));
+  EXPECT_NE(ValidateTournamentRequest(unknown, NoUploads).message().find("unknown protocol 9"),
+            std::string::npos);
+}
+
 // UCI option names are case-insensitive: `threads` sizes a game like `Threads`, and is bounded
 // at submit like it.
 TEST(ThreadsPerGame, ReadsTheOptionInAnyCase) {

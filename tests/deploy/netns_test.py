@@ -159,7 +159,7 @@ def scenario(workdir, procs, net):
     coord = procs.start("coordinator", in_ns(coord_ns, [
         ARBITER, "coordinator", "--listen", "0.0.0.0:50051", "--metrics", "0.0.0.0:9090",
         "--data", os.path.join(workdir, "data"), "--admin-token-file", admin,
-        "--lease-seconds", str(LEASE_SECONDS), "--heartbeat-seconds", "1"]))
+        "--lease-s", str(LEASE_SECONDS), "--heartbeat-s", "1"]))
     local = "127.0.0.1:50051"
 
     def cli(args, timeout=600, token=admin):

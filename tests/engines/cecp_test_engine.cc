@@ -12,9 +12,12 @@
 //   --reject-moves   answer every move it is sent with "Illegal move: X"
 //   --hang           never move, even after `?`
 //   --error-easy     answer `easy` with "Error (unknown command): easy"
+//   --no-setboard    announce setboard=0: positions come by `edit` (as Fairy-Max's do)
 //   --log FILE       append every line received to FILE
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -35,7 +38,8 @@ using arbiter::Position;
 struct Flags {
   int after = 0;
   bool uci_error = false, no_features = false, san = false, resign = false, illegal = false,
-       false_claim = false, reject_moves = false, hang = false, error_easy = false;
+       false_claim = false, reject_moves = false, hang = false, error_easy = false,
+       no_setboard = false;
   std::string log;
 };
 
@@ -83,6 +87,8 @@ int main(int argc, char** argv) {
       f.hang = true;
     else if (a == "--error-easy")
       f.error_easy = true;
+    else if (a == "--no-setboard")
+      f.no_setboard = true;
     else if (a == "--log" && i + 1 < argc)
       f.log = argv[++i];
   }
@@ -114,15 +120,66 @@ int main(int argc, char** argv) {
     pos.DoMove(m, u);
     Say("move " + text);
   };
+  // `edit` mode: the board being set up (a8 first, as a FEN reads) and the colour placed.
+  bool editing = false;
+  char board[64];
+  char edit_color = 'w';
   std::string line;
   while (std::getline(std::cin, line)) {
     if (log.is_open()) log << line << "\n" << std::flush;
-    if (line == "uci") {
+    if (editing) {
+      if (line == "#") {
+        std::fill(board, board + 64, ' ');
+      } else if (line == "c") {
+        edit_color = edit_color == 'w' ? 'b' : 'w';
+      } else if (line == ".") {
+        editing = false;
+        std::string fen;
+        for (int r = 0; r < 8; ++r) {
+          int empty = 0;
+          for (int c = 0; c < 8; ++c) {
+            const char p = board[r * 8 + c];
+            if (p == ' ') {
+              ++empty;
+              continue;
+            }
+            if (empty) fen += char('0' + empty);
+            empty = 0;
+            fen += p;
+          }
+          if (empty) fen += char('0' + empty);
+          if (r < 7) fen += '/';
+        }
+        // Castling wherever king and rook stand at home, as the protocol says.
+        std::string castle;
+        if (board[60] == 'K' && board[63] == 'R') castle += 'K';
+        if (board[60] == 'K' && board[56] == 'R') castle += 'Q';
+        if (board[4] == 'k' && board[7] == 'r') castle += 'k';
+        if (board[4] == 'k' && board[0] == 'r') castle += 'q';
+        fen += std::string(pos.SideToMove() == arbiter::kWhite ? " w " : " b ") +
+               (castle.empty() ? "-" : castle) + " - 0 1";
+        auto p = Position::FromFen(fen);
+        if (p.ok())
+          pos = *p;
+        else
+          Say("tellusererror Illegal position " + fen);
+      } else if (line.size() == 3) {
+        const int sq = (7 - (line[2] - '1')) * 8 + (line[1] - 'a');
+        if (sq >= 0 && sq < 64)
+          board[sq] = char(edit_color == 'w' ? line[0] : std::tolower(line[0]));
+      }
+      continue;
+    }
+    if (line == "edit") {
+      editing = true;
+      edit_color = 'w';
+      std::fill(board, board + 64, ' ');
+    } else if (line == "uci") {
       if (f.uci_error) Say("Error (unknown command): uci");
     } else if (line == "protover 2") {
       if (f.no_features) continue;
-      Say(std::string("feature ping=1 setboard=1 usermove=1 myname=\"cecp test\" san=") +
-          (f.san ? "1" : "0") + " done=0");
+      Say(std::string("feature ping=1 usermove=1 myname=\"cecp test\" san=") + (f.san ? "1" : "0") +
+          " setboard=" + (f.no_setboard ? "0" : "1") + " done=0");
       Say("feature option=\"Style -combo Solid /// Wild\"");
       Say("feature done=1");
     } else if (line == "new") {

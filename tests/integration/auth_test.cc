@@ -99,7 +99,7 @@ class AuthTest : public ::testing::Test {
     if (!worker_) {
       Token("worker-1", v1::ROLE_WORKER);
       worker_ = Process::Start({ARBITER_BINARY, "--token-file", (dir_ / "worker-1.token").string(),
-                                "worker", "--coordinator", Address(), "--wait-seconds", "1"},
+                                "worker", "--coordinator", Address(), "--wait-s", "1"},
                                (dir_ / "worker.log").string());
     }
     auto stub = Runs(admin_);

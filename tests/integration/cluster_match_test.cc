@@ -92,7 +92,7 @@ class ClusterMatchTest : public ::testing::Test {
   void StartCoordinator(int port = 0) {
     server_ = Process::Start(
         {ARBITER_BINARY, "coordinator", "--listen", "127.0.0.1:" + std::to_string(port), "--data",
-         (dir_ / "data").string(), "--lease-seconds", "5", "--admin-token-file", AdminTokenFile()},
+         (dir_ / "data").string(), "--lease-s", "5", "--admin-token-file", AdminTokenFile()},
         (dir_ / "coordinator.log").string());
     ASSERT_TRUE(server_);
     auto line = server_->ReadLineWith("listening on port", 60);
@@ -107,10 +107,10 @@ class ClusterMatchTest : public ::testing::Test {
     const grpc::Status created =
         testing::CreateTokenFile(Address(), admin_secret_, "w" + n, v1::ROLE_WORKER, token);
     ASSERT_TRUE(created.ok()) << created.error_message();
-    workers_.push_back(Process::Start(
-        {ARBITER_BINARY, "--token-file", token.string(), "worker", "--coordinator", Address(),
-         "--name", "w" + n, "--wait-seconds", "1", "--grace-seconds", "2"},
-        (dir_ / ("worker" + n + ".log")).string()));
+    workers_.push_back(
+        Process::Start({ARBITER_BINARY, "--token-file", token.string(), "worker", "--coordinator",
+                        Address(), "--name", "w" + n, "--wait-s", "1", "--grace-s", "2"},
+                       (dir_ / ("worker" + n + ".log")).string()));
     ASSERT_TRUE(workers_.back()->ReadLineWith("health on port", 60));
   }
 

@@ -209,7 +209,7 @@ TEST_F(ClusterMovegenTest, AnEngineThatDoesNotSpeakTheDialectFailsTheRunAtOnce) 
       RunCommand(Cat(ARBITER_BINARY, " movegen-check --quiet --coordinator 127.0.0.1:", port_,
                      " --engine '", TEST_ENGINE,
                      " --perft-dialect search' --fen '4k3/8/8/8/8/8/8/4K3 w - - 0 1' "
-                     "--depth 3 --timeout 3600 2>&1"));
+                     "--depth 3 --timeout-s 3600 2>&1"));
   EXPECT_EQ(out.status, 2) << out.text;
   EXPECT_NE(out.text.find("FAILED"), std::string::npos) << out.text;
   EXPECT_NE(out.text.find("answered `bestmove"), std::string::npos) << out.text;

@@ -70,14 +70,14 @@ class ClusterTest : public ::testing::Test {
     const grpc::Status created = testing::CreateTokenFile(
         Address(), admin_secret_, "w" + std::to_string(n), v1::ROLE_WORKER, token);
     EXPECT_TRUE(created.ok()) << created.error_message();
-    std::vector<std::string> args = {ARBITER_BINARY,    "--token-file",
-                                     token.string(),    "worker",
-                                     "--coordinator",   Address(),
-                                     "--threads",       std::to_string(threads),
-                                     "--metrics",       "127.0.0.1:0",
-                                     "--name",          "w" + std::to_string(n),
-                                     "--wait-seconds",  "2",
-                                     "--grace-seconds", "5"};
+    std::vector<std::string> args = {ARBITER_BINARY,  "--token-file",
+                                     token.string(),  "worker",
+                                     "--coordinator", Address(),
+                                     "--threads",     std::to_string(threads),
+                                     "--metrics",     "127.0.0.1:0",
+                                     "--name",        "w" + std::to_string(n),
+                                     "--wait-s",      "2",
+                                     "--grace-s",     "5"};
     args.insert(args.end(), extra.begin(), extra.end());
     workers_.push_back(
         Process::Start(args, (dir_ / ("worker" + std::to_string(n) + ".log")).string()));
@@ -152,7 +152,7 @@ class ClusterTest : public ::testing::Test {
     }
     coordinator_->Signal(SIGKILL);
     coordinator_->Wait();
-    ASSERT_NO_FATAL_FAILURE(StartCoordinator({"--lease-seconds", "3"}, port));
+    ASSERT_NO_FATAL_FAILURE(StartCoordinator({"--lease-s", "3"}, port));
     run = WaitFinished(run.id());
   }
 
@@ -316,7 +316,7 @@ TEST_F(ClusterTest, InterruptedClientCancelsItsRun) {
 // A worker killed with SIGKILL in the middle of a job: its lease expires, the job is re-queued,
 // another worker computes it, and the total is exact.
 TEST_F(ClusterTest, WorkerKilledMidJobStillExact) {
-  ASSERT_NO_FATAL_FAILURE(StartCoordinator({"--lease-seconds", "1.5"}));
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator({"--lease-s", "1.5"}));
   StartWorker();
   v1::Run run;
   ASSERT_TRUE(Submit(kKiwipete, 5, false, run, /*target_jobs=*/6).ok());
@@ -339,7 +339,7 @@ TEST_F(ClusterTest, WorkerKilledMidJobStillExact) {
 // The coordinator killed with SIGKILL mid-run and restarted on the same data: the run resumes
 // and its total is exact (nothing acknowledged lost, nothing counted twice).
 TEST_F(ClusterTest, CoordinatorRestartResumesExactly) {
-  ASSERT_NO_FATAL_FAILURE(StartCoordinator({"--lease-seconds", "3"}));
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator({"--lease-s", "3"}));
   const int port = port_;
   StartWorker();
   StartWorker();
@@ -382,7 +382,7 @@ TEST_F(ClusterTest, StreamedSplitStartposDepth6MatchesLocalDivide) {
 // it goes on from the stored cursor. The total and divide are exact, and the jobs, chunks and
 // unique positions are those of the same run without a kill (no chunk redone or lost).
 TEST_F(ClusterTest, StreamedSplitSurvivesACoordinatorKilledMidExpansion) {
-  ASSERT_NO_FATAL_FAILURE(StartCoordinator({"--lease-seconds", "3"}));
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator({"--lease-s", "3"}));
   const int port = port_;
   StartWorker();
   StartWorker();
@@ -429,7 +429,7 @@ TEST_F(ClusterTest, StreamedSplitSurvivesACoordinatorKilledMidExpansion) {
 // before and after the restart add up to the one position, exact, counted once.
 TEST_F(ClusterTest, MovegenCheckWithSplitPositionsSurvivesACoordinatorRestart) {
   if (access("/usr/games/stockfish", X_OK) != 0) GTEST_SKIP() << "stockfish is not installed";
-  ASSERT_NO_FATAL_FAILURE(StartCoordinator({"--lease-seconds", "3"}));
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator({"--lease-s", "3"}));
   const int port = port_;
   StartWorker();
   StartWorker();
@@ -472,7 +472,7 @@ TEST_F(ClusterTest, MovegenCheckWithSplitPositionsSurvivesACoordinatorRestart) {
 // SPRT stops the run, and every counted game is in the run's PGN.
 TEST_F(ClusterTest, MatchRunStoppedBySprtWithForgedGameRefused) {
   if (access("/usr/games/stockfish", X_OK) != 0) GTEST_SKIP() << "stockfish is not installed";
-  ASSERT_NO_FATAL_FAILURE(StartCoordinator({"--lease-seconds", "5"}));
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator({"--lease-s", "5"}));
   v1::SubmitMatchRequest req;
   for (int i = 0; i < 2; ++i) {
     v1::EngineSpec* e = req.add_engines();
@@ -669,7 +669,7 @@ class BadRequestTest : public ClusterTest {
  protected:
   void SetUp() override {
     ClusterTest::SetUp();
-    ASSERT_NO_FATAL_FAILURE(StartCoordinator({"--lease-seconds", "1", "--max-upload-mb", "1"}));
+    ASSERT_NO_FATAL_FAILURE(StartCoordinator({"--lease-s", "1", "--max-upload-mb", "1"}));
   }
   void TearDown() override {
     v1::Run run;

@@ -1,7 +1,7 @@
 // A fault is not a game, on a real coordinator and two worker processes on loopback: an engine
 // that cannot start (a misspelled path) or take its options (an unknown name, a value out of
 // range) fails the run at its first job, naming the engine and the worker's message, and leaves
-// no game to count or rate.
+// no game to count or rate. CECP engines play there too.
 #include <unistd.h>
 
 #include <filesystem>
@@ -42,12 +42,11 @@ class EngineFaultTest : public ::testing::Test {
       const grpc::Status created =
           testing::CreateTokenFile(Address(), admin_secret_, "w" + n, v1::ROLE_WORKER, token);
       ASSERT_TRUE(created.ok()) << created.error_message();
-      workers_.push_back(
-          Process::Start({ARBITER_BINARY, "--token-file", token.string(), "worker", "--coordinator",
-                          Address(), "--name", "w" + n, "--wait-seconds", "1", "--grace-seconds",
-                          "2", "--engine-dir", "/usr/games", "--engine-dir",
-                          std::filesystem::absolute(TEST_ENGINE).parent_path().string()},
-                         (dir_ / ("worker" + n + ".log")).string()));
+      workers_.push_back(Process::Start(
+          {ARBITER_BINARY, "--token-file", token.string(), "worker", "--coordinator", Address(),
+           "--name", "w" + n, "--wait-s", "1", "--grace-s", "2", "--engine-dir", "/usr/games",
+           "--engine-dir", std::filesystem::absolute(TEST_ENGINE).parent_path().string()},
+          (dir_ / ("worker" + n + ".log")).string()));
       ASSERT_TRUE(workers_.back()->ReadLineWith("health on port", 60));
     }
   }
@@ -116,6 +115,19 @@ TEST_F(EngineFaultTest, AMisspelledEnginePathFailsTheRunAndLeavesNoGames) {
     EXPECT_EQ(from_pgn.standings(i).name(), rated.standings(i).name());
     EXPECT_DOUBLE_EQ(from_pgn.standings(i).elo(), rated.standings(i).elo());
   }
+
+  // 'c' again with other options is another engine: rated apart, with a warning saying so.
+  testing::CommandOutput again = Arbiter(
+      "match --quiet --engine name=b,cmd=builtin --engine name=c,cmd=builtin,option.Hash=16 "
+      "--tc depth=1 --games 2");
+  ASSERT_EQ(again.status, 0) << again.text;
+  testing::CommandOutput split = Arbiter("ratings --engines b c");
+  ASSERT_EQ(split.status, 0) << split.text;
+  EXPECT_NE(split.text.find("warning: 'c' names 2 different engines"), std::string::npos)
+      << split.text;
+  EXPECT_NE(split.text.find("options Hash=16 (run 3)"), std::string::npos) << split.text;
+  EXPECT_NE(split.text.find(" c#1 "), std::string::npos) << split.text;
+  EXPECT_NE(split.text.find(" c#2 "), std::string::npos) << split.text;
 }
 
 // Options are checked against the engine's own list at the first job's handshake: an unknown
@@ -144,6 +156,55 @@ TEST_F(EngineFaultTest, OptionsTheEngineDoesNotTakeFailTheRunAtTheFirstJob) {
               ",option.Hash=16\nquit' --engine name=b,cmd=builtin --tc depth=1 --games 2");
   EXPECT_EQ(injected.status, 2) << injected.text;
   EXPECT_NE(injected.text.find("control character"), std::string::npos) << injected.text;
+}
+
+// CECP engines on the cluster: `proto=xboard` reaches the workers (the test engine does not
+// answer `uci` at all, so without it the handshake fails), its games are played without faults,
+// and its own `resign` is reported as a resignation, which the coordinator's replay accepts.
+TEST_F(EngineFaultTest, CecpEnginesPlayOnTheClusterAndTheirResignationsCount) {
+  const std::string cecp = std::filesystem::absolute(CECP_TEST_ENGINE).string();
+  testing::CommandOutput played =
+      Arbiter("match --quiet --engine name=x,cmd=" + cecp +
+              ",proto=xboard --engine name=b,cmd=builtin --tc depth=1 --max-moves 15 --games 2");
+  ASSERT_EQ(played.status, 0) << played.text;
+  EXPECT_NE(played.text.find("x: time losses 0, disconnects 0, stalls 0, illegal moves 0"),
+            std::string::npos)
+      << played.text;
+  EXPECT_NE(played.text.find("Games: 2 "), std::string::npos) << played.text;
+
+  testing::CommandOutput resigned =
+      Arbiter("match --quiet --engine 'name=r,cmd=" + cecp +
+              ",proto=xboard,args=--resign --after 1' --engine name=b,cmd=builtin --tc depth=1 "
+              "--games 2");
+  ASSERT_EQ(resigned.status, 0) << resigned.text;
+  EXPECT_NE(resigned.text.find("Terminations: resignation 2"), std::string::npos) << resigned.text;
+  EXPECT_NE(resigned.text.find("Games: 2 (W 0, D 0, L 2)"), std::string::npos) << resigned.text;
+
+  // proto=xboard for the builtin engine is refused before anything is submitted.
+  testing::CommandOutput builtin = Arbiter(
+      "match --quiet --engine name=x,cmd=builtin,proto=xboard --engine name=b,cmd=builtin "
+      "--tc depth=1 --games 2");
+  EXPECT_EQ(builtin.status, 2) << builtin.text;
+  EXPECT_NE(builtin.text.find("speaks UCI, not proto=xboard"), std::string::npos) << builtin.text;
+}
+
+// Debian's engines on the cluster: Fairy-Max (CECP, no setboard: the book positions go by
+// `edit`) plays two games against Stockfish without a fault.
+TEST_F(EngineFaultTest, FairyMaxPlaysStockfishOnTheClusterWithoutFaults) {
+  for (const char* path : {"/usr/games/fairymax", "/usr/games/stockfish"})
+    if (access(path, X_OK) != 0) GTEST_SKIP() << path << " not installed";
+  const std::string book = (dir_ / "book.epd").string();
+  std::ofstream(book) << "rnbqkb1r/pp2pppp/3p1n2/8/3NP3/8/PPP2PPP/RNBQKB1R w KQkq - 1 5\n";
+  testing::CommandOutput played = Arbiter(
+      "match --quiet --engine name=fairymax,cmd=/usr/games/fairymax,proto=xboard "
+      "--engine name=sf,cmd=/usr/games/stockfish --tc 2+0.05 --max-moves 25 --games 2 "
+      "--openings " +
+      book);
+  ASSERT_EQ(played.status, 0) << played.text;
+  EXPECT_NE(played.text.find("Games: 2 "), std::string::npos) << played.text;
+  for (const char* clean : {"fairymax: time losses 0, disconnects 0, stalls 0, illegal moves 0",
+                            "sf: time losses 0, disconnects 0, stalls 0, illegal moves 0"})
+    EXPECT_NE(played.text.find(clean), std::string::npos) << played.text;
 }
 
 }  // namespace

@@ -54,8 +54,8 @@ class FairPlayTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
     server_ = Process::Start({ARBITER_BINARY, "coordinator", "--listen", "127.0.0.1:0", "--data",
-                              (dir_ / "data").string(), "--lease-seconds", "10",
-                              "--admin-token-file", testing::AdminTokenFile(dir_, admin_secret_)},
+                              (dir_ / "data").string(), "--lease-s", "10", "--admin-token-file",
+                              testing::AdminTokenFile(dir_, admin_secret_)},
                              (dir_ / "coordinator.log").string());
     ASSERT_TRUE(server_);
     auto line = server_->ReadLineWith("listening on port", 60);
@@ -79,15 +79,15 @@ class FairPlayTest : public ::testing::Test {
         testing::CreateTokenFile(Address(), admin_secret_, "w" + n, v1::ROLE_WORKER, token);
     ASSERT_TRUE(created.ok()) << created.error_message();
     std::vector<std::string> args = {
-        ARBITER_BINARY,    "--token-file",
-        token.string(),    "worker",
-        "--coordinator",   Address(),
-        "--name",          "w" + n,
-        "--wait-seconds",  "1",
-        "--grace-seconds", "2",
-        "--threads",       "1",
-        "--engine-dir",    std::filesystem::path(EnginePath()).parent_path().string(),
-        "--cache",         (dir_ / ("cache" + n)).string()};
+        ARBITER_BINARY,  "--token-file",
+        token.string(),  "worker",
+        "--coordinator", Address(),
+        "--name",        "w" + n,
+        "--wait-s",      "1",
+        "--grace-s",     "2",
+        "--threads",     "1",
+        "--engine-dir",  std::filesystem::path(EnginePath()).parent_path().string(),
+        "--cache",       (dir_ / ("cache" + n)).string()};
     args.insert(args.end(), extra.begin(), extra.end());
     workers_.push_back(Process::Start(args, (dir_ / ("worker" + n + ".log")).string()));
     ASSERT_TRUE(workers_.back()->ReadLineWith("health on port", 60));
@@ -211,10 +211,10 @@ TEST_F(FairPlayTest, DifferentBenchSignatureIsRefusedAndFlagged) {
   EXPECT_NE(out.find("\"declared_bench\":\"555\""), std::string::npos) << out;
 }
 
-// An engine whose bench never finishes is killed at the worker's --bench-timeout, one that prints
+// An engine whose bench never finishes is killed at the worker's --bench-timeout-s, one that prints
 // garbage is refused as such: clear refusals with their cause, not a hang.
 TEST_F(FairPlayTest, HangingOrGarbageBenchIsAClearRefusal) {
-  ASSERT_NO_FATAL_FAILURE(StartWorker({"--bench-timeout", "2"}));
+  ASSERT_NO_FATAL_FAILURE(StartWorker({"--bench-timeout-s", "2"}));
   std::string out;
   const auto start = std::chrono::steady_clock::now();
   EXPECT_NE(

@@ -11,8 +11,10 @@
 
 #include "engine/rules.h"
 #include "match/game.h"
+#include "match/game_pgn.h"
 #include "match/perft_diff.h"
 #include "match/uci_engine.h"
+#include "match/wire.h"
 
 namespace arbiter::match {
 namespace {
@@ -109,12 +111,52 @@ TEST(Cecp, SanEngineAndSetboardFromABookPosition) {
   ExpectLegalReplay(r);
 }
 
+// An engine without setboard (Fairy-Max) gets a book position by `edit`: a first move makes it
+// Black's turn when it is, and the castling rights it assumes are the position's. A position
+// `edit` would misstate is refused, naming why.
+TEST(Cecp, EditSetsUpABookPositionForAnEngineWithoutSetboard) {
+  const std::string log = testing::TempDir() + "/cecp_edit.log";
+  for (const char* fen : {"r3k2r/pppq1ppp/2n1bn2/3pp3/3PP3/2N1BN2/PPPQ1PPP/R3K2R w KQkq - 0 8",
+                          "r3k2r/pppq1ppp/2n1bn2/3pp3/3PP3/2N1BN2/PPPQ1PPP/R3K2R b KQkq - 0 8"}) {
+    std::remove(log.c_str());
+    const Opening o{.start = Position::FromFen(fen).value()};
+    for (int g = 0; g < 2; ++g) {
+      EngineSpec x = Cecp("x", {"--no-setboard", "--log", log});
+      GameRecord r = g == 0 ? Play(x, Uci("u"), Settings("10+0.1", 20), o)
+                            : Play(Uci("u"), x, Settings("10+0.1", 20), o);
+      EXPECT_FALSE(IsFault(r.end)) << fen << ": " << r.reason;
+      EXPECT_GE(r.moves.size(), 4u) << fen;
+      ExpectLegalReplay(r);
+    }
+    const std::string sent = ReadFile(log);
+    EXPECT_EQ(sent.find("\nsetboard "), std::string::npos) << sent.substr(0, 400);
+    EXPECT_NE(sent.find("edit\n#\nRa1\n"), std::string::npos) << sent.substr(0, 400);
+    EXPECT_NE(sent.find("\nc\n"), std::string::npos) << sent.substr(0, 400);
+    const bool black = std::string(fen).find(" b ") != std::string::npos;
+    EXPECT_EQ(sent.find("usermove a2a3\nedit\n") != std::string::npos, black) << fen;
+  }
+  // Castling rights that `edit` would assume (king and rooks at home) but the position lacks.
+  const Opening moved{.start = Position::FromFen("r3k2r/8/8/8/8/8/8/R3K2R w Kq - 0 1").value()};
+  GameRecord r = Play(Cecp("x", {"--no-setboard"}), Uci("u"), Settings("10+0.1"), moved);
+  EXPECT_EQ(r.end, GameEnd::kDisconnect);
+  EXPECT_NE(r.reason.find("`edit` cannot give it"), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("castling rights 'KQkq'"), std::string::npos) << r.reason;
+}
+
 TEST(Cecp, ResignationLosesAndIsTheEnginesOwn) {
   GameRecord r = Play(Cecp("x", {"--resign", "--after", "2"}), Uci("u"), Settings("10+0.1"));
   EXPECT_EQ(r.result, GameResult::kBlackWins);
-  EXPECT_EQ(r.end, GameEnd::kAdjudication);
+  EXPECT_EQ(r.end, GameEnd::kResignation);
+  EXPECT_FALSE(IsFault(r.end));
+  EXPECT_EQ(GameEndName(r.end), "resignation");
   EXPECT_EQ(r.reason, "White resigns");
   EXPECT_EQ(r.moves.size(), 4u);
+  // Through the wire as a resignation, not an adjudication.
+  EXPECT_EQ(GameEndFromProto(GameEndToProto(r.end)), GameEnd::kResignation);
+  // The PGN: the standard's Termination for a resignation is "normal"; the comment says who.
+  const PgnGame pgn = ToPgnGame(r, {});
+  EXPECT_EQ(pgn.termination, "normal");
+  EXPECT_NE(pgn.comments.back().find("White resigns"), std::string::npos) << pgn.comments.back();
 }
 
 TEST(Cecp, FalseClaimsDecideNothing) {
@@ -159,6 +201,22 @@ TEST(Cecp, PerftCheckingRefusesCecpEngines) {
   EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(r.status().message().find("CECP engine cannot be checked"), std::string::npos)
       << r.status();
+}
+
+// Fairy-Max has no setboard: from a book position it plays by `edit`, both colours, no fault.
+TEST(Cecp, FairyMaxPlaysFromABookPosition) {
+  if (access("/usr/games/fairymax", X_OK) != 0) GTEST_SKIP() << "fairymax not installed";
+  const Opening o{
+      .start = Position::FromFen("rnbqkb1r/pp2pppp/3p1n2/8/3NP3/8/PPP2PPP/RNBQKB1R w KQkq - 1 5")
+                   .value()};
+  for (int g = 0; g < 2; ++g) {
+    EngineSpec x{.name = "x", .cmd = "/usr/games/fairymax", .protocol = Protocol::kXboard};
+    GameRecord r = g == 0 ? Play(x, Uci("u"), Settings("2+0.05", 20), o)
+                          : Play(Uci("u"), x, Settings("2+0.05", 20), o);
+    EXPECT_FALSE(IsFault(r.end)) << r.reason;
+    EXPECT_GE(r.moves.size(), 4u);
+    ExpectLegalReplay(r);
+  }
 }
 
 // Debian's xboard engines, detected without proto=: two games each against the UCI test

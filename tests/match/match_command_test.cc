@@ -85,7 +85,7 @@ TEST(TournamentCommand, BuiltinEngineLocally) {
 // game, with the engine's name, whichever pairing it is in.
 TEST(TournamentCommand, BadEngineFailsBeforeTheFirstGame) {
   const std::string good = " --engine name=a," + kEngine + " --engine name=b," + kEngine;
-  const std::string rest = " --tc depth=1 --games 2 --max-moves 10 --handshake-timeout 2000";
+  const std::string rest = " --tc depth=1 --games 2 --max-moves 10 --handshake-timeout-ms 2000";
   auto [rc, out] =
       RunArbiter("tournament" + good + " --engine name=ghost,cmd=/nonexistent/engine" + rest);
   EXPECT_NE(rc, 0) << out;

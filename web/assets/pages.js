@@ -2,7 +2,8 @@
 // (#/ratings) pages.
 "use strict";
 
-const cpuLevels = ["any", "x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4"];
+// The CLI's spelling (base/cpu.h CpuLevelName): v1 is plain x86-64.
+const cpuLevels = ["any", "v1", "v2", "v3", "v4"];
 
 async function showWorkers() {
   const data = await api("GET", "workers?all=1");
@@ -91,6 +92,8 @@ async function showRatings(params) {
       el("h2", {}, `Group ${g + 1}`, el("span", { class: "muted" }, data.error ? ` — ${data.error}`
         : ` — anchor ${data.anchor} at Elo 0, ${fmtInt(data.games)} games, runs `),
         (data.run_ids || []).map((id) => el("a", { href: `#/runs/${id}` }, `${id} `))),
+      // One name over different binaries or options: rated apart (NAME#1, NAME#2), and said.
+      (data.warnings || []).map((w) => el("p", { class: "warning", role: "note" }, w)),
       el("div", { class: "scroll" }, el("table", { class: "ratings", id: `ratings-${g + 1}` },
         el("thead", {}, el("tr", {}, ["#", "Engine", "Elo", "95% interval~", "Games#", "Score#"].map((h, i) =>
           el("th", { class: colClass(i === 0 || i === 2 ? h + "#" : h) }, h.replace(/[#~]+$/, ""))))), tbody)));
