@@ -45,8 +45,27 @@ std::string RandomHex(size_t bytes) {
   return out;
 }
 
-std::string SessionCookie(const std::string& secret, bool secure) {
-  return Cat(kCookie, "=", secret, "; Path=/; HttpOnly; SameSite=Strict", secure ? "; Secure" : "");
+// Secure when the browser reached this server over TLS (a proxy in front that terminates it says
+// so in X-Forwarded-Proto).
+std::string SessionCookie(const std::string& session, const HttpRequest& req) {
+  const bool secure = req.Header("X-Forwarded-Proto") == "https";
+  return Cat(kCookie, "=", session, "; Path=/; HttpOnly; SameSite=Strict",
+             secure ? "; Secure" : "");
+}
+
+constexpr size_t kMaxSessions = 10000;
+constexpr absl::Duration kSessionLife = absl::Hours(12);
+
+// A sign-in posted from another site's page (login CSRF: the victim would work under the
+// attacker's token). Browsers say where a request comes from in Sec-Fetch-Site; older ones name
+// the page's origin (this dashboard's own pages send "null", by their no-referrer policy).
+bool CrossSite(const HttpRequest& req) {
+  if (const std::string site = req.Header("Sec-Fetch-Site"); !site.empty())
+    return site != "same-origin" && site != "none";
+  const std::string origin = req.Header("Origin");
+  if (origin.empty() || origin == "null") return false;
+  const size_t scheme = origin.find("://");
+  return scheme == std::string::npos || origin.substr(scheme + 3) != req.Header("Host");
 }
 
 // The pages' own files: kept by the browser and revalidated on every use (an ETag of their
@@ -166,14 +185,33 @@ absl::StatusOr<coordinator::Caller> Dashboard::CallerOf(const HttpRequest& req,
     if (cookie.empty())
       return absl::UnauthenticatedError("sign in: no token (cookie or Authorization header)");
     if (cookie.size() > kMaxSecretBytes)
-      return absl::UnauthenticatedError("the token cookie is too long");
+      return absl::UnauthenticatedError("the session cookie is too long");
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = sessions_.find(cookie);
+      if (it == sessions_.end() || it->second.expires < absl::Now())
+        return absl::UnauthenticatedError("your session has ended: sign in again");
+      header = Cat("Bearer ", it->second.secret);
+    }
     *secret = cookie;
-    header = Cat("Bearer ", cookie);
   }
   return coordinator_->tokens().Authenticate(header);
 }
 
+std::string Dashboard::NewSession(const std::string& secret) {
+  const std::string id = RandomHex(32);
+  absl::MutexLock lock(&mu_);
+  const absl::Time now = absl::Now();
+  if (sessions_.size() >= kMaxSessions)
+    for (auto it = sessions_.begin(); it != sessions_.end();)
+      it->second.expires < now ? sessions_.erase(it++) : void(++it);
+  if (sessions_.size() >= kMaxSessions) sessions_.erase(sessions_.begin());
+  sessions_[id] = {secret, now + kSessionLife};
+  return id;
+}
+
 void Dashboard::SignIn(HttpExchange& x) {
+  if (CrossSite(x.request())) return ServeSignIn(x, 403, "Sign in from this dashboard's own page.");
   const std::string token = x.request().Form("token");
   if (token.empty() || token.size() > kMaxSecretBytes)
     return ServeSignIn(x, 400, "Paste a token (arb_ and 64 hex digits).");
@@ -184,7 +222,7 @@ void Dashboard::SignIn(HttpExchange& x) {
     return ServeSignIn(x, 403, "A worker token cannot sign in to the dashboard.");
   spdlog::info("dashboard: {} signed in from {}", who->name, x.request().remote);
   x.Reply(303, "text/plain", "signed in\n",
-          {{"Location", "/"}, {"Set-Cookie", SessionCookie(token, false)}});
+          {{"Location", "/"}, {"Set-Cookie", SessionCookie(NewSession(token), x.request())}});
 }
 
 void Dashboard::SignInOnce(HttpExchange& x) {
@@ -199,7 +237,7 @@ void Dashboard::SignInOnce(HttpExchange& x) {
   if (secret.empty())
     return ServeSignIn(x, 401, "That sign-in link was used already or has expired.");
   x.Reply(303, "text/plain", "signed in\n",
-          {{"Location", "/"}, {"Set-Cookie", SessionCookie(secret, false)}});
+          {{"Location", "/"}, {"Set-Cookie", SessionCookie(NewSession(secret), x.request())}});
 }
 
 absl::StatusOr<size_t> Dashboard::Admit(const HttpRequest& req) {
@@ -227,6 +265,10 @@ void Dashboard::Handle(HttpExchange& x) {
   if (path == "/signin/once") return SignInOnce(x);
   if (path == "/signin") return ServeSignIn(x, 200, "");
   if (path == "/signout") {
+    if (std::string id = req.Cookie(kCookie); !id.empty()) {
+      absl::MutexLock lock(&mu_);
+      sessions_.erase(id);
+    }
     return x.Reply(
         303, "text/plain", "signed out\n",
         {{"Location", "/signin"},

@@ -74,11 +74,14 @@ class Dashboard {
     absl::Time expires;
   };
   absl::flat_hash_map<std::string, OneTime> one_time_ ABSL_GUARDED_BY(mu_);
+  // Signed-in browsers: the cookie holds a session id, never the token; the token is looked up
+  // and authenticated on every request (a revoked token ends its sessions at once).
+  std::string NewSession(const std::string& secret);
+  absl::flat_hash_map<std::string, OneTime> sessions_ ABSL_GUARDED_BY(mu_);
 };
 
-// The CSRF value a page must send (header X-CSRF-Token) with a change made under the cookie of
-// token `secret`: derived from the secret, so it needs no server state and no other origin can
-// read it.
+// The CSRF value a page must send (header X-CSRF-Token) with a change made under session cookie
+// `secret`: derived from the session id, so that no other origin can read or forge it.
 std::string CsrfTokenOf(const std::string& secret);
 
 }  // namespace arbiter::web

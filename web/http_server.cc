@@ -97,17 +97,13 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions&
   const std::string listen = address->ToString();
   const std::string threads = std::to_string(options.threads);
   const std::string timeout = std::to_string(options.request_timeout_ms);
-  const char* config[] = {"listening_ports",
-                          listen.c_str(),
-                          "num_threads",
-                          threads.c_str(),
-                          "request_timeout_ms",
-                          timeout.c_str(),
-                          "enable_keep_alive",
-                          "yes",
-                          "keep_alive_timeout_ms",
-                          "5000",
-                          nullptr};
+  const char* config[] = {"listening_ports", listen.c_str(), "num_threads", threads.c_str(),
+                          "request_timeout_ms", timeout.c_str(), "enable_keep_alive", "yes",
+                          "keep_alive_timeout_ms", "5000",
+                          // civetweb answers CORS preflights with "*" by default: no other
+                          // origin may call this API from a browser.
+                          "access_control_allow_origin", "", "access_control_allow_methods", "",
+                          "access_control_allow_headers", "", nullptr};
   mg_callbacks callbacks;
   std::memset(&callbacks, 0, sizeof callbacks);
   callbacks.log_message = [](const mg_connection*, const char*) { return 1; };  // errors below

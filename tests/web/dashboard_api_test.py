@@ -109,16 +109,60 @@ class DashboardApiTest(unittest.TestCase):
         self.assertEqual(r.status, 200, r.body)
         # Reading needs none.
         self.assertEqual(self.c.request("GET", "/api/v1/runs", headers={"Cookie": jar}).status, 200)
-        # Signing out clears the cookie.
+        # Signing out clears the cookie, and the session is gone even for a copy of it.
         r = self.c.request("GET", "/signout", headers={"Cookie": jar})
         self.assertEqual(r.status, 303)
         self.assertIn("Max-Age=0", r.headers["Set-Cookie"])
+        self.assertEqual(self.c.request("GET", "/api/v1/runs", headers={"Cookie": jar}).status, 401)
+
+    def test_the_cookie_holds_a_session_not_the_token(self):
+        jar, _ = self.sign_in("viewer")
+        self.assertNotIn(self.c.tokens["viewer"], jar)
+        self.assertNotIn(self.c.tokens["viewer"][4:20], jar)
+        # A token pasted as the cookie is no session.
+        forged = f"arbiter_token={self.c.tokens['viewer']}"
+        self.assertEqual(self.c.request("GET", "/api/v1/runs", headers={"Cookie": forged}).status,
+                         401)
+        # Behind a proxy that terminates TLS the cookie is Secure; over plain HTTP it cannot be.
+        r = self.c.request("POST", "/signin", raw=f"token={self.c.tokens['viewer']}".encode(),
+                           headers={"Content-Type": "application/x-www-form-urlencoded",
+                                    "X-Forwarded-Proto": "https"})
+        self.assertEqual(r.status, 303, r.body)
+        self.assertIn("; Secure", r.headers["Set-Cookie"])
+
+    def test_a_sign_in_posted_from_another_site_is_refused(self):
+        form = {"Content-Type": "application/x-www-form-urlencoded"}
+        for cross in ({"Origin": "https://evil.example"}, {"Sec-Fetch-Site": "cross-site"},
+                      {"Origin": "null", "Sec-Fetch-Site": "same-site"}):
+            r = self.c.request("POST", "/signin", raw=f"token={self.c.tokens['admin']}".encode(),
+                               headers={**form, **cross})
+            self.assertEqual(r.status, 403, cross)
+            self.assertNotIn("Set-Cookie", r.headers, cross)
+        host = self.c.base.split("//")[1]
+        for same in ({"Origin": f"http://{host}"},
+                     {"Origin": "null", "Sec-Fetch-Site": "same-origin"}):
+            r = self.c.request("POST", "/signin",
+                               raw=f"token={self.c.tokens['viewer']}".encode(),
+                               headers={**form, **same})
+            self.assertEqual(r.status, 303, same)
+
+    def test_no_other_origin_may_call_the_api(self):
+        r = self.c.request("OPTIONS", "/api/v1/runs/perft",
+                           headers={"Origin": "https://evil.example",
+                                    "Access-Control-Request-Method": "POST"})
+        self.assertNotIn("Access-Control-Allow-Origin", r.headers)
+        r = self.c.request("GET", "/api/v1/runs", token=self.c.admin,
+                           headers={"Origin": "https://evil.example"})
+        self.assertNotIn("Access-Control-Allow-Origin", r.headers)
 
     def test_the_one_time_link_signs_in_once(self):
         # The link printed at start may have been used by no one yet: it works once.
         r = self.c.request("GET", self.c.one_time_path)
         self.assertEqual(r.status, 303)
-        self.assertIn(self.c.admin, r.headers["Set-Cookie"])
+        jar = r.headers["Set-Cookie"].split(";")[0]
+        self.assertNotIn(self.c.admin, jar)
+        s = self.c.request("GET", "/api/v1/session", headers={"Cookie": jar})
+        self.assertEqual(s.json()["role"], "admin", s.body)
         r = self.c.request("GET", self.c.one_time_path)
         self.assertEqual(r.status, 401)
         self.assertNotIn("Set-Cookie", r.headers)
