@@ -36,7 +36,7 @@ if [[ "$what" == tsan || "$what" == all ]]; then
   cmake -S . -B build-tsan "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DARBITER_SANITIZE=thread \
     -DARBITER_WERROR=OFF >/dev/null
   # The tests, and the test engine they start (none of them starts the arbiter binary).
-  cmake --build build-tsan -j "$(nproc)" --target "${TSAN_TESTS[@]}" arbiter_test_engine
+  cmake --build build-tsan -j "$(nproc)" --target "${TSAN_TESTS[@]}" arbiter_fake_uci_engine
   step "tsan build" $t
   t=$SECONDS
   regex=$(IFS='|'; echo "^(${TSAN_TESTS[*]})\$")
