@@ -3,8 +3,9 @@
 # CI runs it (.ci/run) after the CMake build and tests.
 # Usage: scripts/bazel-test.sh [BAZEL FLAGS...] [TARGETS...]   (default target //...)
 # //... builds every target; it runs every test but those tagged `slow` (the CMake label `slow`)
-# or `cmake_only` (none today: the tag is for integration tests too long to run twice in CI),
-# which .bazelrc's --test_tag_filters leaves out. Run them by name with the filter cleared:
+# or `cmake_only` (cluster_test and cluster_match_test, the longest integration tests, which CI
+# runs through CMake), which .bazelrc's --test_tag_filters leaves out. Run them by name with the
+# filter cleared:
 #   scripts/bazel-test.sh --test_tag_filters= //tests/engine:perft_deep_test
 # On a busy machine: scripts/bazel-test.sh --jobs=1
 # Bazel's output tree lives under /var/tmp/arbiter-bazel-UID, not ~/.cache/bazel: the
