@@ -21,18 +21,22 @@ def arbiter_library(name, srcs, deps, copts = [], **kwargs):
         **kwargs
     )
 
-def arbiter_test(name, srcs, deps = [], data = [], copts = [], local_defines = [], slow = False, **kwargs):
+def arbiter_test(name, srcs, deps = [], data = [], copts = [], local_defines = [], slow = False, cmake_only = False, **kwargs):
     """A GoogleTest binary, one Bazel test, like tests/CMakeLists.txt's arbiter_test().
 
     Linked statically like the binaries, so each object is compiled once.
     Tests run from the runfiles root, so the data they read is addressed from the repo root:
     ARBITER_PERFT_DATA is tests/data/perft and ARBITER_BINARY is cli/arbiter. A test that
-    reads either lists "//tests/data:perft" or "//cli:arbiter" in `data`. Slow tests (CMake
-    label `slow`) are tagged manual, so `bazel test //...` leaves them out; name them to run them.
+    reads either lists "//tests/data:perft" or "//cli:arbiter" in `data`.
+    Slow tests (CMake label `slow`) are tagged `slow`; the longest integration tests, which CI
+    runs through CMake alone, `cmake_only`. `bazel test //...` builds both but runs neither
+    (.bazelrc's --test_tag_filters); `--test_tag_filters=` with their names runs them.
     """
     tags = kwargs.pop("tags", [])
     if slow:
-        tags = tags + ["slow", "manual"]
+        tags = tags + ["slow"]
+    if cmake_only:
+        tags = tags + ["cmake_only"]
     cc_test(
         name = name,
         srcs = srcs,

@@ -36,7 +36,7 @@ ROUNDS=${ROUNDS:-1}
 MARGIN=${MARGIN:-50}
 ARBITER=${ARBITER:-build/cli/arbiter}
 STOCKFISH=${STOCKFISH:-/usr/games/stockfish}
-TEST_ENGINE=${TEST_ENGINE:-build/tests/match/engines/arbiter_test_engine}
+TEST_ENGINE=${TEST_ENGINE:-build/tests/fake_engines/arbiter_fake_uci_engine}
 PGN_EXTRACT=$(command -v pgn-extract || echo /usr/games/pgn-extract)
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT

@@ -309,7 +309,13 @@ int RunLocal(const CoordinatorFlags& cf, const SandboxFlags& sandbox_flags, int 
              int threads, int hash_mb) {
   BlockTerminationSignals();
   CoordinatorFlags f = cf;
-  absl::StatusOr<match::SandboxOptions> box = ResolveSandbox(sandbox_flags);
+  // On loopback only this user (who alone can read the token) submits: engines run as they do
+  // for `arbiter match`. Serving others, the box is the default and required below.
+  SandboxFlags sandbox = sandbox_flags;
+  if (sandbox.mode.empty())
+    sandbox.mode =
+        ParseListenAddress(f.listen).ok() && !net::IsLoopbackAddress(f.listen) ? "auto" : "off";
+  absl::StatusOr<match::SandboxOptions> box = ResolveSandbox(sandbox);
   if (!box.ok()) {
     std::cerr << "error: " << box.status().message() << "\n";
     return 2;
@@ -502,7 +508,8 @@ void AddClusterCommands(CLI::App& app, int& exit_code) {
     auto workers = std::make_shared<int>(2);
     auto threads = std::make_shared<int>(1);
     auto hash_mb = std::make_shared<int>(0);
-    auto sandbox = std::make_shared<SandboxFlags>(SandboxFlags{.mode = "auto"});
+    // No --sandbox: off on loopback, auto beyond it (RunLocal).
+    auto sandbox = std::make_shared<SandboxFlags>(SandboxFlags{.mode = ""});
     CLI::App* cmd =
         app.add_subcommand("local", "Embedded coordinator and N workers on loopback until Ctrl-C");
     cmd->add_option("--workers", *workers, "Number of workers")->check(CLI::Range(1, 256));

@@ -13,7 +13,7 @@ void AddSandboxOptions(CLI::App* cmd, SandboxFlags& f) {
                   Cat("Engine isolation: auto (bubblewrap namespaces where the kernel allows "
                       "them, else Landlock, else limits only), namespaces, landlock, or off "
                       "(default ",
-                      f.mode, ")"));
+                      f.mode.empty() ? "off on loopback, auto beyond it" : f.mode, ")"));
   match::ResourceLimits& l = f.limits;
   cmd->add_option("--engine-memory-mb", l.memory_mb, "Sandbox: address space per engine (MB)");
   cmd->add_option("--engine-processes", l.processes,

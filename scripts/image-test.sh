@@ -21,7 +21,7 @@ image="localhost/arbiter:$tag"
 cache="${ARBITER_CACHE:-$HOME/.cache/arbiter}"
 export CONTAINERS_CONF="$cache/containers.conf"
 cli="${ARBITER:-$PWD/build/cli/arbiter}"
-hostile="${HOSTILE_ENGINE:-$PWD/build/tests/match/engines/arbiter_test_engine}"
+hostile="${HOSTILE_ENGINE:-$PWD/build/tests/fake_engines/arbiter_fake_uci_engine}"
 pgn_extract=/usr/games/pgn-extract
 pods=()
 dump_logs() {

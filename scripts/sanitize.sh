@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 what="${1:-all}"
 TSAN_TESTS=(perft_test search_test uci_engine_test game_test runner_test tournament_test
-  match_job_test coordinator_test)
+  match_job_test coordinator_test commit_log_test)
 step() { echo "sanitize: $1 in $(($SECONDS - $2)) s"; }
 
 if [[ "$what" == asan || "$what" == all ]]; then
@@ -36,7 +36,7 @@ if [[ "$what" == tsan || "$what" == all ]]; then
   cmake -S . -B build-tsan "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DARBITER_SANITIZE=thread \
     -DARBITER_WERROR=OFF >/dev/null
   # The tests, and the test engine they start (none of them starts the arbiter binary).
-  cmake --build build-tsan -j "$(nproc)" --target "${TSAN_TESTS[@]}" arbiter_test_engine
+  cmake --build build-tsan -j "$(nproc)" --target "${TSAN_TESTS[@]}" arbiter_fake_uci_engine
   step "tsan build" $t
   t=$SECONDS
   regex=$(IFS='|'; echo "^(${TSAN_TESTS[*]})\$")

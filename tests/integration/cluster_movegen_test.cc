@@ -23,6 +23,13 @@ using testing::Process;
 using Output = testing::CommandOutput;
 using testing::RunCommand;
 
+// The engine as an absolute path: `--coordinator` refuses relative ones (workers resolve no
+// paths), and Bazel passes it relative to the runfiles root.
+const std::string& Engine() {
+  static const std::string path = std::filesystem::absolute(TEST_ENGINE).string();
+  return path;
+}
+
 class ClusterMovegenTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -51,7 +58,7 @@ class ClusterMovegenTest : public ::testing::Test {
                                int expected_status) {
     Output out =
         RunCommand(Cat(ARBITER_BINARY, " movegen-check --json --coordinator 127.0.0.1:", port_,
-                       " --engine '", TEST_ENGINE, " ", args, "' --suite ", ARBITER_PERFT_DATA, "/",
+                       " --engine '", Engine(), " ", args, "' --suite ", ARBITER_PERFT_DATA, "/",
                        suite, " --max-nodes ", budget));
     EXPECT_EQ(out.status, expected_status) << out.text;
     v1::MovegenCheckResult r;
@@ -122,7 +129,7 @@ TEST_F(ClusterMovegenTest, CorrectEngineIsClean) {
 TEST_F(ClusterMovegenTest, ADeepPositionIsSplitAndCountedWhole) {
   Output out = RunCommand(Cat(
       ARBITER_BINARY, " movegen-check --json --coordinator 127.0.0.1:", port_, " --engine '",
-      TEST_ENGINE,
+      Engine(),
       "' --fen 'r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1' --depth 4"));
   ASSERT_EQ(out.status, 0) << out.text;
   v1::MovegenCheckResult r;
@@ -144,7 +151,7 @@ TEST_F(ClusterMovegenTest, ABugInASplitPositionIsReportedFromThePosition) {
     Output out = RunCommand(
         Cat(ARBITER_BINARY, " movegen-check --json ",
             cluster ? Cat("--coordinator 127.0.0.1:", port_) : std::string(), " --engine '",
-            TEST_ENGINE, " --movegen-bug keep-castling-rights' --fen '", fen, "' --depth 3"));
+            Engine(), " --movegen-bug keep-castling-rights' --fen '", fen, "' --depth 3"));
     ASSERT_EQ(out.status, 1) << out.text;
     ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out.text, &results[cluster]).ok())
         << out.text;
@@ -177,7 +184,8 @@ TEST_F(ClusterMovegenTest, TheEngineStartsOncePerWorkerNotOncePerJob) {
   {
     FILE* f = fopen(wrapper.c_str(), "w");
     ASSERT_TRUE(f);
-    fprintf(f, "#!/bin/sh\necho started >> '%s'\nexec '%s' \"$@\"\n", starts.c_str(), TEST_ENGINE);
+    fprintf(f, "#!/bin/sh\necho started >> '%s'\nexec '%s' \"$@\"\n", starts.c_str(),
+            Engine().c_str());
     fclose(f);
     std::filesystem::permissions(wrapper, std::filesystem::perms::owner_all);
   }
@@ -207,7 +215,7 @@ TEST_F(ClusterMovegenTest, TheEngineStartsOncePerWorkerNotOncePerJob) {
 TEST_F(ClusterMovegenTest, AnEngineThatDoesNotSpeakTheDialectFailsTheRunAtOnce) {
   Output out =
       RunCommand(Cat(ARBITER_BINARY, " movegen-check --quiet --coordinator 127.0.0.1:", port_,
-                     " --engine '", TEST_ENGINE,
+                     " --engine '", Engine(),
                      " --perft-dialect search' --fen '4k3/8/8/8/8/8/8/4K3 w - - 0 1' "
                      "--depth 3 --timeout-s 3600 2>&1"));
   EXPECT_EQ(out.status, 2) << out.text;

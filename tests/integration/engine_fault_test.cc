@@ -45,7 +45,7 @@ class EngineFaultTest : public ::testing::Test {
       workers_.push_back(Process::Start(
           {ARBITER_BINARY, "--token-file", token.string(), "worker", "--coordinator", Address(),
            "--name", "w" + n, "--wait-s", "1", "--grace-s", "2", "--engine-dir", "/usr/games",
-           "--engine-dir", std::filesystem::absolute(TEST_ENGINE).parent_path().string()},
+           "--engine-dir", std::filesystem::canonical(TEST_ENGINE).parent_path().string()},
           (dir_ / ("worker" + n + ".log")).string()));
       ASSERT_TRUE(workers_.back()->ReadLineWith("health on port", 60));
     }
@@ -134,7 +134,7 @@ TEST_F(EngineFaultTest, AMisspelledEnginePathFailsTheRunAndLeavesNoGames) {
 // name and a spin value out of range each fail the run with the list; a name in another case is
 // the declared option and plays.
 TEST_F(EngineFaultTest, OptionsTheEngineDoesNotTakeFailTheRunAtTheFirstJob) {
-  const std::string engine = "name=t,cmd=" + std::filesystem::absolute(TEST_ENGINE).string();
+  const std::string engine = "name=t,cmd=" + std::filesystem::canonical(TEST_ENGINE).string();
   testing::CommandOutput unknown =
       Arbiter("match --quiet --engine " + engine +
               ",option.Hsh=16 --engine name=b,cmd=builtin --tc depth=1 --games 2");

@@ -36,8 +36,9 @@ size_t Count(const std::string& text, const std::string& needle) {
   return n;
 }
 
-// The test engine's absolute path (Bazel gives one relative to the runfiles root).
-std::string EnginePath() { return std::filesystem::absolute(TEST_ENGINE).string(); }
+// The test engine's real path: Bazel gives one relative to the runfiles root, through a symlink
+// that leaves the engine's folder, and workers resolve symlinks before they check --engine-dir.
+std::string EnginePath() { return std::filesystem::canonical(TEST_ENGINE).string(); }
 
 // The test engine as a `path` engine on the cluster, with its bench behaviour in `args`.
 std::string TestEngine(const std::string& name, const std::string& args,

@@ -8,7 +8,8 @@
 //   --flood BYTES     print BYTES of info to stdout and to stderr before each bestmove
 //   --slow-start MS   wait MS before answering `uci`
 //   --perft-bug       `go perft N` divide that never generates en passant captures
-//   --movegen-bug B   perft with one classic move-generator bug (tests/engines/movegen_bugs.h):
+//   --movegen-bug B   perft with one classic move-generator bug
+//   (tests/fake_engines/movegen_bugs.h):
 //                     no-ep-evasion, castle-through-check, keep-castling-rights,
 //                     no-underpromotion, ep-rank-pin, c960-king-on-rook-square
 //   --perft-dialect D which perft request it answers: go (`go perft N`, Stockfish's divide,
@@ -63,7 +64,7 @@
 #include "engine/notation.h"
 #include "engine/perft.h"
 #include "engine/position.h"
-#include "tests/engines/movegen_bugs.h"
+#include "tests/fake_engines/movegen_bugs.h"
 
 using namespace arbiter;
 

@@ -1,0 +1,274 @@
+// Store on its own, on real SQLite files in a temporary directory: what is written is read back
+// after a reopen, ids keep growing, a failed transaction leaves nothing behind, duplicates are
+// ignored, and a locked, newer or damaged database is refused.
+#include "coordinator/store.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace arbiter::coordinator {
+namespace {
+
+namespace fs = std::filesystem;
+
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string templ = (fs::temp_directory_path() / "arbiter-store-test-XXXXXX").string();
+    ASSERT_NE(mkdtemp(templ.data()), nullptr);
+    dir_ = templ;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::unique_ptr<Store> Open() {
+    absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(dir_);
+    EXPECT_TRUE(store.ok()) << store.status();
+    return store.ok() ? std::move(*store) : nullptr;
+  }
+
+  // Runs `sql` on the database file directly, as another program would.
+  void Sql(const std::string& sql) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((fs::path(dir_) / "arbiter.db").c_str(), &db), SQLITE_OK);
+    char* err = nullptr;
+    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+    sqlite3_free(err);
+    sqlite3_close(db);
+  }
+
+  StoredRun Run(const std::string& spec) {
+    StoredRun run;
+    run.owner = "alice";
+    run.kind = 1;
+    run.state = 1;
+    run.created_unix = 1000.5;
+    run.spec = spec;
+    run.priority = -1;
+    run.throughput = 250;
+    return run;
+  }
+
+  std::string dir_;
+};
+
+std::vector<StoredJob> Jobs(std::initializer_list<const char*> specs) {
+  std::vector<StoredJob> jobs;
+  for (const char* s : specs) jobs.push_back({0, 0, s});
+  return jobs;
+}
+
+TEST_F(StoreTest, RunsJobsAndResultsSurviveAReopen) {
+  {
+    std::unique_ptr<Store> store = Open();
+    ASSERT_NE(store, nullptr);
+    EXPECT_TRUE(fs::exists(fs::path(dir_) / "arbiter.db"));
+    StoredRun run = Run(std::string("spec\0with nul", 13));
+    std::vector<StoredJob> jobs = Jobs({"j1", "j2"});
+    ASSERT_TRUE(store->CreateRun(run, jobs).ok());
+    EXPECT_EQ(run.id, 1u);
+    EXPECT_EQ(jobs[0].id, 1u);
+    EXPECT_EQ(jobs[1].id, 2u);
+    EXPECT_EQ(jobs[1].run_id, 1u);
+    ASSERT_TRUE(store
+                    ->Commit({{2, 1, "w-1", "pod-a", 77, 1.25, "counts"}},
+                             {{1, 2, 1001.0, 0, "running", ""}})
+                    .ok());
+  }
+  std::unique_ptr<Store> store = Open();
+  ASSERT_NE(store, nullptr);
+  absl::StatusOr<std::vector<StoredRun>> runs = store->LoadRuns();
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  ASSERT_EQ(runs->size(), 1u);
+  const StoredRun& r = (*runs)[0];
+  EXPECT_EQ(r.id, 1u);
+  EXPECT_EQ(r.owner, "alice");
+  EXPECT_EQ(r.kind, 1);
+  EXPECT_EQ(r.state, 2);
+  EXPECT_DOUBLE_EQ(r.created_unix, 1000.5);
+  EXPECT_DOUBLE_EQ(r.started_unix, 1001.0);
+  EXPECT_EQ(r.message, "running");
+  EXPECT_EQ(r.spec, std::string("spec\0with nul", 13)) << "specs are blobs";
+  EXPECT_EQ(r.priority, -1);
+  EXPECT_EQ(r.throughput, 250);
+  absl::StatusOr<std::vector<StoredJob>> jobs = store->LoadJobs(1);
+  ASSERT_TRUE(jobs.ok());
+  ASSERT_EQ(jobs->size(), 2u);
+  EXPECT_EQ((*jobs)[0].spec, "j1");
+  EXPECT_EQ((*jobs)[1].id, 2u);
+  absl::StatusOr<std::vector<StoredResult>> results = store->LoadResults(1);
+  ASSERT_TRUE(results.ok());
+  ASSERT_EQ(results->size(), 1u);
+  const StoredResult& res = (*results)[0];
+  EXPECT_EQ(res.job_id, 2u);
+  EXPECT_EQ(res.run_id, 1u);
+  EXPECT_EQ(res.worker_id, "w-1");
+  EXPECT_EQ(res.worker_name, "pod-a");
+  EXPECT_EQ(res.lease_id, 77u);
+  EXPECT_DOUBLE_EQ(res.seconds, 1.25);
+  EXPECT_EQ(res.result, "counts");
+  EXPECT_EQ(*store->MaxJobId(), 2u);
+}
+
+TEST_F(StoreTest, JobIdsKeepGrowingAcrossRunsAndAppends) {
+  std::unique_ptr<Store> store = Open();
+  ASSERT_NE(store, nullptr);
+  StoredRun a = Run("a"), b = Run("b");
+  std::vector<StoredJob> ja = Jobs({"1", "2", "3"}), jb = Jobs({"4"});
+  ASSERT_TRUE(store->CreateRun(a, ja).ok());
+  ASSERT_TRUE(store->CreateRun(b, jb).ok());
+  EXPECT_EQ(b.id, 2u);
+  EXPECT_EQ(jb[0].id, 4u);
+  std::vector<StoredJob> more = Jobs({"5", "6"});
+  ASSERT_TRUE(store->AppendJobs(a.id, more, "a, advanced").ok());
+  EXPECT_EQ(more[0].id, 5u);
+  EXPECT_EQ(more[1].id, 6u);
+  absl::StatusOr<std::vector<StoredJob>> jobs = store->LoadJobs(a.id);
+  ASSERT_TRUE(jobs.ok());
+  ASSERT_EQ(jobs->size(), 5u);
+  EXPECT_EQ(jobs->back().spec, "6");
+  EXPECT_EQ((*store->LoadRuns())[0].spec, "a, advanced");
+  EXPECT_EQ(*store->MaxJobId(), 6u);
+}
+
+TEST_F(StoreTest, AppendToAMissingRunFailsAndWritesNoJob) {
+  std::unique_ptr<Store> store = Open();
+  ASSERT_NE(store, nullptr);
+  std::vector<StoredJob> jobs = Jobs({"x"});
+  EXPECT_EQ(store->AppendJobs(42, jobs, "spec").code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(*store->MaxJobId(), 0u) << "the transaction was rolled back";
+  EXPECT_TRUE(store->LoadJobs(42)->empty());
+}
+
+TEST_F(StoreTest, ADuplicateResultIsIgnoredAndStartTimesNeverGoBack) {
+  std::unique_ptr<Store> store = Open();
+  ASSERT_NE(store, nullptr);
+  StoredRun run = Run("r");
+  std::vector<StoredJob> jobs = Jobs({"j"});
+  ASSERT_TRUE(store->CreateRun(run, jobs).ok());
+  ASSERT_TRUE(store->Commit({{1, 1, "w-1", "a", 5, 1, "first"}}, {{1, 2, 500, 0, "", ""}}).ok());
+  ASSERT_TRUE(store
+                  ->Commit({{1, 1, "w-2", "b", 5, 2, "again"}, {1, 1, "w-2", "b", 6, 2, "other"}},
+                           {{1, 4, 100, 900, "done", "final"}})
+                  .ok());
+  absl::StatusOr<std::vector<StoredResult>> results = store->LoadResults(1);
+  ASSERT_TRUE(results.ok());
+  ASSERT_EQ(results->size(), 2u);
+  EXPECT_EQ((*results)[0].result, "first") << "(job 1, lease 5) is written once";
+  EXPECT_EQ((*results)[1].lease_id, 6u);
+  const StoredRun r = (*store->LoadRuns())[0];
+  EXPECT_EQ(r.state, 4);
+  EXPECT_DOUBLE_EQ(r.started_unix, 500) << "MAX(500, 100)";
+  EXPECT_DOUBLE_EQ(r.finished_unix, 900);
+  EXPECT_EQ(r.result, "final");
+}
+
+TEST_F(StoreTest, SchedulingIsStored) {
+  std::unique_ptr<Store> store = Open();
+  ASSERT_NE(store, nullptr);
+  StoredRun run = Run("r");
+  std::vector<StoredJob> none;
+  ASSERT_TRUE(store->CreateRun(run, none).ok());
+  ASSERT_TRUE(store->SetScheduling(run.id, 3, 50).ok());
+  const StoredRun r = (*store->LoadRuns())[0];
+  EXPECT_EQ(r.priority, 3);
+  EXPECT_EQ(r.throughput, 50);
+}
+
+TEST_F(StoreTest, EnginesAreKeptOncePerHashAndDeleted) {
+  std::unique_ptr<Store> store = Open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->PutEngine({"abc", "sf", 123, 10, "alice"}).ok());
+  ASSERT_TRUE(store->PutEngine({"abc", "renamed", 123, 20, "bob"}).ok());
+  ASSERT_TRUE(store->PutEngine({"def", "lc0", 456, 5, "bob"}).ok());
+  absl::StatusOr<std::vector<StoredEngine>> engines = store->LoadEngines();
+  ASSERT_TRUE(engines.ok());
+  ASSERT_EQ(engines->size(), 2u);
+  EXPECT_EQ((*engines)[0].sha256, "def") << "oldest upload first";
+  EXPECT_EQ((*engines)[1].name, "sf") << "the first upload of a hash stays";
+  EXPECT_EQ((*engines)[1].owner, "alice");
+  EXPECT_EQ((*engines)[1].size_bytes, 123u);
+  ASSERT_TRUE(store->DeleteEngine("abc").ok());
+  engines = store->LoadEngines();
+  ASSERT_EQ(engines->size(), 1u);
+  EXPECT_EQ((*engines)[0].sha256, "def");
+}
+
+TEST_F(StoreTest, TokensHaveUniqueNamesAndHashesAndRecordTheirLastUse) {
+  std::unique_ptr<Store> store = Open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->PutToken({"ci", 2, "h1", 100, 0}).ok());
+  ASSERT_TRUE(store->PutToken({"admin", 3, "h2", 50, 0}).ok());
+  EXPECT_FALSE(store->PutToken({"ci", 1, "h3", 1, 0}).ok()) << "a name is unique";
+  EXPECT_FALSE(store->PutToken({"other", 1, "h1", 1, 0}).ok()) << "a hash is unique";
+  ASSERT_TRUE(store->TouchTokens({{"ci", 777.5}, {"gone", 1}}).ok());
+  absl::StatusOr<std::vector<StoredToken>> tokens = store->LoadTokens();
+  ASSERT_TRUE(tokens.ok());
+  ASSERT_EQ(tokens->size(), 2u);
+  EXPECT_EQ((*tokens)[0].name, "admin") << "by name";
+  EXPECT_EQ((*tokens)[0].role, 3);
+  EXPECT_DOUBLE_EQ((*tokens)[0].last_used_unix, 0);
+  EXPECT_EQ((*tokens)[1].hash, "h1");
+  EXPECT_DOUBLE_EQ((*tokens)[1].created_unix, 100);
+  EXPECT_DOUBLE_EQ((*tokens)[1].last_used_unix, 777.5);
+  ASSERT_TRUE(store->DeleteToken("ci").ok());
+  EXPECT_EQ(store->LoadTokens()->size(), 1u);
+}
+
+TEST_F(StoreTest, ASecondStoreOnTheSameDirectoryIsRefusedUntilTheFirstCloses) {
+  std::unique_ptr<Store> first = Open();
+  ASSERT_NE(first, nullptr);
+  absl::StatusOr<std::unique_ptr<Store>> second = Store::Open(dir_);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(second.status().message().find("in use"), std::string::npos) << second.status();
+  first.reset();
+  EXPECT_TRUE(Store::Open(dir_).ok());
+}
+
+TEST_F(StoreTest, ANewerSchemaIsRefusedAndTheUpgradableOneIsUpgraded) {
+  Open().reset();  // creates the tables
+  Sql("PRAGMA user_version = " + std::to_string(kSchemaVersion + 1));
+  absl::StatusOr<std::unique_ptr<Store>> newer = Store::Open(dir_);
+  ASSERT_FALSE(newer.ok());
+  EXPECT_EQ(newer.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(newer.status().message().find(std::to_string(kSchemaVersion + 1)), std::string::npos)
+      << newer.status();
+
+  Sql("PRAGMA user_version = " + std::to_string(kUpgradableSchemaVersion));
+  ASSERT_NE(Open(), nullptr);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((fs::path(dir_) / "arbiter.db").c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(st, 0), kSchemaVersion);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+}
+
+TEST_F(StoreTest, ADamagedDatabaseIsRefused) {
+  {
+    std::ofstream out(fs::path(dir_) / "arbiter.db", std::ios::binary);
+    out << std::string(8192, 'x');
+  }
+  absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(dir_);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kDataLoss) << store.status();
+}
+
+TEST_F(StoreTest, AMissingDirectoryIsCreatedAndAFileInTheWayRefused) {
+  EXPECT_TRUE(Store::Open(dir_ + "/missing/deeper").ok());
+  std::ofstream(fs::path(dir_) / "file") << "not a directory";
+  absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(dir_ + "/file/deeper");
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kInvalidArgument) << store.status();
+}
+
+}  // namespace
+}  // namespace arbiter::coordinator
