@@ -20,6 +20,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -242,6 +243,12 @@ class Coordinator {
   // worker.
   void RefusedLocked(Run& run, WorkerInfo& worker, const std::string& worker_id,
                      const v1::EngineRefusal& refusal, std::vector<RunUpdate>& updates)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The bench signature of a source engine's build must be the same on every worker (the first
+  // result's is the reference, kept as soon as it is accepted): the refusal of a result whose
+  // build counts otherwise, or nothing.
+  std::optional<v1::EngineRefusal> SourceBenchLocked(Run& run, const Job& job,
+                                                     const v1::MatchJobResult& result)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Keeps what a counted result says about the engines (sha256, bench) and the clock scale.
   void NoteEngineReportLocked(Run& run, const std::string& worker_id,

@@ -60,7 +60,15 @@ class GamesRun : public RunHandler {
   bool RunsUploadedCode(const Job& job) const override {
     if (job.index >= jobs_.size()) return false;
     for (const v1::EngineSpec& e : jobs_[job.index].work().engines())
-      if (e.source_case() == v1::EngineSpec::kSha256) return true;
+      if (e.source_case() == v1::EngineSpec::kSha256 ||
+          e.source_case() == v1::EngineSpec::kSourceTree)
+        return true;
+    return false;
+  }
+  bool BuildsSource(const Job& job) const override {
+    if (job.index >= jobs_.size()) return false;
+    for (const v1::EngineSpec& e : jobs_[job.index].work().engines())
+      if (e.source_case() == v1::EngineSpec::kSourceTree) return true;
     return false;
   }
   std::vector<std::string> EnginePaths(const Job& job) const override {
