@@ -4,6 +4,7 @@
 // tree at a revision, and the local `arbiter match` without a coordinator.
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -104,6 +105,42 @@ TEST_F(SourceEngineTest, ATreePlaysUnderItsNameThenFromTheCacheAndABrokenTreeFai
   // No game of it anywhere.
   testing::CommandOutput ratings = Arbiter("ratings --engines b broken");
   EXPECT_NE(ratings.text.find("no finished games of 'broken'"), std::string::npos) << ratings.text;
+}
+
+// The first run id a command's progress lines name ("run 7 running ...").
+uint64_t RunIdIn(const std::string& text) {
+  for (size_t at = text.find("run "); at != std::string::npos; at = text.find("run ", at + 1))
+    if ((at == 0 || text[at - 1] == '\n') && std::isdigit(static_cast<unsigned char>(text[at + 4])))
+      return std::strtoull(text.c_str() + at + 4, nullptr, 10);
+  return 0;
+}
+
+TEST_F(SourceEngineTest, ArchivesOfTheSameFilesAreOneSourceAndPlayInATournament) {
+  if (RunCommand("command -v zstd").status != 0) GTEST_SKIP() << "no zstd here";
+  // The same files as a .tar.gz and a .tar.zst, each under a top directory.
+  const fs::path pack = *dir_ / "pack";
+  fs::create_directories(pack);
+  fs::copy(kTrees / "good", pack / "tiny-1.0", fs::copy_options::recursive);
+  ASSERT_EQ(std::system(Cat("cd '", pack.string(), "' && tar -czf tiny.tar.gz tiny-1.0 && ",
+                            "tar --zstd -cf tiny.tar.zst tiny-1.0")
+                            .c_str()),
+            0);
+  testing::CommandOutput played =
+      Arbiter(Cat("tournament --engine name=gz,source=", (pack / "tiny.tar.gz").string(),
+                  " --engine name=zst,source=", (pack / "tiny.tar.zst").string(),
+                  " --engine name=b,cmd=builtin --tc depth=1 --games 2"));
+  ASSERT_EQ(played.status, 0) << played.text;
+  EXPECT_NE(played.text.find("gz vs zst"), std::string::npos) << played.text;
+  const uint64_t run = RunIdIn(played.text);
+  ASSERT_GT(run, 0u) << played.text;
+  testing::CommandOutput shown = Arbiter(Cat("runs show ", run));
+  ASSERT_EQ(shown.status, 0) << shown.text;
+  std::vector<std::string> archives;
+  for (size_t at = shown.text.find(", archive "); at != std::string::npos;
+       at = shown.text.find(", archive ", at + 1))
+    archives.push_back(shown.text.substr(at + 10, 64));
+  ASSERT_EQ(archives.size(), 2u) << shown.text;
+  EXPECT_EQ(archives[0], archives[1]) << "one content, one archive, whatever the compression";
 }
 
 TEST_F(SourceEngineTest, AGitRevisionIsTheTreeOfThatCommit) {

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "base/strings.h"
 #include "gtest/gtest.h"
@@ -99,6 +100,32 @@ TEST_F(SourceBuildTest, BuildsOnceAndServesTheCacheAfterwards) {
   ASSERT_TRUE(other.ok()) << other.status();
   EXPECT_FALSE(other->cached);
   EXPECT_NE(other->path, first->path);
+}
+
+TEST_F(SourceBuildTest, OneBuildOfAKeyAtATimeThenTheCacheIsEvictedBySize) {
+  // Two builders on one cache (two workers of one machine) asked for the same tree at once:
+  // one builds, the other waits for it and takes its binary.
+  const BuildRequest request = Pack(kTrees / "good");
+  SourceBuilder a(Options()), b(Options());
+  absl::StatusOr<BuiltEngine> first, second;
+  std::thread other([&] { second = b.Build(request); });
+  first = a.Build(request);
+  other.join();
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(first->path, second->path);
+  EXPECT_NE(first->cached, second->cached) << "built twice";
+
+  // A cache of one byte keeps only the newest build.
+  SourceBuilderOptions tiny = Options();
+  tiny.cache_bytes = 1;
+  SourceBuilder small(tiny);
+  BuildRequest v3 = request;
+  v3.cpu_level = 3;
+  absl::StatusOr<BuiltEngine> newest = small.Build(v3);
+  ASSERT_TRUE(newest.ok()) << newest.status();
+  EXPECT_TRUE(fs::exists(newest->path));
+  EXPECT_FALSE(fs::exists(first->path)) << "the older build was not evicted";
 }
 
 TEST_F(SourceBuildTest, TheCpuLevelReachesTheBuild) {
