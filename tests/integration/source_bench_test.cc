@@ -2,6 +2,9 @@
 // every worker builds the tree for its own CPU level, the builds' bench signatures are compared
 // across workers (a worker whose build counts otherwise takes no more of the run's jobs, and the
 // run says why), and a worker without a toolchain (--no-build) gets no job of a source engine.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -120,6 +123,39 @@ TEST_F(SourceBenchTest, ABuildWhoseBenchDiffersTakesNoMoreJobsAndTheRunSaysWhy) 
     EXPECT_TRUE(w.build_toolchain().empty());
     EXPECT_EQ(w.games_per_minute(), 0) << json.text;
   }
+}
+
+// The hostile Makefile through the cluster: the worker builds it in its box, the run fails with
+// the build's log, and none of its attempts reached the host.
+TEST_F(SourceBenchTest, AHostileMakefileOnABoxedWorkerGetsNothing) {
+  const int listener = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(listener, 8), 0);
+  socklen_t len = sizeof addr;
+  getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
+  const fs::path tree = dir_ / "hostile";
+  fs::copy(kTrees / "hostile", tree, fs::copy_options::recursive);
+  const fs::path outside = dir_ / "outside";
+  std::ofstream(tree / "targets.h") << "#define OUTSIDE \"" << outside.string() << "\"\n"
+                                    << "#define PORT " << ntohs(addr.sin_port) << "\n"
+                                    << "#define MARKER \"3599." << getpid() << "\"\n";
+  testing::CommandOutput played =
+      Arbiter(Cat("match --quiet --engine name=hostile,source=", tree.string(),
+                  " --engine name=b,cmd=builtin --tc depth=1 --games 2"));
+  EXPECT_NE(played.status, 0) << played.text;
+  EXPECT_NE(played.text.find("engine 'hostile' failed"), std::string::npos) << played.text;
+  EXPECT_NE(played.text.find("hostile build done"), std::string::npos) << played.text;
+  EXPECT_NE(played.text.find("outside: "), std::string::npos) << played.text;
+  EXPECT_EQ(played.text.find("network: connected"), std::string::npos) << played.text;
+  EXPECT_FALSE(fs::exists(outside));
+  const int fd = accept(listener, nullptr, nullptr);
+  EXPECT_LT(fd, 0) << "a connection reached the host's loopback";
+  if (fd >= 0) close(fd);
+  close(listener);
 }
 
 }  // namespace
