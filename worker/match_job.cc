@@ -173,7 +173,8 @@ absl::Status CheckEngines(const v1::MatchJob& job, const match::EngineSpec (&spe
     if (e.bench() == 0 && e.source_case() == v1::EngineSpec::kSourceTree) {
       // A build's bench, where the engine answers one: the coordinator compares it across the
       // workers (builds for other CPUs must still search the same tree).
-      absl::StatusOr<match::BenchResult> b = host.checker->Bench(specs[i], *id);
+      absl::StatusOr<match::BenchResult> b =
+          host.checker->ProbeBench(specs[i], *id, std::chrono::seconds(15));
       if (b.ok() && b->nodes > 0) {
         c.set_bench(b->nodes);
         c.set_bench_nps(b->nps);

@@ -33,7 +33,7 @@ constexpr std::string_view kTmpName = ".arbiter-tmp";
 
 std::string FindTool(std::string_view name) {
   for (const char* dir : kToolDirs) {
-    const std::string path = Cat(dir, "/", name);
+    std::string path = Cat(dir, "/", name);
     if (access(path.c_str(), X_OK) == 0) return path;
   }
   return "";
@@ -107,7 +107,7 @@ std::string LogSummary(const std::string& log) {
       first_error = std::string(Strip(line)).substr(0, 300);
       break;
     }
-  const std::string tail = Tail(log, 560);
+  std::string tail = Tail(log, 560);
   if (first_error.empty() || tail.find(first_error) != std::string::npos) return tail;
   return Cat(first_error, "\n...\n", tail);
 }
