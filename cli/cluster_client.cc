@@ -580,20 +580,9 @@ absl::StatusOr<v1::EngineSpec> RemoteEngineSpec(const match::EngineSpec& e,
   v1::EngineSpec out;
   out.set_name(e.name);
   if (!e.source.empty()) {
-    // Packed here, uploaded once per content; each worker builds it for its own CPU.
-    TempDir temp;
-    absl::StatusOr<PackedSource> packed = PackSource(e.source, temp.path());
-    if (!packed.ok())
-      return absl::Status(packed.status().code(),
-                          Cat("--engine ", e.name, ": ", std::string(packed.status().message())));
-    absl::StatusOr<v1::Engine> up = UploadEngineFile(coordinator, packed->archive, e.name);
-    if (!up.ok()) return up.status();
-    v1::SourceTree& t = *out.mutable_source_tree();
-    t.set_sha256(up->sha256());
-    t.set_build(e.build);
-    t.set_binary(e.binary);
-    t.set_origin(packed->origin.substr(0, 256));
-    t.set_revision(packed->revision);
+    absl::StatusOr<v1::SourceTree> tree = UploadSourceTree(e, coordinator);
+    if (!tree.ok()) return tree.status();
+    *out.mutable_source_tree() = *std::move(tree);
     for (const std::string& a : e.args) out.add_args(a);
   } else if (e.cmd.starts_with("upload:") || e.cmd.starts_with("sha256:")) {
     if (e.cmd.starts_with("sha256:")) {

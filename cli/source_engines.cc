@@ -10,6 +10,7 @@
 #include "base/cpu.h"
 #include "base/status_macros.h"
 #include "base/strings.h"
+#include "cli/cluster_client.h"
 #include "match/process.h"
 #include "net/sha256.h"
 #include "worker/source_build.h"
@@ -108,6 +109,23 @@ absl::StatusOr<PackedSource> PackSource(const std::string& source, const std::st
   }
   ASSIGN_OR_RETURN(out.sha256, net::Sha256OfFile(out.archive));
   return out;
+}
+
+absl::StatusOr<v1::SourceTree> UploadSourceTree(const match::EngineSpec& e,
+                                                const std::string& coordinator) {
+  TempDir temp;
+  absl::StatusOr<PackedSource> packed = PackSource(e.source, temp.path());
+  if (!packed.ok())
+    return absl::Status(packed.status().code(),
+                        Cat("--engine ", e.name, ": ", std::string(packed.status().message())));
+  ASSIGN_OR_RETURN(v1::Engine up, UploadEngineFile(coordinator, packed->archive, e.name));
+  v1::SourceTree t;
+  t.set_sha256(up.sha256());
+  t.set_build(e.build);
+  t.set_binary(e.binary);
+  t.set_origin(packed->origin.substr(0, 256));
+  t.set_revision(packed->revision);
+  return t;
 }
 
 std::string LocalBuildCache() {

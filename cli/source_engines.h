@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "match/sandbox.h"
 #include "match/uci_engine.h"
+#include "proto/arbiter/v1/cluster.pb.h"
 
 namespace arbiter::cli {
 
@@ -38,6 +39,11 @@ class TempDir {
 // Packs `source` into `temp`; INVALID_ARGUMENT when it is none of the forms above, the tool's
 // error otherwise.
 absl::StatusOr<PackedSource> PackSource(const std::string& source, const std::string& temp);
+
+// A cluster run's source engine: `e.source` packed here and uploaded once per content (each
+// worker builds it for its own CPU), with its build command, binary, origin and revision.
+absl::StatusOr<v1::SourceTree> UploadSourceTree(const match::EngineSpec& e,
+                                                const std::string& coordinator);
 
 // The directory local builds are cached in: $XDG_STATE_HOME/arbiter/builds, or
 // ~/.local/state/arbiter/builds.

@@ -313,16 +313,12 @@ void Coordinator::CompleteJob(const v1::CompleteJobRequest& request, CompleteCal
           Run& run = *runs_[job->run_id];
           bool requeue = false;
           absl::StatusOr<Result> result = run.handler->CheckResult(*job, request, slow, requeue);
-          std::optional<v1::EngineRefusal> disagrees;
           if (result.ok() && request.has_match())
-            disagrees = SourceBenchLocked(run, *job, request.match());
-          if (disagrees) {
-            // Not counted: the job goes to another worker, and this one takes no more of it.
-            result = absl::FailedPreconditionError(
-                Cat("engine '", disagrees->engine(), "': ", disagrees->reason()));
-            requeue = true;
-            RefusedLocked(run, **worker, request.worker_id(), *disagrees, bench_updates);
-          }
+            if (absl::Status st = SourceBenchLocked(run, *job, **worker, request, bench_updates);
+                !st.ok()) {
+              result = st;  // not counted: another worker plays the job, this one no more of it
+              requeue = true;
+            }
           if (result.ok()) {
             WorkerInfo* w = *worker;
             CommitLog::Entry e{job->id, job->run_id, run.handler.get(), std::move(*result), {}};

@@ -121,8 +121,10 @@ void Coordinator::NoteEngineReportLocked(Run& run, const std::string& worker_id,
   }
 }
 
-std::optional<v1::EngineRefusal> Coordinator::SourceBenchLocked(Run& run, const Job& job,
-                                                                const v1::MatchJobResult& result) {
+absl::Status Coordinator::SourceBenchLocked(Run& run, const Job& job, WorkerInfo& worker,
+                                            const v1::CompleteJobRequest& request,
+                                            std::vector<RunUpdate>& updates) {
+  const v1::MatchJobResult& result = request.match();
   v1::Job work;
   run.handler->FillWork(job, work);
   for (const v1::EngineCheck& c : result.engine_checks()) {
@@ -150,9 +152,10 @@ std::optional<v1::EngineRefusal> Coordinator::SourceBenchLocked(Run& run, const 
     refusal.set_reason(Cat("this worker's build has the bench signature ", c.bench(),
                            ", other workers' builds ", reference, " (sha256 of its build ",
                            c.sha256().substr(0, 12), ")"));
-    return refusal;
+    RefusedLocked(run, worker, request.worker_id(), refusal, updates);
+    return absl::FailedPreconditionError(Cat("engine '", c.name(), "': ", refusal.reason()));
   }
-  return std::nullopt;
+  return absl::OkStatus();
 }
 
 void Coordinator::RefusedLocked(Run& run, WorkerInfo& worker, const std::string& worker_id,
