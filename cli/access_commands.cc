@@ -186,6 +186,7 @@ void AddAccessCommands(CLI::App& app, int& exit_code) {
         for (const auto& [k, v] : sorted) labels += absl::StrFormat(" %s=%s", k, v);
         if (!labels.empty()) labels = "  labels" + labels;
         if (!w.perft_path().empty()) labels += "  perft " + w.perft_path();
+        labels += w.build_toolchain().empty() ? "  builds: no" : "  builds: yes";
         std::cout << absl::StrFormat(
             "%-20s %-12s %-16s %3s %7d %6d %-10s %5s %8.0fs  %s%s%s%s%s\n", w.name(), w.token(),
             w.hostname().empty() ? "-" : w.hostname(), CpuLevelName(int(w.cpu_level())),

@@ -15,6 +15,7 @@
 #include "base/strings.h"
 #include "base/uint128.h"
 #include "cli/json.h"
+#include "cli/source_engines.h"
 #include "grpcpp/grpcpp.h"
 #include "match/movegen_check.h"
 #include "net/client.h"
@@ -532,6 +533,13 @@ void PrintRun(const v1::Run& run, std::ostream& out) {
         (e.declared_bench() ? absl::StrFormat("declared %d", e.declared_bench())
                             : std::string("not declared")) +
             (e.measured_bench() ? absl::StrFormat(", measured %d", e.measured_bench()) : ""));
+    if (e.has_source_tree()) {
+      const v1::SourceTree& t = e.source_tree();
+      out << absl::StrFormat("  source %s%s, archive %s, build '%s'%s\n", t.origin(),
+                             t.revision().empty() ? "" : " at " + t.revision(), t.sha256(),
+                             t.build().empty() ? "make" : t.build(),
+                             t.binary().empty() ? "" : ", binary " + t.binary());
+    }
   }
   if (run.has_clock_scale()) {
     const v1::ClockScaleSpread& c = run.clock_scale();
@@ -571,7 +579,12 @@ absl::StatusOr<v1::EngineSpec> RemoteEngineSpec(const match::EngineSpec& e,
                                                 const std::string& coordinator) {
   v1::EngineSpec out;
   out.set_name(e.name);
-  if (e.cmd.starts_with("upload:") || e.cmd.starts_with("sha256:")) {
+  if (!e.source.empty()) {
+    absl::StatusOr<v1::SourceTree> tree = UploadSourceTree(e, coordinator);
+    if (!tree.ok()) return tree.status();
+    *out.mutable_source_tree() = *std::move(tree);
+    for (const std::string& a : e.args) out.add_args(a);
+  } else if (e.cmd.starts_with("upload:") || e.cmd.starts_with("sha256:")) {
     if (e.cmd.starts_with("sha256:")) {
       out.set_sha256(e.cmd.substr(7));
     } else {

@@ -63,6 +63,9 @@ struct WorkerFlags {
   double grace_seconds = 30;
   double wait_seconds = 20;
   double bench_timeout_seconds = 120;
+  bool no_build = false;
+  uint64_t build_cache_mb = 4096;
+  double build_timeout_seconds = 900;
   uint64_t measured_nps = 0;
   SandboxFlags sandbox{.mode = "auto"};
   std::vector<std::string> engine_dirs = {"/usr/games"};
@@ -259,6 +262,9 @@ int RunWorker(const WorkerFlags& f) {
                     .engine_dirs = f.engine_dirs,
                     .labels = std::move(labels),
                     .cpu_level = cpu_level,
+                    .build_sources = !f.no_build,
+                    .build_cache_mb = f.build_cache_mb,
+                    .build_timeout_seconds = f.build_timeout_seconds,
                     .bench_timeout_seconds = f.bench_timeout_seconds,
                     .measured_nps = f.measured_nps,
                     .wait_seconds = f.wait_seconds,
@@ -496,6 +502,14 @@ void AddClusterCommands(CLI::App& app, int& exit_code) {
     cmd->add_option("--bench-timeout-s", f->bench_timeout_seconds,
                     "Seconds an engine's bench may take (declared signatures, scaled clocks)")
         ->check(CLI::Range(0.1, 3600.0));
+    cmd->add_flag("--no-build", f->no_build,
+                  "Build no engines from source (otherwise: when cc and make are installed)");
+    cmd->add_option("--build-cache-mb", f->build_cache_mb,
+                    "Engines built from source kept in --cache, MiB (least recently used go)")
+        ->check(CLI::Range(uint64_t(1), uint64_t(1) << 24));
+    cmd->add_option("--build-timeout", f->build_timeout_seconds,
+                    "Seconds a build from source may take, wall clock")
+        ->check(CLI::Range(1.0, 86400.0));
     // Tests: this worker's speed for scaled clocks instead of measuring it.
     cmd->add_option("--measured-nps", f->measured_nps)
         ->check(CLI::Range(uint64_t(1), uint64_t(1'000'000'000'000)))

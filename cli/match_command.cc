@@ -25,6 +25,7 @@
 #include "cli/cluster_client.h"
 #include "cli/commands.h"
 #include "cli/json.h"
+#include "cli/source_engines.h"
 #include "engine/position.h"
 #include "match/bench.h"
 #include "match/runner.h"
@@ -461,6 +462,9 @@ int RunMatchCommand(const MatchFlags& f) {
     return 2;
   }
   if (absl::Status st = ApplySandbox(f, *o); !st.ok()) return Fail(st);
+  if (absl::Status st = BuildLocalSources(specs, o->sandbox, f.quiet); !st.ok()) return Fail(st);
+  o->engines[0] = specs[0];
+  o->engines[1] = specs[1];
   if (absl::Status st = CheckDeclaredBench(specs, o->sandbox); !st.ok()) return Fail(st);
   v1::MatchResult games;
   absl::StatusOr<match::MatchSummary> s = PlayPairing(*o, f, f.json ? &games : nullptr);
@@ -491,6 +495,7 @@ int RunTournamentCommand(const MatchFlags& f) {
     return 2;
   }
   if (absl::Status st = ApplySandbox(f, *base); !st.ok()) return Fail(st);
+  if (absl::Status st = BuildLocalSources(specs, base->sandbox, f.quiet); !st.ok()) return Fail(st);
   // Every pairing's games and progress, named: the pairings run interleaved.
   std::map<std::string, v1::MatchResult> games;  // by "A vs B"
   match::TournamentCallbacks callbacks;
@@ -527,7 +532,9 @@ int RunTournamentCommand(const MatchFlags& f) {
 void AddCommonFlags(CLI::App* cmd, MatchFlags& f) {
   cmd->add_option("--engine", f.engines,
                   "name=A,cmd=PATH[ args][,dir=D][,option.X=V][,env.K=V][,tc=TC][,bench=N]"
-                  "[,cpu=v3][,proto=xboard], or a bare PATH (named by its base name) (repeat; "
+                  "[,cpu=v3][,proto=xboard], or a bare PATH (named by its base name), or "
+                  "name=A,source=SRC[,build=COMMAND][,binary=PATH] (built from a directory, an "
+                  "archive or a git DIR@REV; build defaults to make) (repeat; "
                   "proto=xboard: a CECP engine, also detected when it answers uci in xboard "
                   "style; bench=N: the engine's declared bench signature, checked "
                   "by every worker before its first game; cpu=LEVEL: the x86-64 level its binary "
@@ -567,7 +574,8 @@ void AddCommonFlags(CLI::App* cmd, MatchFlags& f) {
   cmd->add_flag("--quiet", f.quiet, "No progress lines on stderr");
   cmd->add_option("--coordinator", f.coordinator,
                   "Run on the cluster at HOST:PORT (engines: cmd=builtin[,option.X=V], an "
-                  "absolute path present on every worker, upload:FILE or sha256:HEX)");
+                  "absolute path present on every worker, upload:FILE, sha256:HEX or "
+                  "source=SRC)");
   cmd->add_option(
          "--pairs-per-job", f.pairs_per_job,
          "With --coordinator: game pairs per job (default: the largest --threads among the "

@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/json.h"
 #include "cli/movegen_check_flags.h"
+#include "cli/source_engines.h"
 #include "engine/perft.h"
 #include "engine/random_positions.h"
 #include "match/movegen_check.h"
@@ -87,7 +88,12 @@ int RunLocal(const MovegenCheckFlags& f) {
   }
   const match::PerftDialect* dialect = &input->dialect;
   const std::vector<v1::MovegenPosition>* positions = &input->positions;
-  const match::EngineSpec* spec = &input->engine;
+  std::vector<match::EngineSpec> built = {input->engine};
+  if (absl::Status st = BuildLocalSources(built, {}, /*quiet=*/f.json); !st.ok()) {
+    std::cerr << "error: " << st.message() << "\n";
+    return 1;
+  }
+  const match::EngineSpec* spec = &built[0];
   const auto start = std::chrono::steady_clock::now();
   match::UciEngine engine(*spec);
   match::MovegenAggregate sum;

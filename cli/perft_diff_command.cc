@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "cli/json.h"
+#include "cli/source_engines.h"
 #include "engine/position.h"
 #include "match/perft_diff.h"
 #include "proto/arbiter/v1/match.pb.h"
@@ -62,7 +63,12 @@ int Run(const PerftDiffFlags& f) {
     std::cerr << "error: " << dialect.status().message() << "\n";
     return 2;
   }
-  match::UciEngine engine(*spec);
+  std::vector<match::EngineSpec> built = {*spec};
+  if (absl::Status st = BuildLocalSources(built, {}, /*quiet=*/f.json); !st.ok()) {
+    std::cerr << "error: " << st.message() << "\n";
+    return 1;
+  }
+  match::UciEngine engine(built[0]);
   absl::StatusOr<match::PerftDiffReport> r = match::PerftDiff(
       engine, f.fen, f.depth, match::Millis(static_cast<int64_t>(f.timeout_s * 1000)), *dialect);
   engine.Quit();

@@ -254,6 +254,13 @@ class Coordinator {
   void RefusedLocked(Run& run, WorkerInfo& worker, const std::string& worker_id,
                      const v1::EngineRefusal& refusal, std::vector<RunUpdate>& updates)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The bench signature of a source engine's build must be the same on every worker (the first
+  // result's is the reference, kept as soon as it is accepted): a result whose build counts
+  // otherwise is FAILED_PRECONDITION, and its worker is refused the run (RefusedLocked).
+  absl::Status SourceBenchLocked(Run& run, const Job& job, WorkerInfo& worker,
+                                 const v1::CompleteJobRequest& request,
+                                 std::vector<RunUpdate>& updates)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Keeps what a counted result says about the engines (sha256, bench) and the clock scale.
   void NoteEngineReportLocked(Run& run, const std::string& worker_id,
                               const v1::MatchJobResult& result) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

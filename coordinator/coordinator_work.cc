@@ -46,6 +46,9 @@ absl::StatusOr<v1::RegisterResponse> Coordinator::Register(const v1::RegisterReq
                                             "' must be an absolute path of at most 4096 bytes"));
   RETURN_IF_ERROR(ValidateEngineLimits(request.engine_limits(), "engine_limits"));
   RETURN_IF_ERROR(ValidateLabels(request.labels(), "worker labels"));
+  if (request.build_toolchain().size() > 256)
+    return absl::InvalidArgumentError(
+        Cat("build_toolchain must have at most 256 bytes, got ", request.build_toolchain().size()));
   if (request.perft_path().size() > 16)
     return absl::InvalidArgumentError(
         Cat("perft_path must have at most 16 bytes, got ", request.perft_path().size()));
@@ -88,6 +91,7 @@ absl::StatusOr<v1::RegisterResponse> Coordinator::Register(const v1::RegisterReq
   info.hostname = request.hostname();
   info.perft_path = request.perft_path();
   info.perft_lanes = request.perft_lanes();
+  info.build_toolchain = request.build_toolchain();
   info.cpu_flags.assign(request.cpu_flags().begin(), request.cpu_flags().end());
   const std::string id = workers_.Register(std::move(info));
   spdlog::info(
@@ -288,6 +292,7 @@ void Coordinator::CompleteJob(const v1::CompleteJobRequest& request, CompleteCal
   }
   absl::Status error;
   bool duplicate = false;
+  std::vector<RunUpdate> bench_updates;  // a run that a source bench disagreement ended
   {
     absl::MutexLock lock(&mu_);
     Job* job = queue_.Find(request.job_id());
@@ -313,6 +318,12 @@ void Coordinator::CompleteJob(const v1::CompleteJobRequest& request, CompleteCal
           Run& run = *runs_[job->run_id];
           bool requeue = false;
           absl::StatusOr<Result> result = run.handler->CheckResult(*job, request, slow, requeue);
+          if (result.ok() && request.has_match())
+            if (absl::Status st = SourceBenchLocked(run, *job, **worker, request, bench_updates);
+                !st.ok()) {
+              result = st;  // not counted: another worker plays the job, this one no more of it
+              requeue = true;
+            }
           if (result.ok()) {
             WorkerInfo* w = *worker;
             CommitLog::Entry e{job->id, job->run_id, run.handler.get(), std::move(*result), {}};
@@ -341,6 +352,9 @@ void Coordinator::CompleteJob(const v1::CompleteJobRequest& request, CompleteCal
     }
     if (metrics_) metrics_->Completion(duplicate ? "duplicate" : "rejected");
   }
+  if (!bench_updates.empty())
+    if (absl::Status st = store_->Commit({}, bench_updates); !st.ok())
+      spdlog::error("storing a run's end: {}", st.ToString());
   if (duplicate) {
     v1::CompleteJobResponse r;
     r.set_duplicate(true);

@@ -6,6 +6,7 @@
 
 #include "base/strings.h"
 #include "coordinator/coordinator.h"
+#include "net/sha256.h"
 #include "proto/run_states.h"
 #include "spdlog/spdlog.h"
 
@@ -39,6 +40,10 @@ void FillEngineReports(const Run& run, v1::Run& out) {
         r.set_source("upload");
         r.set_sha256(e.sha256());
         break;
+      case v1::EngineSpec::kSourceTree:
+        r.set_source("source");
+        *r.mutable_source_tree() = e.source_tree();
+        break;
       default:
         break;
     }
@@ -60,6 +65,36 @@ void FillEngineReports(const Run& run, v1::Run& out) {
   }
   for (const v1::EngineRefusal& r : run.refusals) *out.add_refusals() = r;
 }
+absl::Status CheckSourceTree(const v1::EngineSpec& e,
+                             const std::function<bool(const std::string&)>& engine_known,
+                             bool unknown_is_invalid) {
+  const v1::SourceTree& t = e.source_tree();
+  const std::string who = Cat("engine '", e.name(), "': ");
+  if (!net::IsSha256Hex(t.sha256()))
+    return absl::InvalidArgumentError(
+        Cat(who, "source_tree.sha256 must be 64 lowercase hex digits"));
+  if (engine_known && !engine_known(t.sha256())) {
+    const std::string m = Cat(who, "no source archive with sha256 ", t.sha256(), " was uploaded");
+    return unknown_is_invalid ? absl::InvalidArgumentError(m) : absl::NotFoundError(m);
+  }
+  if (t.build().size() > 1024)
+    return absl::InvalidArgumentError(Cat(who, "build must have at most 1024 bytes"));
+  for (unsigned char c : t.build())
+    if ((c < 0x20 && c != '\t') || c == 0x7f)
+      return absl::InvalidArgumentError(Cat(who, "build holds a control character"));
+  const std::string& b = t.binary();
+  bool climbs = b.empty() ? false : b[0] == '/';
+  for (std::string_view part : Split(b, '/')) climbs |= part == "..";
+  if (b.size() > 256 || climbs)
+    return absl::InvalidArgumentError(
+        Cat(who, "binary must be a path inside the tree of at most 256 bytes, got '",
+            b.substr(0, 64), "'"));
+  if (t.origin().size() > 256 || t.revision().size() > 256)
+    return absl::InvalidArgumentError(
+        Cat(who, "source origin and revision must have at most 256 bytes"));
+  return absl::OkStatus();
+}
+
 void Coordinator::NoteEngineReportLocked(Run& run, const std::string& worker_id,
                                          const v1::MatchJobResult& result) {
   for (const v1::EngineCheck& c : result.engine_checks()) {
@@ -84,6 +119,43 @@ void Coordinator::NoteEngineReportLocked(Run& run, const std::string& worker_id,
     run.nps_min = first ? s.measured_nps() : std::min(run.nps_min, s.measured_nps());
     run.nps_max = first ? s.measured_nps() : std::max(run.nps_max, s.measured_nps());
   }
+}
+
+absl::Status Coordinator::SourceBenchLocked(Run& run, const Job& job, WorkerInfo& worker,
+                                            const v1::CompleteJobRequest& request,
+                                            std::vector<RunUpdate>& updates) {
+  const v1::MatchJobResult& result = request.match();
+  v1::Job work;
+  run.handler->FillWork(job, work);
+  for (const v1::EngineCheck& c : result.engine_checks()) {
+    if (c.bench() == 0) continue;
+    const v1::EngineSpec* spec = nullptr;
+    for (const v1::EngineSpec& e : work.match().engines())
+      if (e.name() == c.name() && e.source_case() == v1::EngineSpec::kSourceTree) spec = &e;
+    if (!spec) continue;
+    auto it = std::find_if(run.engines_seen.begin(), run.engines_seen.end(),
+                           [&](const auto& e) { return e.first == c.name(); });
+    if (it == run.engines_seen.end()) {
+      if (run.engines_seen.size() >= 128) continue;
+      it = run.engines_seen.insert(run.engines_seen.end(), {c.name(), {}});
+    }
+    uint64_t& reference = it->second.bench;
+    if (reference == 0 || reference == c.bench()) {
+      reference = c.bench();
+      continue;
+    }
+    v1::EngineRefusal refusal;
+    refusal.set_engine(c.name());
+    refusal.set_declared_bench(spec->bench());
+    refusal.set_measured_bench(c.bench());
+    refusal.set_sha256(c.sha256());
+    refusal.set_reason(Cat("this worker's build has the bench signature ", c.bench(),
+                           ", other workers' builds ", reference, " (sha256 of its build ",
+                           c.sha256().substr(0, 12), ")"));
+    RefusedLocked(run, worker, request.worker_id(), refusal, updates);
+    return absl::FailedPreconditionError(Cat("engine '", c.name(), "': ", refusal.reason()));
+  }
+  return absl::OkStatus();
 }
 
 void Coordinator::RefusedLocked(Run& run, WorkerInfo& worker, const std::string& worker_id,

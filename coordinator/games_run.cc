@@ -64,7 +64,15 @@ class GamesRun : public RunHandler {
   bool RunsUploadedCode(const Job& job) const override {
     if (job.index >= slices_.size()) return false;
     for (const v1::EngineSpec* e : EnginesOf(slices_[job.index].pairing))
-      if (e->source_case() == v1::EngineSpec::kSha256) return true;
+      if (e->source_case() == v1::EngineSpec::kSha256 ||
+          e->source_case() == v1::EngineSpec::kSourceTree)
+        return true;
+    return false;
+  }
+  bool BuildsSource(const Job& job) const override {
+    if (job.index >= slices_.size()) return false;
+    for (const v1::EngineSpec* e : EnginesOf(slices_[job.index].pairing))
+      if (e->source_case() == v1::EngineSpec::kSourceTree) return true;
     return false;
   }
   std::vector<std::string> EnginePaths(const Job& job) const override {

@@ -8,6 +8,7 @@
 #include "base/numbers.h"
 #include "base/status_macros.h"
 #include "base/strings.h"
+#include "coordinator/engine_reports.h"
 #include "engine/rules.h"
 #include "match/stats_report.h"
 #include "match/time_control.h"
@@ -122,7 +123,7 @@ absl::Status ValidateEngineList(const google::protobuf::RepeatedPtrField<v1::Eng
     switch (e.source_case()) {
       case v1::EngineSpec::SOURCE_NOT_SET:
         return absl::InvalidArgumentError(
-            Cat("engine '", e.name(), "' has no source (sha256, builtin or path)"));
+            Cat("engine '", e.name(), "' has no source (sha256, builtin, path or source_tree)"));
       case v1::EngineSpec::kSha256:
         if (!net::IsSha256Hex(e.sha256()))
           return absl::InvalidArgumentError(
@@ -142,6 +143,9 @@ absl::Status ValidateEngineList(const google::protobuf::RepeatedPtrField<v1::Eng
               Cat("engine '", e.name(), "': path must not climb with '..', got '", e.path(), "'"));
         break;
       case v1::EngineSpec::kBuiltin:
+        break;
+      case v1::EngineSpec::kSourceTree:
+        RETURN_IF_ERROR(CheckSourceTree(e, engine_known, unknown_is_invalid));
         break;
     }
     if (e.args_size() > 0 && e.source_case() == v1::EngineSpec::kBuiltin)

@@ -6,6 +6,7 @@
 
 #include "base/status_macros.h"
 #include "base/strings.h"
+#include "coordinator/engine_reports.h"
 #include "coordinator/metrics.h"
 #include "engine/perft.h"
 #include "engine/position.h"
@@ -53,7 +54,11 @@ class MovegenCheckRun final : public RunHandler {
     *out.mutable_movegen_check() = jobs_[job.index];
   }
   bool RunsUploadedCode(const Job&) const override {
-    return spec_.engine().source_case() == v1::EngineSpec::kSha256;
+    return spec_.engine().source_case() == v1::EngineSpec::kSha256 ||
+           spec_.engine().source_case() == v1::EngineSpec::kSourceTree;
+  }
+  bool BuildsSource(const Job&) const override {
+    return spec_.engine().source_case() == v1::EngineSpec::kSourceTree;
   }
   std::vector<std::string> EnginePaths(const Job&) const override {
     if (spec_.engine().source_case() == v1::EngineSpec::kPath) return {spec_.engine().path()};
@@ -192,8 +197,10 @@ absl::Status CheckEngine(const v1::EngineSpec& e, const PlanContext& context) {
       if (context.engine_known && !context.engine_known(e.sha256()))
         return absl::NotFoundError(Cat("engine ", e.sha256(), " was not uploaded"));
       return absl::OkStatus();
+    case v1::EngineSpec::kSourceTree:
+      return CheckSourceTree(e, context.engine_known, /*unknown_is_invalid=*/false);
     default:
-      return absl::InvalidArgumentError("engine: give sha256, path or builtin");
+      return absl::InvalidArgumentError("engine: give sha256, path, builtin or source_tree");
   }
 }
 

@@ -182,6 +182,9 @@ class RunHandler {
   // Whether the job runs programs someone uploaded (they go only to workers that isolate them,
   // unless an admin submitted the run).
   virtual bool RunsUploadedCode(const Job& /*job*/) const { return false; }
+  // Whether the job has an engine each worker builds from source (a worker without a compiler
+  // gets none of it).
+  virtual bool BuildsSource(const Job& /*job*/) const { return false; }
   // Whether a job's single result may be recounted by another worker before it counts (perft:
   // counts can be recomputed exactly; games cannot be replayed the same way).
   virtual bool SpotChecked() const { return false; }

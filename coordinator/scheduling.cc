@@ -121,6 +121,8 @@ std::string Coordinator::IneligibleLocked(const std::string& worker_id, const Wo
   const RunHandler& handler = *run.handler;
   if (!worker.isolated && !run.trusted && handler.RunsUploadedCode(job))
     return Cat("isolation '", worker.isolation, "', the run's uploaded engines need namespaces");
+  if (worker.build_toolchain.empty() && handler.BuildsSource(job))
+    return "no compiler, the run's engines are built from source";
   if (!AllowsEnginePaths(worker, handler.EnginePaths(job)))
     return "an --engine-dir that does not hold the run's engine paths";
   // A worker that refused the run's engines (their bench) gets none of its jobs again, and a

@@ -17,9 +17,13 @@ absl::Status Coordinator::CheckEngineFetch(const std::string& worker_id, const s
   ASSIGN_OR_RETURN(WorkerInfo * w, CallerWorkerLocked(worker_id, caller));
   (void)w;
   auto runs_engine = [&](const v1::Job& work) {
+    // An uploaded binary, or the archive of a source engine the worker builds.
+    auto uses = [&](const v1::EngineSpec& e) {
+      return e.sha256() == sha256 || e.source_tree().sha256() == sha256;
+    };
     for (const v1::EngineSpec& e : work.match().engines())
-      if (e.sha256() == sha256) return true;
-    return work.movegen_check().engine().sha256() == sha256;
+      if (uses(e)) return true;
+    return uses(work.movegen_check().engine());
   };
   for (const auto& [id, run] : runs_) {
     if (IsTerminal(run->state) || run->jobs_leased == 0) continue;

@@ -288,6 +288,7 @@ v1::ListWorkersResponse WorkerRegistry::List(bool all) const {
     s.mutable_labels()->insert(w->labels.begin(), w->labels.end());
     s.set_hostname(w->hostname);
     s.set_perft_path(w->perft_path);
+    s.set_build_toolchain(w->build_toolchain);
     s.set_memory_bytes(w->memory_bytes);
     for (const std::string& f : w->cpu_flags) s.add_cpu_flags(f);
     for (const std::string& f : w->flags) s.add_flags(f);

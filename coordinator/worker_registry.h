@@ -50,8 +50,9 @@ struct WorkerInfo {
   uint64_t memory_bytes = 0;
   std::map<std::string, std::string> labels;
   std::string hostname;
-  std::string perft_path;    // RegisterRequest.perft_path
-  bool perft_lanes = false;  // counts a perft job's lane of keys (RegisterRequest.perft_lanes)
+  std::string perft_path;       // RegisterRequest.perft_path
+  bool perft_lanes = false;     // counts a perft job's lane of keys (RegisterRequest.perft_lanes)
+  std::string build_toolchain;  // empty: it cannot build source engines
   std::vector<std::string> cpu_flags;
   // Why it is suspect (an engine's bench differed on it), newest last, at most kMaxWorkerFlags.
   std::vector<std::string> flags;

@@ -359,6 +359,8 @@ absl::StatusOr<ProcessSpec> Sandboxed(const SandboxOptions& options, ProcessSpec
     // builds (tests only) let it, and so see the host's /proc.
     if (kSanitizerBuild) paths.push_back({"/proc", LandlockPath::kRead});
     paths.push_back({program, LandlockPath::kRead});
+    for (const std::string& p : options.read_only)
+      if (access(p.c_str(), F_OK) == 0) paths.push_back({p, LandlockPath::kRead});
     if (!spec.cwd.empty()) paths.push_back({spec.cwd, LandlockPath::kRead});
     paths.push_back({private_dir, LandlockPath::kReadWrite});
     absl::StatusOr<int> ruleset = LandlockRuleset(paths);
@@ -383,6 +385,8 @@ absl::StatusOr<ProcessSpec> Sandboxed(const SandboxOptions& options, ProcessSpec
     a.push_back(std::to_string(*fd));
   }
   AddSystem(a);
+  for (const std::string& p : options.read_only)
+    for (const std::string& w : {std::string("--ro-bind-try"), p, p}) a.push_back(w);
   // The empty /tmp first: binds after it stay visible (an engine or a checkout under /tmp).
   for (const char* w : {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"}) a.emplace_back(w);
   if (!Under(program, "/usr")) {

@@ -68,6 +68,9 @@ struct SandboxOptions {
   // binary must then be readable by that user. -1: keep the worker's user.
   int root_drops_to = 65534;  // nobody / nogroup
   bool seccomp = true;        // load EngineSeccompFilter (with limits or namespaces)
+  // More of the host readable in the box, where it exists (a build's /etc/alternatives, through
+  // which Debian's cc and c++ lead to the compiler).
+  std::vector<std::string> read_only;
 };
 
 // The system calls the filter refuses with EPERM: ptrace and reading other processes' memory,

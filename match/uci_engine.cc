@@ -26,7 +26,8 @@ absl::StatusOr<EngineSpec> ParseEngineSpec(std::string_view text) {
   // A bare command (`/usr/games/stockfish`, `./engine --uci`): no `cmd=`, and its first word is
   // no key=value. Its name is the program's base name.
   const std::string_view first = text.substr(0, text.find_first_of(" ,"));
-  if (text.find("cmd=") == std::string_view::npos && !first.empty() &&
+  if (text.find("cmd=") == std::string_view::npos &&
+      text.find("source=") == std::string_view::npos && !first.empty() &&
       first.find('=') == std::string_view::npos)
     return ParseEngineSpec(Cat("cmd=", text));
   EngineSpec spec;
@@ -43,6 +44,10 @@ absl::StatusOr<EngineSpec> ParseEngineSpec(std::string_view text) {
       if (words.empty()) return absl::InvalidArgumentError(Cat("--engine '", text, "': empty cmd"));
       spec.cmd = std::string(words[0]);
       for (size_t i = 1; i < words.size(); ++i) spec.args.emplace_back(words[i]);
+    } else if (key == "source" || key == "build" || key == "binary") {
+      if (value.empty())
+        return absl::InvalidArgumentError(Cat("--engine '", text, "': empty ", key, "="));
+      (key == "source" ? spec.source : key == "build" ? spec.build : spec.binary) = value;
     } else if (key == "args") {
       for (std::string_view w : SplitWords(value)) spec.args.emplace_back(w);
     } else if (key == "dir") {
@@ -75,10 +80,23 @@ absl::StatusOr<EngineSpec> ParseEngineSpec(std::string_view text) {
     } else {
       return absl::InvalidArgumentError(
           Cat("--engine '", text, "': unknown key '", key,
-              "' (expected name, cmd, args, dir, tc, bench, cpu, proto, option.X, env.X)"));
+              "' (expected name, cmd, source, build, binary, args, dir, tc, bench, cpu, proto, "
+              "option.X, env.X)"));
     }
   }
-  if (spec.cmd.empty()) return absl::InvalidArgumentError(Cat("--engine '", text, "': no cmd="));
+  if (!spec.source.empty()) {
+    if (!spec.cmd.empty())
+      return absl::InvalidArgumentError(
+          Cat("--engine '", text, "': give cmd= or source=, not both"));
+    if (spec.name.empty())
+      return absl::InvalidArgumentError(Cat("--engine '", text, "': a source engine needs name="));
+    return spec;
+  }
+  if (!spec.build.empty() || !spec.binary.empty())
+    return absl::InvalidArgumentError(
+        Cat("--engine '", text, "': build= and binary= go with source="));
+  if (spec.cmd.empty())
+    return absl::InvalidArgumentError(Cat("--engine '", text, "': no cmd= (or source=)"));
   if (spec.cmd == kBuiltinEngine && !spec.args.empty())
     return absl::InvalidArgumentError(
         Cat("--engine '", text, "': cmd=builtin takes no arguments (use option.X=V)"));

@@ -49,15 +49,20 @@ struct EngineSpec {
   // Non-empty (`--engine-log DIR`): each process of this engine logs its traffic to a file of its
   // own in DIR, "NAME-ARBITERPID-N.log" (ProcessSpec::traffic_log).
   std::string log_dir;
+  // `source=SRC[,build=COMMAND][,binary=PATH]`: an engine built from source before it plays (a
+  // directory, a .tar/.tar.gz/.tar.zst archive, or a git work tree at a revision, DIR@REV). The
+  // build fills `cmd` in; `build` defaults to "make", `binary` to the one program it leaves.
+  std::string source, build, binary;
 };
 
 // The `Threads` value an engine spec sets (0 when it sets none or not a number).
 int SpecThreads(const EngineSpec& spec);
 
 // Parses "name=A,cmd=PATH,args=a b,dir=D,env.K=V,option.X=V,tc=10+0.1,bench=232923,cpu=v3,
-// proto=xboard", or a bare command ("/usr/games/stockfish", "./engine --uci": the same as
-// cmd=...). The name defaults to the program's base name. Option names and values with control
-// characters (a newline would start another command) are refused.
+// proto=xboard", "name=dev,source=.@HEAD,build=make -j2,binary=engine", or a bare command
+// ("/usr/games/stockfish", "./engine --uci": the same as cmd=...). The name defaults to the
+// program's base name. Option names and values with control characters (a newline would start
+// another command) are refused.
 absl::StatusOr<EngineSpec> ParseEngineSpec(std::string_view text);
 
 // INVALID_ARGUMENT when an option's name or value holds a control character (the UCI line

@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+
 #include "base/strings.h"
 #include "match/process.h"
 #include "net/sha256.h"
@@ -42,6 +44,20 @@ absl::StatusOr<match::BenchResult> EngineChecker::Bench(const match::EngineSpec&
   absl::StatusOr<match::BenchResult> result = match::RunEngineBench(spec, sandbox_, timeout_);
   // A timeout may be the machine's load of the moment: tried again at the next job.
   if (absl::IsDeadlineExceeded(result.status())) return result;
+  if (bench_.size() >= kMaxCached) bench_.clear();
+  bench_.emplace(key, result);
+  return result;
+}
+
+absl::StatusOr<match::BenchResult> EngineChecker::ProbeBench(const match::EngineSpec& spec,
+                                                             const EngineIdentity& id,
+                                                             match::Millis timeout) {
+  std::string key = Cat("probe\n", id.sha256);
+  for (const std::string& a : spec.args) key += Cat("\n", a);
+  absl::MutexLock lock(&mu_);
+  if (auto it = bench_.find(key); it != bench_.end()) return it->second;
+  absl::StatusOr<match::BenchResult> result =
+      match::RunEngineBench(spec, sandbox_, std::min(timeout, timeout_));
   if (bench_.size() >= kMaxCached) bench_.clear();
   bench_.emplace(key, result);
   return result;

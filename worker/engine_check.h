@@ -34,6 +34,11 @@ class EngineChecker {
   // The engine's bench, run once per (sha256, arguments, environment); failures are cached too
   // (a hanging bench costs its timeout once, not once per job).
   absl::StatusOr<match::BenchResult> Bench(const match::EngineSpec& spec, const EngineIdentity& id);
+  // The bench of an engine that may not have one (a source engine's build, compared across
+  // workers): at most `timeout`, and a timeout is cached too, so that an engine that never
+  // answers `bench` costs it once.
+  absl::StatusOr<match::BenchResult> ProbeBench(const match::EngineSpec& spec,
+                                                const EngineIdentity& id, match::Millis timeout);
 
  private:
   const match::SandboxOptions sandbox_;

@@ -29,7 +29,7 @@ namespace arbiter::worker {
 namespace {
 
 absl::StatusOr<match::EngineSpec> ToEngineSpec(const v1::EngineSpec& e, EngineCache& cache,
-                                               const std::vector<std::string>& engine_dirs) {
+                                               const EngineHost& host) {
   match::EngineSpec spec;
   spec.name = e.name();
   switch (e.source_case()) {
@@ -38,7 +38,7 @@ absl::StatusOr<match::EngineSpec> ToEngineSpec(const v1::EngineSpec& e, EngineCa
       break;
     case v1::EngineSpec::kPath:
       // A refused path is never started: the job is a fault of the engine, naming the reason.
-      if (absl::Status st = CheckEngineDir(e.name(), e.path(), engine_dirs); !st.ok())
+      if (absl::Status st = CheckEngineDir(e.name(), e.path(), host.engine_dirs); !st.ok())
         spec.refused = std::string(st.message());
       spec.cmd = e.path();
       spec.args.assign(e.args().begin(), e.args().end());
@@ -46,6 +46,28 @@ absl::StatusOr<match::EngineSpec> ToEngineSpec(const v1::EngineSpec& e, EngineCa
     case v1::EngineSpec::kSha256: {
       ASSIGN_OR_RETURN(spec.cmd, cache.Get(e.sha256()));
       spec.args.assign(e.args().begin(), e.args().end());
+      break;
+    }
+    case v1::EngineSpec::kSourceTree: {
+      // A build that fails is the engine's fault, like one that cannot start: the refusal
+      // carries the build log's tail to the run's message.
+      const v1::SourceTree& t = e.source_tree();
+      spec.cmd = Cat("source:", t.sha256().substr(0, 12));
+      spec.args.assign(e.args().begin(), e.args().end());
+      if (!host.builder) {
+        spec.refused = "this worker cannot build engines from source";
+        break;
+      }
+      ASSIGN_OR_RETURN(const std::string archive, cache.Get(t.sha256()));
+      absl::StatusOr<BuiltEngine> built = host.builder->Build({.archive = archive,
+                                                               .sha256 = t.sha256(),
+                                                               .build = t.build(),
+                                                               .binary = t.binary(),
+                                                               .cpu_level = host.cpu_level});
+      if (built.ok())
+        spec.cmd = built->path;
+      else
+        spec.refused = Cat("build failed: ", std::string(built.status().message()));
       break;
     }
     default:
@@ -149,6 +171,17 @@ absl::Status CheckEngines(const v1::MatchJob& job, const match::EngineSpec (&spe
     v1::EngineCheck& c = *out.add_engine_checks();
     c.set_name(e.name());
     c.set_sha256(id->sha256);
+    if (e.bench() == 0 && e.source_case() == v1::EngineSpec::kSourceTree) {
+      // A build's bench, where the engine answers one: the coordinator compares it across the
+      // workers (builds for other CPUs must still search the same tree).
+      absl::StatusOr<match::BenchResult> b =
+          host.checker->ProbeBench(specs[i], *id, std::chrono::seconds(15));
+      if (b.ok() && b->nodes > 0) {
+        c.set_bench(b->nodes);
+        c.set_bench_nps(b->nps);
+      }
+      continue;
+    }
     if (e.bench() == 0) continue;
     absl::StatusOr<match::BenchResult> b = host.checker->Bench(specs[i], *id);
     if (!b.ok()) return refuse(e, 0, id->sha256, std::string(b.status().message()));
@@ -281,7 +314,7 @@ absl::StatusOr<v1::MovegenJobResult> RunMovegenJob(const v1::MovegenJob& job, En
     out.set_error(std::string(dialect.status().message()));
     return out;
   }
-  ASSIGN_OR_RETURN(match::EngineSpec spec, ToEngineSpec(job.engine(), cache, host.engine_dirs));
+  ASSIGN_OR_RETURN(match::EngineSpec spec, ToEngineSpec(job.engine(), cache, host));
   const match::Millis timeout(job.timeout_ms() ? job.timeout_ms() : 60000);
   KeptEngine own;
   if (!kept) kept = &own;
@@ -315,7 +348,7 @@ absl::StatusOr<v1::MatchJobResult> RunMatchJob(const v1::MatchJob& job, EngineCa
   match::TimeControl tcs[2];
   ASSIGN_OR_RETURN(match::TimeControl tc, match::ParseTimeControl(job.tc()));
   for (int i = 0; i < 2; ++i) {
-    ASSIGN_OR_RETURN(specs[i], ToEngineSpec(job.engines(i), cache, host.engine_dirs));
+    ASSIGN_OR_RETURN(specs[i], ToEngineSpec(job.engines(i), cache, host));
     tcs[i] = tc;
     if (!specs[i].tc.empty()) {
       ASSIGN_OR_RETURN(tcs[i], match::ParseTimeControl(specs[i].tc));

@@ -13,6 +13,7 @@
 #include "proto/arbiter/v1/cluster.pb.h"
 #include "worker/engine_cache.h"
 #include "worker/engine_check.h"
+#include "worker/source_build.h"
 
 namespace arbiter::worker {
 
@@ -29,6 +30,10 @@ struct EngineHost {
   uint64_t measured_nps = 0;
   // Game slots never exceed this many cores (0: no cap beyond the worker's threads).
   int cores = 0;
+  // Builds source engines (EngineSpec.source_tree) for `cpu_level`; null: this worker cannot,
+  // and such an engine is refused (a fault naming why).
+  SourceBuilder* builder = nullptr;
+  int cpu_level = 1;
 };
 
 // Physical cores this process may run on (its CPU affinity, hyperthread siblings counted once);

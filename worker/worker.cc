@@ -29,6 +29,7 @@
 #include "spdlog/spdlog.h"
 #include "worker/engine_cache.h"
 #include "worker/match_job.h"
+#include "worker/source_build.h"
 
 namespace arbiter::worker {
 namespace {
@@ -114,8 +115,9 @@ struct Worker::Impl {
   }
   std::unique_ptr<EngineCache> cache;
   std::unique_ptr<EngineChecker> checker;
-  KeptEngine kept_engine;  // movegen-check: the run's engine between its jobs
-  std::thread reporting;   // reports the last completed job's result (Execute)
+  std::unique_ptr<SourceBuilder> builder;  // null: no compiler, or --no-build
+  KeptEngine kept_engine;                  // movegen-check: the run's engine between its jobs
+  std::thread reporting;                   // reports the last completed job's result (Execute)
   ~Impl() { AwaitReport(); }
   int cores = 1;  // physical cores: game slots never exceed them
 
@@ -137,6 +139,8 @@ struct Worker::Impl {
     mu.AwaitWithTimeout(absl::Condition(&draining), absl::Seconds(seconds));
   }
 
+  int CpuLevel() const { return options.cpu_level > 0 ? options.cpu_level : DetectedCpuLevel(); }
+
   bool Register() {
     double backoff = 0.1;
     while (!Draining()) {
@@ -147,7 +151,7 @@ struct Worker::Impl {
       if (__builtin_cpu_supports("bmi2")) req.add_cpu_flags("bmi2");
       if (__builtin_cpu_supports("avx2")) req.add_cpu_flags("avx2");
       if (__builtin_cpu_supports("avx512f")) req.add_cpu_flags("avx512f");
-      req.set_cpu_level(uint32_t(options.cpu_level > 0 ? options.cpu_level : DetectedCpuLevel()));
+      req.set_cpu_level(uint32_t(CpuLevel()));
       req.mutable_labels()->insert(options.labels.begin(), options.labels.end());
       req.set_hostname(HostName());
       req.set_perft_path(ActivePerftPath().name);
@@ -155,6 +159,7 @@ struct Worker::Impl {
       req.set_threads(options.threads);
       req.set_results_in_flight(1);  // Execute reports while the next job counts
       req.set_perft_lanes(true);     // RunPerftJob counts a job's lane of keys alone
+      if (builder) req.set_build_toolchain(builder->toolchain());
       if (options.shared_hash) req.set_hash_group(options.hash_group);
       req.set_isolation(std::string(match::IsolationName(options.sandbox.isolation)));
       for (const std::string& dir : options.engine_dirs) {
@@ -226,7 +231,9 @@ struct Worker::Impl {
                                                             .engine_dirs = options.engine_dirs,
                                                             .checker = checker.get(),
                                                             .measured_nps = options.measured_nps,
-                                                            .cores = cores},
+                                                            .cores = cores,
+                                                            .builder = builder.get(),
+                                                            .cpu_level = CpuLevel()},
                                                            &refusal);
     if (!games.ok()) return games.status();
     *out.mutable_match() = std::move(*games);
@@ -299,10 +306,12 @@ struct Worker::Impl {
     if (job.has_match()) {
       worked = RunGamesJob(job.match(), stop, req, refusal);
     } else if (job.has_movegen_check()) {
-      absl::StatusOr<v1::MovegenJobResult> r =
-          RunMovegenJob(job.movegen_check(), *cache, &stop,
-                        {.sandbox = options.sandbox, .engine_dirs = options.engine_dirs},
-                        &kept_engine, job.run_id());
+      absl::StatusOr<v1::MovegenJobResult> r = RunMovegenJob(job.movegen_check(), *cache, &stop,
+                                                             {.sandbox = options.sandbox,
+                                                              .engine_dirs = options.engine_dirs,
+                                                              .builder = builder.get(),
+                                                              .cpu_level = CpuLevel()},
+                                                             &kept_engine, job.run_id());
       worked = r.status();
       if (r.ok()) *req.mutable_movegen_check() = std::move(*r);
     } else {
@@ -460,6 +469,18 @@ Worker::Worker(const WorkerOptions& options, prometheus::Registry* registry)
   impl_->checker = std::make_unique<EngineChecker>(
       box, match::Millis(int64_t(options.bench_timeout_seconds * 1000)));
   impl_->cores = PhysicalCores();
+  if (options.build_sources) {
+    auto builder = std::make_unique<SourceBuilder>(
+        SourceBuilderOptions{.dir = (std::filesystem::path(cache_dir) / "builds").string(),
+                             .box = box,
+                             .limits = {.wall_seconds = options.build_timeout_seconds},
+                             .cache_bytes = options.build_cache_mb << 20,
+                             .engine_gid = engine_gid});
+    if (builder->toolchain().empty())
+      spdlog::warn("no compiler (cc and make) found: this worker takes no source engines");
+    else
+      impl_->builder = std::move(builder);
+  }
 }
 
 Worker::~Worker() = default;

@@ -74,6 +74,10 @@ function chart(id, title, points, bounds, unit) {
 function engineSource(spec, reported) {
   if (spec.builtin) return "builtin (arbiter uci)";
   if (spec.sha256) return `upload sha256 ${spec.sha256.slice(0, 16)}…`;
+  const tree = spec.sourceTree || spec.source_tree;
+  if (tree)
+    return `source ${tree.origin || ""}${tree.revision ? ` at ${tree.revision.slice(0, 12)}` : ""}, archive ${tree.sha256.slice(0, 16)}…, ` +
+      `build '${tree.build || "make"}'` + (reported && reported.sha256 ? ` (built sha256 ${reported.sha256.slice(0, 12)}…)` : "");
   if (spec.path) return `path ${spec.path}` + (reported && reported.sha256 ? ` (sha256 ${reported.sha256.slice(0, 12)}…)` : "");
   return "";
 }
@@ -81,7 +85,9 @@ function engineSource(spec, reported) {
 // both run the same binary, is marked), args and TC.
 function enginesTable(run, specs, tc) {
   const reported = Object.fromEntries((run.engines || []).map((e) => [e.name, e]));
+  const tree = (e) => e.sourceTree || e.source_tree;
   const same = (a, b) => a && b && ((a.builtin && b.builtin) || (a.sha256 && a.sha256 === b.sha256) ||
+                                    (tree(a) && tree(b) && tree(a).sha256 === tree(b).sha256) ||
                                     (a.path && a.path === b.path));
   const rows = specs.map((e, i) => {
     const other = run.match ? specs[1 - i] : specs[0];

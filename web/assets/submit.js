@@ -43,12 +43,22 @@ async function submitForm(kind, form, request) {
     button.disabled = false;
   }
 }
+// Source trees seen in a cloned run, by archive sha256: a clone keeps their build and binary.
+const sourceTrees = {};
 function engineSpec(value, name) {
   if (value === "builtin") return { name, builtin: true };
   if (/^[0-9a-f]{64}$/.test(value)) return { name, sha256: value };
+  if (/^source:[0-9a-f]{64}$/.test(value)) return { name, sourceTree: sourceTrees[value.slice(7)] || { sha256: value.slice(7) } };
   return { name, path: value };
 }
-const specValue = (e) => !e ? "builtin" : e.builtin ? "builtin" : e.sha256 || e.path || "builtin";
+function specValue(e) {
+  const tree = e && (e.sourceTree || e.source_tree);
+  if (tree) {
+    sourceTrees[tree.sha256] = tree;
+    return `source:${tree.sha256}`;
+  }
+  return !e ? "builtin" : e.builtin ? "builtin" : e.sha256 || e.path || "builtin";
+}
 // "Hash=16,Threads=1" <-> {Hash: "16", Threads: "1"}
 const optionsText = (o) => Object.entries(o || {}).map(([k, v]) => `${k}=${v}`).join(",");
 function optionsOf(text) {
@@ -146,7 +156,7 @@ function tournamentForm(req) {
   req = req || { engines: ["a", "b", "c"].map((name) => ({ name, builtin: true })), tc: "1+0.01", games_per_pairing: 10 };
   const line = (e) => `${e.name}=${specValue(e)}` + (e.options ? "," + optionsText(e.options) : "");
   const form = el("form", { class: "submit", id: "tournament-form" },
-    field("tournament-engines", "Engines, one per line: NAME=builtin, NAME=SHA256 or NAME=/path, then ,OPTION=VALUE…",
+    field("tournament-engines", "Engines, one per line: NAME=builtin, NAME=SHA256, NAME=source:SHA256 or NAME=/path, then ,OPTION=VALUE…",
       el("textarea", { rows: 4 }, (req.engines || []).map(line).join("\n"))),
     el("div", { class: "row" },
       field("tournament-tc", "Time control", el("input", { value: req.tc })),
@@ -208,7 +218,11 @@ async function showSubmit(kind, cloneId) {
   const engines = (await api("GET", "engines")).engines || [];
   const engineOptions = (selected) => [el("option", { value: "builtin", selected: selected === "builtin" }, "builtin (arbiter uci)")].concat(
     engines.map((e) => el("option", { value: e.sha256, selected: selected === e.sha256 }, `${e.name} (${e.sha256.slice(0, 8)})`)),
-    selected !== "builtin" && !engines.some((e) => e.sha256 === selected) ? [el("option", { value: selected, selected: true }, selected)] : []);
+    // An uploaded source archive (`arbiter match … source=DIR` uploads one), built by each worker.
+    engines.map((e) => el("option", { value: `source:${e.sha256}`, selected: selected === `source:${e.sha256}` },
+                          `${e.name} (${e.sha256.slice(0, 8)}), built from source`)),
+    selected !== "builtin" && !engines.some((e) => e.sha256 === selected || `source:${e.sha256}` === selected)
+      ? [el("option", { value: selected, selected: true }, selected)] : []);
   let from = null, title = "Submit a run";
   if (kind === "clone") {
     const run = await api("GET", `runs/${cloneId}`);
