@@ -295,8 +295,10 @@ absl::Status SourceBuilder::BuildInto(const BuildRequest& request, const std::st
   const std::string tmp = (fs::path(dir) / kTmpName).string();
   fs::create_directory(tmp, ec);
   if (geteuid() == 0 && options_.box.isolation != match::Isolation::kNone &&
-      options_.box.root_drops_to >= 0)
-    chown(tmp.c_str(), uid_t(options_.box.root_drops_to), gid_t(options_.box.root_drops_to));
+      options_.box.root_drops_to >= 0 &&
+      chown(tmp.c_str(), uid_t(options_.box.root_drops_to), gid_t(options_.box.root_drops_to)) != 0)
+    return absl::InternalError(Cat("cannot hand the build's temporary directory ", tmp,
+                                   " to the box's user: ", std::strerror(errno)));
   const std::vector<std::string> env = {
       Cat("ARBITER_CPU_LEVEL=v", std::clamp(request.cpu_level, 1, 4)),
       Cat("ARBITER_MARCH=", MarchOfLevel(request.cpu_level)), Cat("TMPDIR=", tmp), "LC_ALL=C"};

@@ -103,7 +103,10 @@ inline std::string HttpGet(int port, const std::string& path) {
     return "";
   }
   std::string req = "GET " + path + " HTTP/1.0\r\nHost: localhost\r\n\r\n";
-  (void)write(fd, req.data(), req.size());
+  if (write(fd, req.data(), req.size()) != ssize_t(req.size())) {
+    close(fd);
+    return "";
+  }
   std::string resp;
   char buf[8192];
   ssize_t n;
