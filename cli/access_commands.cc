@@ -83,7 +83,8 @@ void AddAccessCommands(CLI::App& app, int& exit_code) {
                                      RoleName(t.role()), When(t.created_unix()),
                                      When(t.last_used_unix()));
     });
-    CLI::App* revoke = tokens->add_subcommand("revoke", "Revoke a token (from its next call on)");
+    CLI::App* revoke = tokens->add_subcommand(
+        "revoke", "Revoke a token: its next call fails, its open streams and long polls end");
     revoke->add_option("name", *name, "Token name")->required();
     revoke->callback([=, &exit_code] {
       v1::RevokeTokenRequest req;

@@ -39,6 +39,7 @@ struct CoordinatorFlags {
   std::string http;    // the dashboard and JSON API; empty = none
   std::string health;  // plaintext gRPC health for probes; empty = none
   uint32_t max_live_pages = 256;
+  uint32_t max_live_pages_per_token = 64;
   std::string data;
   double lease_seconds = 15;
   double heartbeat_seconds = 3;
@@ -79,6 +80,9 @@ void AddCoordinatorOptions(CLI::App* cmd, CoordinatorFlags& f) {
                   "Serve the dashboard and the JSON API on [HOST]:PORT (port 0 = any free port)");
   cmd->add_option("--max-live-pages", f.max_live_pages,
                   "Dashboard pages following runs live at once (each holds a connection)")
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("--max-live-pages-per-token", f.max_live_pages_per_token,
+                  "Of those, the pages one token may hold (one address with --no-auth)")
       ->check(CLI::Range(1, 4096));
   cmd->add_option("--lease-s", f.lease_seconds,
                   "Seconds a job's lease lasts (heartbeats extend it)")
@@ -139,6 +143,7 @@ std::unique_ptr<web::Dashboard> StartDashboard(const CoordinatorFlags& f,
   o.listen = f.http;
   o.no_auth = f.no_auth;
   o.max_live_pages = f.max_live_pages;
+  o.max_live_pages_per_token = f.max_live_pages_per_token;
   if (f.no_auth && !net::IsLoopbackAddress(f.http)) {
     std::cerr << "error: --no-auth serves the dashboard only on a loopback address, not '" << f.http
               << "'\n";

@@ -109,7 +109,7 @@ absl::StatusOr<Caller> TokenRegistry::Authenticate(std::string_view authorizatio
       auto it = by_hash_.find(cached->second);
       if (it == by_hash_.end()) return absl::UnauthenticatedError("unknown or revoked token");
       if (now - it->second.last_used_unix() < 1)
-        return Caller{it->second.name(), it->second.role()};
+        return Caller{it->second.name(), it->second.role(), "", cached->second};
     }
   }
   const std::string hash = net::Sha256Hex(secret);
@@ -123,7 +123,13 @@ absl::StatusOr<Caller> TokenRegistry::Authenticate(std::string_view authorizatio
     it->second.set_last_used_unix(now);
     touched_[it->second.name()] = now;
   }
-  return Caller{it->second.name(), it->second.role()};
+  return Caller{it->second.name(), it->second.role(), "", hash};
+}
+
+bool TokenRegistry::Live(const Caller& caller) {
+  if (caller.token_hash.empty()) return true;
+  absl::ReaderMutexLock lock(&mu_);
+  return by_hash_.contains(caller.token_hash);
 }
 
 absl::StatusOr<std::string> TokenRegistry::Create(const std::string& name, v1::Role role) {

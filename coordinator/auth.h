@@ -30,6 +30,9 @@ struct Caller {
   // The network host the call came from ("10.1.2.3", "::1"; empty when unknown): with the token,
   // what tells two workers apart for verification (a token's holder cannot pose as two hosts).
   std::string peer;
+  // SHA-256 of its secret (empty without authentication): tells a revoked token from a new one
+  // of the same name.
+  std::string token_hash;
   bool admin() const { return role == v1::ROLE_ADMIN; }
 };
 
@@ -80,6 +83,8 @@ class TokenRegistry {
   absl::Status Revoke(const std::string& name);
   std::vector<v1::Token> List();
   bool Exists(const std::string& name);
+  // Whether the token `caller` authenticated with is still valid (always without authentication).
+  bool Live(const Caller& caller);
   // Whether `name` is an admin token now.
   bool IsAdmin(const std::string& name);
   // Writes last-use times to the store.

@@ -321,7 +321,8 @@ absl::StatusOr<v1::Run> Coordinator::CancelRun(uint64_t run_id, const std::strin
   return out;
 }
 
-uint64_t Coordinator::WatchRun(uint64_t run_id, uint64_t seen, RunCallback cb) {
+uint64_t Coordinator::WatchRun(uint64_t run_id, uint64_t seen, RunCallback cb,
+                               const std::string& owner) {
   absl::StatusOr<v1::Run> now;
   uint64_t version = 0;
   {
@@ -329,6 +330,8 @@ uint64_t Coordinator::WatchRun(uint64_t run_id, uint64_t seen, RunCallback cb) {
     auto it = runs_.find(run_id);
     if (it == runs_.end()) {
       now = NoRunError(run_id);
+    } else if (!owner.empty() && !tokens_->Exists(owner)) {
+      now = absl::UnauthenticatedError(Cat("token '", owner, "' was revoked"));
     } else if (shutting_down_) {
       now = ShuttingDownError();
     } else if (it->second->version > seen) {
@@ -336,12 +339,35 @@ uint64_t Coordinator::WatchRun(uint64_t run_id, uint64_t seen, RunCallback cb) {
       version = it->second->version;
     } else {
       uint64_t id = next_id_++;
-      watches_.push_back({id, run_id, seen, std::move(cb)});
+      watches_.push_back({id, run_id, seen, std::move(cb), owner});
       return id;
     }
   }
   cb(std::move(now), version);
   return 0;
+}
+
+absl::Status Coordinator::RevokeToken(const std::string& name) {
+  RETURN_IF_ERROR(tokens_->Revoke(name));
+  const absl::Status gone = absl::UnauthenticatedError(Cat("token '", name, "' was revoked"));
+  Deferred deferred;
+  {
+    absl::MutexLock lock(&mu_);
+    std::erase_if(watches_, [&](Watch& w) {
+      if (w.owner != name) return false;
+      deferred.push_back([cb = std::move(w.cb), gone] { cb(gone, 0); });
+      return true;
+    });
+    const absl::flat_hash_set<std::string> disowned = workers_.Disown(name);
+    std::erase_if(waiters_, [&](Waiter& w) {
+      if (!disowned.contains(w.worker_id)) return false;
+      deferred.push_back([cb = std::move(w.cb), gone] { cb(gone); });
+      return true;
+    });
+  }
+  for (auto& f : deferred) f();
+  spdlog::info("token '{}' revoked: its watches, long polls and workers ended", name);
+  return absl::OkStatus();
 }
 
 bool Coordinator::CancelWatch(uint64_t watch_id) {

@@ -131,7 +131,9 @@ class Coordinator {
                                     const Caller& caller = {});
   // Calls `cb` once, as soon as the run's version is above `seen` (at once if it already is).
   // Returns a watch id for CancelWatch, or 0 when `cb` was already called.
-  uint64_t WatchRun(uint64_t run_id, uint64_t seen, RunCallback cb);
+  // `owner`: the token whose call it serves ("" for the coordinator's own, e.g. the dashboard's
+  // shared live pages), whose revocation ends it.
+  uint64_t WatchRun(uint64_t run_id, uint64_t seen, RunCallback cb, const std::string& owner = "");
   // True when the watch was still waiting (its callback will never be called).
   bool CancelWatch(uint64_t watch_id);
 
@@ -168,6 +170,10 @@ class Coordinator {
   absl::Status CheckEngineFetch(const std::string& worker_id, const std::string& sha256,
                                 const Caller& caller);
   TokenRegistry& tokens() { return *tokens_; }
+  // Revokes a token and ends what it holds open: its run watches and its workers' long polls
+  // fail with UNAUTHENTICATED, and its workers are disowned (WorkerRegistry::Disown); their
+  // leases expire as lost ones do. Open dashboard pages notice within a second (LiveRuns).
+  absl::Status RevokeToken(const std::string& name);
 
   EngineStore& engines() { return *engines_; }
   uint64_t max_upload_bytes() const { return options_.max_upload_bytes; }
@@ -197,6 +203,7 @@ class Coordinator {
   struct Watch {
     uint64_t id, run_id, seen;
     RunCallback cb;
+    std::string owner;
   };
   using Deferred = CommitLog::Deferred;
 

@@ -96,7 +96,10 @@ class AcquireReactor : public grpc::ServerUnaryReactor {
 // Server stream of a run: the run now, then each new version, until it is finished.
 class WatchReactor : public grpc::ServerWriteReactor<v1::Run> {
  public:
-  WatchReactor(Coordinator* c, uint64_t run_id) : coordinator_(c), run_id_(run_id) { Next(0); }
+  WatchReactor(Coordinator* c, uint64_t run_id, std::string owner)
+      : coordinator_(c), run_id_(run_id), owner_(std::move(owner)) {
+    Next(0);
+  }
   void OnWriteDone(bool ok) override {
     bool terminal;
     uint64_t version;
@@ -126,22 +129,24 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::Run> {
 
  private:
   void Next(uint64_t seen) {
-    uint64_t id = coordinator_->WatchRun(run_id_, seen,
-                                         [this](absl::StatusOr<v1::Run> run, uint64_t version) {
-                                           if (!run.ok()) return FinishOnce(ToGrpc(run.status()));
-                                           {
-                                             absl::MutexLock lock(&mu_);
-                                             if (finished_ || cancelled_) return;
-                                             run_ = std::move(*run);
-                                             version_ = version;
-                                             terminal_ = run_.state() == v1::RUN_STATE_SUCCEEDED ||
-                                                         run_.state() == v1::RUN_STATE_FAILED ||
-                                                         run_.state() == v1::RUN_STATE_CANCELLED;
-                                             writing_ = true;
-                                             watch_ = 0;
-                                           }
-                                           StartWrite(&run_);
-                                         });
+    uint64_t id = coordinator_->WatchRun(
+        run_id_, seen,
+        [this](absl::StatusOr<v1::Run> run, uint64_t version) {
+          if (!run.ok()) return FinishOnce(ToGrpc(run.status()));
+          {
+            absl::MutexLock lock(&mu_);
+            if (finished_ || cancelled_) return;
+            run_ = std::move(*run);
+            version_ = version;
+            terminal_ = run_.state() == v1::RUN_STATE_SUCCEEDED ||
+                        run_.state() == v1::RUN_STATE_FAILED ||
+                        run_.state() == v1::RUN_STATE_CANCELLED;
+            writing_ = true;
+            watch_ = 0;
+          }
+          StartWrite(&run_);
+        },
+        owner_);
     absl::MutexLock lock(&mu_);
     if (id != 0) watch_ = id;
   }
@@ -156,6 +161,7 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::Run> {
   }
   Coordinator* coordinator_;
   const uint64_t run_id_;
+  const std::string owner_;  // the token whose revocation ends the stream
   absl::Mutex mu_;
   v1::Run run_;
   uint64_t version_ ABSL_GUARDED_BY(mu_) = 0;
@@ -304,8 +310,9 @@ grpc::ServerUnaryReactor* NewAcquireReactor(Coordinator* c, const v1::AcquireJob
   return new AcquireReactor(c, req, resp, caller);
 }
 
-grpc::ServerWriteReactor<v1::Run>* NewWatchReactor(Coordinator* c, uint64_t run_id) {
-  return new WatchReactor(c, run_id);
+grpc::ServerWriteReactor<v1::Run>* NewWatchReactor(Coordinator* c, uint64_t run_id,
+                                                   const std::string& owner) {
+  return new WatchReactor(c, run_id, owner);
 }
 
 grpc::ServerReadReactor<v1::UploadEngineRequest>* NewUploadReactor(Coordinator* c, TaskPool* pool,

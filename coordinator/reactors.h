@@ -72,7 +72,8 @@ class RefusedRead : public grpc::ServerReadReactor<T> {
 
 grpc::ServerUnaryReactor* NewAcquireReactor(Coordinator* c, const v1::AcquireJobRequest* req,
                                             v1::AcquireJobResponse* resp, const Caller& caller);
-grpc::ServerWriteReactor<v1::Run>* NewWatchReactor(Coordinator* c, uint64_t run_id);
+grpc::ServerWriteReactor<v1::Run>* NewWatchReactor(Coordinator* c, uint64_t run_id,
+                                                   const std::string& owner);
 grpc::ServerReadReactor<v1::UploadEngineRequest>* NewUploadReactor(Coordinator* c, TaskPool* pool,
                                                                    v1::UploadEngineResponse* resp,
                                                                    const Caller& caller);

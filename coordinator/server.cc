@@ -119,7 +119,7 @@ class RunServiceImpl final : public v1::RunService::CallbackService {
                                               const v1::WatchRunRequest* req) override {
     absl::StatusOr<Caller> caller = gate_.Check(ctx, RoleFor(RunCall::kView));
     if (!caller.ok()) return new RefusedWrite<v1::Run>(caller.status());
-    return NewWatchReactor(c_, req->run_id());
+    return NewWatchReactor(c_, req->run_id(), caller->token_hash.empty() ? "" : caller->name);
   }
   grpc::ServerUnaryReactor* ListRuns(grpc::CallbackServerContext* ctx,
                                      const v1::ListRunsRequest* req,
@@ -285,7 +285,7 @@ class AdminServiceImpl final : public v1::AdminService::CallbackService {
                                         v1::RevokeTokenResponse*) override {
     ARBITER_GATE(ctx, v1::ROLE_ADMIN);
     if (!auth_) return Finish(ctx, NoAuth());
-    absl::Status st = c_->tokens().Revoke(req->name());
+    absl::Status st = c_->RevokeToken(req->name());
     if (st.ok()) spdlog::info("token '{}' revoked by '{}'", req->name(), who.name);
     return Finish(ctx, st);
   }

@@ -305,6 +305,17 @@ v1::ListWorkersResponse WorkerRegistry::List(bool all) const {
   return out;
 }
 
+absl::flat_hash_set<std::string> WorkerRegistry::Disown(const std::string& token) {
+  absl::flat_hash_set<std::string> ids;
+  for (auto& [id, w] : workers_) {
+    if (w.token != token) continue;
+    w.token.clear();
+    w.draining = true;
+    ids.insert(id);
+  }
+  return ids;
+}
+
 absl::Status WorkerRegistry::Drain(const std::string& name, const std::string& worker_id,
                                    bool draining) {
   if (name.empty() == worker_id.empty())

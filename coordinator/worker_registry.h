@@ -139,6 +139,9 @@ class WorkerRegistry {
       const std::function<std::string(const std::string& id, const WorkerInfo&)>& unmet) const;
   // Sets `draining` on the workers of that name (or that id); NOT_FOUND when none matches.
   absl::Status Drain(const std::string& name, const std::string& worker_id, bool draining);
+  // The workers of a revoked token: they belong to no token from now on (a token created again
+  // under the name does not inherit them) and take no new leases. Returns their ids.
+  absl::flat_hash_set<std::string> Disown(const std::string& token);
 
  private:
   const SteadyClock::duration window_;

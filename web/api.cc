@@ -181,7 +181,7 @@ void Dashboard::Api(HttpExchange& x, const Caller& caller) {
     if (parts.size() == 3 && parts[2] == "events") {
       if (!get) return method_not_allowed();
       if (!permit(RunCall::kView)) return;
-      return Events(x, id);
+      return Events(x, id, caller);
     }
     if (parts.size() == 3 && parts[2] == "pgn") {
       if (!get) return method_not_allowed();
@@ -241,20 +241,28 @@ void Dashboard::Api(HttpExchange& x, const Caller& caller) {
 
 // Server-Sent Events: an "run" event with the run's JSON now and at every change, until the run
 // ends or the page closes; a comment every 15 s keeps proxies from closing a quiet stream.
-void Dashboard::Events(HttpExchange& x, uint64_t run_id) {
+// The stream ends within a second of its token's revocation; one token (or, without
+// authentication, one peer) holds at most max_live_pages_per_token of the live pages.
+void Dashboard::Events(HttpExchange& x, uint64_t run_id, const Caller& caller) {
   if (absl::StatusOr<v1::Run> run = coordinator_->GetRun(run_id); !run.ok())
     return x.Reply(HttpStatusOf(run.status()), "application/json", ErrorJson(run.status()));
+  const std::string key = options_.no_auth ? Cat("peer ", x.request().remote) : caller.name;
   // Refused before the stream starts when the live pages are all taken (Follow checks again).
-  if (live_->followers() >= options_.max_live_pages) {
+  if (!live_->HasRoom(key)) {
     return x.Reply(429, "application/json",
                    ErrorJson(absl::ResourceExhaustedError(
-                       Cat("too many live pages open (", options_.max_live_pages, ")"))));
+                       Cat("too many live pages open (", options_.max_live_pages, " in all, ",
+                           options_.max_live_pages_per_token, " per token); close some first"))));
   }
   if (!x.StartStream("text/event-stream", {{"X-Accel-Buffering", "no"}})) return;
   absl::Status st = live_->Follow(
-      run_id,
-      [&x](const std::string& json) { return x.Write(Cat("event: run\ndata: ", json, "\n\n")); },
-      [&x] { return x.Write(": keepalive\n\n"); });
+      run_id, {.key = key,
+               .send =
+                   [&x](const std::string& json) {
+                     return x.Write(Cat("event: run\ndata: ", json, "\n\n"));
+                   },
+               .keepalive = [&x] { return x.Write(": keepalive\n\n"); },
+               .alive = [this, &caller] { return coordinator_->tokens().Live(caller); }});
   if (!st.ok()) (void)x.Write(Cat("event: error\ndata: ", ErrorJson(st), "\n\n"));
 }
 

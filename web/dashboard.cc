@@ -147,7 +147,8 @@ Dashboard::Dashboard(const DashboardOptions& options, coordinator::Coordinator* 
 absl::StatusOr<std::unique_ptr<Dashboard>> Dashboard::Start(const DashboardOptions& options,
                                                             coordinator::Coordinator* coordinator) {
   std::unique_ptr<Dashboard> d(new Dashboard(options, coordinator));
-  d->live_ = std::make_unique<LiveRuns>(coordinator, options.max_live_pages);
+  d->live_ = std::make_unique<LiveRuns>(coordinator, options.max_live_pages,
+                                        options.max_live_pages_per_token);
   HttpOptions http;
   http.listen = options.listen;
   http.threads = options.threads + int(options.max_live_pages);

@@ -29,6 +29,8 @@ struct DashboardOptions {
   bool no_auth = false;
   // Live pages open at once (each holds a connection and a server thread).
   size_t max_live_pages = 256;
+  // Of those, the pages of one token (of one peer without authentication).
+  size_t max_live_pages_per_token = 64;
   // Connections served at once besides the live pages: enough that clients holding half-sent
   // requests (each until the request timeout) do not lock signed-in users out.
   int threads = 96;
@@ -62,7 +64,7 @@ class Dashboard {
   void SignIn(HttpExchange& x);
   void SignInOnce(HttpExchange& x);
   void Api(HttpExchange& x, const coordinator::Caller& caller);
-  void Events(HttpExchange& x, uint64_t run_id);
+  void Events(HttpExchange& x, uint64_t run_id, const coordinator::Caller& caller);
 
   const DashboardOptions options_;
   coordinator::Coordinator* const coordinator_;

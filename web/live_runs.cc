@@ -6,10 +6,14 @@
 
 namespace arbiter::web {
 
-LiveRuns::LiveRuns(coordinator::Coordinator* coordinator, size_t max_followers,
+// How often a follower is asked whether it is still allowed to follow.
+constexpr absl::Duration kAliveCheck = absl::Seconds(1);
+
+LiveRuns::LiveRuns(coordinator::Coordinator* coordinator, size_t max_followers, size_t max_per_key,
                    absl::Duration interval, absl::Duration keepalive)
     : coordinator_(coordinator),
       max_followers_(max_followers),
+      max_per_key_(max_per_key),
       interval_(interval),
       keepalive_(keepalive) {}
 
@@ -66,30 +70,38 @@ std::shared_ptr<const std::string> LiveRuns::JsonOf(uint64_t run_id, uint64_t ge
   return out;
 }
 
-absl::Status LiveRuns::Follow(uint64_t run_id, const std::function<bool(const std::string&)>& send,
-                              const std::function<bool()>& keepalive) {
+bool LiveRuns::HasRoom(const std::string& key) {
+  absl::MutexLock lock(&mu_);
+  auto it = per_key_.find(key);
+  return followers_ < max_followers_ && (it == per_key_.end() || it->second < max_per_key_);
+}
+
+absl::Status LiveRuns::Follow(uint64_t run_id, const Follower& follower) {
   uint64_t generation = 0;
-  bool fresh = false;
   {
     absl::MutexLock lock(&mu_);
     if (closed_) return absl::UnavailableError("the coordinator is shutting down");
     if (followers_ >= max_followers_)
       return absl::ResourceExhaustedError(
           Cat("too many live pages open (", max_followers_, "); close some or reload later"));
+    size_t& mine = per_key_[follower.key];
+    if (mine >= max_per_key_)
+      return absl::ResourceExhaustedError(Cat("too many live pages open for '", follower.key, "' (",
+                                              max_per_key_, "); close some first"));
+    ++mine;
     auto& slot = channels_[run_id];
     if (!slot) {
       slot = std::make_unique<Channel>();
       slot->generation = next_generation_++;
-      fresh = true;
     }
     ++slot->followers;
     ++followers_;
     generation = slot->generation;
   }
-  (void)fresh;
 
   absl::Status result;
   uint64_t seen = 0;
+  absl::Time last_sent = absl::Now();
   for (;;) {
     // Arm the channel's watch when no one has since its last change (at most one per channel).
     uint64_t arm_after = 0;
@@ -103,15 +115,16 @@ absl::Status LiveRuns::Follow(uint64_t run_id, const std::function<bool(const st
       }
     }
     if (arm) Arm(run_id, generation, arm_after);
-    bool changed = false, ended = false;
+    bool changed = false, ended = false, quiet = false;
     {
       absl::MutexLock lock(&mu_);
       Channel& ch = *channels_.at(run_id);
-      const absl::Time deadline = absl::Now() + keepalive_;
+      const absl::Time deadline = std::min(last_sent + keepalive_, absl::Now() + kAliveCheck);
       while (!closed_ && ch.version <= seen && ch.error.ok()) {
         if (changed_.WaitWithDeadline(&mu_, deadline)) break;
       }
       if (closed_) break;
+      quiet = absl::Now() >= last_sent + keepalive_;
       if (!ch.error.ok() && ch.version <= seen) {
         result = ch.error;
         break;
@@ -122,12 +135,20 @@ absl::Status LiveRuns::Follow(uint64_t run_id, const std::function<bool(const st
         ended = ch.ended;
       }
     }
+    if (!follower.alive()) {
+      result = absl::UnauthenticatedError("the token of this page was revoked");
+      break;
+    }
     if (!changed) {
-      if (!keepalive()) break;
+      if (quiet) {
+        if (!follower.keepalive()) break;
+        last_sent = absl::Now();
+      }
       continue;
     }
     std::shared_ptr<const std::string> json = JsonOf(run_id, generation);
-    if (!send(*json) || ended) break;
+    if (!follower.send(*json) || ended) break;
+    last_sent = absl::Now();
     // The next update no sooner than `interval` from now (Close ends the wait).
     absl::MutexLock lock(&mu_);
     const absl::Time until = absl::Now() + interval_;
@@ -140,6 +161,8 @@ absl::Status LiveRuns::Follow(uint64_t run_id, const std::function<bool(const st
   {
     absl::MutexLock lock(&mu_);
     --followers_;
+    if (auto mine = per_key_.find(follower.key); mine != per_key_.end() && --mine->second == 0)
+      per_key_.erase(mine);
     auto it = channels_.find(run_id);
     if (it != channels_.end() && it->second->generation == generation &&
         --it->second->followers == 0) {

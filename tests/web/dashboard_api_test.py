@@ -431,6 +431,48 @@ class LivePageLimitTest(unittest.TestCase):
         finally:
             c.close()
 
+    def test_one_token_cannot_take_every_live_page_and_revocation_ends_its_pages(self):
+        c = LocalCluster(ARBITER, extra=("--max-live-pages", "4", "--max-live-pages-per-token", "2"))
+        try:
+            run_id = c.request("POST", "/api/v1/runs/perft", {"perft": {"fen": STARTPOS, "depth": 9}},
+                               token=c.admin).json()["id"]
+            import http.client
+            held = []
+            for _ in range(2):
+                conn = http.client.HTTPConnection(c.base.split("//")[1], timeout=30)
+                conn.request("GET", f"/api/v1/runs/{run_id}/events",
+                             headers={"Authorization": "Bearer " + c.tokens["viewer"]})
+                r = conn.getresponse()
+                self.assertEqual(r.status, 200)
+                self.assertTrue(r.fp.readline().startswith(b"event: run"))
+                held.append(r)
+            r = c.request("GET", f"/api/v1/runs/{run_id}/events", token=c.tokens["viewer"])
+            self.assertEqual(r.status, 429)
+            self.assertIn("per token", r.json()["message"])
+            # Another token still gets a live page.
+            conn = http.client.HTTPConnection(c.base.split("//")[1], timeout=30)
+            conn.request("GET", f"/api/v1/runs/{run_id}/events",
+                         headers={"Authorization": "Bearer " + c.tokens["other"]})
+            other = conn.getresponse()
+            self.assertEqual(other.status, 200)
+            # Revoked, the viewer's open pages end with an error event (within the 30 s read
+            # timeout: the stream's liveness is checked every second, keepalives come every 15 s).
+            r = c.cli("tokens", "revoke", "--coordinator", c.grpc, "viewer")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            for page in held:
+                rest = b""
+                while True:
+                    line = page.fp.readline()
+                    if not line:
+                        break
+                    rest += line
+                self.assertIn(b"event: error", rest)
+                self.assertIn(b"revoked", rest)
+            r = c.request("GET", f"/api/v1/runs/{run_id}/events", token=c.tokens["viewer"])
+            self.assertEqual(r.status, 401)
+        finally:
+            c.close()
+
 
 if __name__ == "__main__":
     ARBITER = sys.argv.pop(1)
