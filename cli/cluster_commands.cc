@@ -50,6 +50,7 @@ struct CoordinatorFlags {
   uint32_t max_active_runs = 20;
   uint32_t max_submissions_per_minute = 60;
   uint64_t upload_quota_mb = 4096;
+  uint64_t max_uploading_mb = 1024;
   uint64_t max_queued_jobs = 1'000'000;
 };
 
@@ -92,7 +93,11 @@ void AddCoordinatorOptions(CLI::App* cmd, CoordinatorFlags& f) {
       ->check(CLI::Range(0.1, 600.0));
   cmd->add_option("--max-upload-mb", f.max_upload_mb, "Largest engine upload in MiB")
       ->check(CLI::Range(1, 1 << 16));
-  cmd->add_option("--upload-quota-mb", f.upload_quota_mb, "Uploads kept per token, MiB")
+  cmd->add_option("--upload-quota-mb", f.upload_quota_mb,
+                  "Uploads kept and in progress per token, MiB")
+      ->check(CLI::Range(1, 1 << 24));
+  cmd->add_option("--max-uploading-mb", f.max_uploading_mb,
+                  "Uploads in progress at once from everyone, MiB (their temporary files)")
       ->check(CLI::Range(1, 1 << 24));
   cmd->add_option("--max-active-runs", f.max_active_runs, "Unfinished runs per token")
       ->check(CLI::Range(1, 100000));
@@ -122,6 +127,7 @@ coordinator::ServerOptions ToServerOptions(const CoordinatorFlags& f) {
   o.coordinator.heartbeat_seconds = std::min(f.heartbeat_seconds, f.lease_seconds / 3);
   o.coordinator.max_upload_bytes = f.max_upload_mb << 20;
   o.coordinator.upload_quota_bytes = f.upload_quota_mb << 20;
+  o.coordinator.max_uploading_bytes = f.max_uploading_mb << 20;
   o.coordinator.max_active_runs = f.max_active_runs;
   o.coordinator.max_queued_jobs = f.max_queued_jobs;
   o.coordinator.max_submissions_per_minute = f.max_submissions_per_minute;

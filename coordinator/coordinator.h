@@ -49,6 +49,8 @@ struct CoordinatorOptions {
   // Long-poll time when the worker does not ask for one.
   double default_wait_seconds = 20;
   uint64_t max_upload_bytes = uint64_t(256) << 20;
+  // Bytes of all uploads in progress (their temporary files), whoever sends them.
+  uint64_t max_uploading_bytes = uint64_t(1) << 30;
   // Per token: unfinished runs, submissions in any minute, bytes of uploads kept.
   uint32_t max_active_runs = 20;
   uint32_t max_submissions_per_minute = 60;
@@ -177,6 +179,15 @@ class Coordinator {
 
   EngineStore& engines() { return *engines_; }
   uint64_t max_upload_bytes() const { return options_.max_upload_bytes; }
+  // Room for `bytes` more of an upload in progress: counted with the caller's kept engines
+  // against its quota, and against max_uploading_bytes (EngineStore::Reserve).
+  absl::Status ReserveUpload(const Caller& caller, uint64_t bytes) {
+    return engines_->Reserve(caller.name, bytes, options_.upload_quota_bytes,
+                             options_.max_uploading_bytes);
+  }
+  void ReleaseUpload(const Caller& caller, uint64_t bytes) {
+    engines_->Release(caller.name, bytes);
+  }
 
   // The periodic maintenance, now: expired leases re-queued, long polls past their deadline
   // answered, changed runs' watches called. A thread of the coordinator calls it every 50 ms.

@@ -54,9 +54,7 @@ absl::StatusOr<v1::Engine> EngineStore::Add(const std::string& name, const std::
       std::filesystem::remove(temp_path, ec);
       return it->second;
     }
-    uint64_t used = 0;
-    for (const auto& [s, e] : engines_)
-      if (e.owner() == owner) used += e.size_bytes();
+    const uint64_t used = KeptByLocked(owner);
     if (used + size > quota_bytes)
       return absl::ResourceExhaustedError(Cat("upload quota of '", owner, "' exceeded: ", used,
                                               " bytes kept + ", size, " new > ", quota_bytes,
@@ -73,6 +71,45 @@ absl::StatusOr<v1::Engine> EngineStore::Add(const std::string& name, const std::
   const v1::Engine& out = engines_[sha] = EngineOf(e);
   spdlog::info("engine '{}' stored as {} ({} bytes)", name, sha, size);
   return out;
+}
+
+uint64_t EngineStore::KeptByLocked(const std::string& owner) {
+  uint64_t used = 0;
+  for (const auto& [s, e] : engines_)
+    if (e.owner() == owner) used += e.size_bytes();
+  return used;
+}
+
+absl::Status EngineStore::Reserve(const std::string& owner, uint64_t bytes, uint64_t quota_bytes,
+                                  uint64_t max_in_flight) {
+  absl::MutexLock lock(&mu_);
+  uint64_t& mine = in_flight_[owner];
+  const uint64_t kept = KeptByLocked(owner);
+  if (kept + mine + bytes > quota_bytes) {
+    if (mine == 0) in_flight_.erase(owner);
+    return absl::ResourceExhaustedError(
+        Cat("upload quota of '", owner, "' exceeded: ", kept, " bytes kept + ", mine + bytes,
+            " uploading > ", quota_bytes, " (delete engines with `arbiter engines delete`)"));
+  }
+  if (in_flight_total_ + bytes > max_in_flight) {
+    if (mine == 0) in_flight_.erase(owner);
+    return absl::ResourceExhaustedError(Cat("uploads in progress hold ", in_flight_total_,
+                                            " bytes, the coordinator's limit is ", max_in_flight,
+                                            "; retry when they are done"));
+  }
+  mine += bytes;
+  in_flight_total_ += bytes;
+  return absl::OkStatus();
+}
+
+void EngineStore::Release(const std::string& owner, uint64_t bytes) {
+  absl::MutexLock lock(&mu_);
+  auto it = in_flight_.find(owner);
+  if (it == in_flight_.end()) return;
+  bytes = std::min(bytes, it->second);
+  it->second -= bytes;
+  in_flight_total_ -= std::min(bytes, in_flight_total_);
+  if (it->second == 0) in_flight_.erase(it);
 }
 
 v1::ListEnginesResponse EngineStore::List() {

@@ -24,6 +24,13 @@ class EngineStore {
   // whose uploads may keep at most `quota_bytes` (RESOURCE_EXHAUSTED beyond).
   absl::StatusOr<v1::Engine> Add(const std::string& name, const std::string& temp_path,
                                  const std::string& owner, uint64_t quota_bytes);
+  // Room for `bytes` more of an upload in progress by `owner`: its kept engines and its uploads in
+  // progress stay within `quota_bytes`, and all uploads in progress within `max_in_flight`
+  // (RESOURCE_EXHAUSTED otherwise, nothing reserved). Release gives the reservation back when the
+  // upload ends, kept or not.
+  absl::Status Reserve(const std::string& owner, uint64_t bytes, uint64_t quota_bytes,
+                       uint64_t max_in_flight);
+  void Release(const std::string& owner, uint64_t bytes);
   absl::StatusOr<v1::Engine> Get(const std::string& sha256);
   // Removes the record and the file; NOT_FOUND when there is none.
   absl::Status Delete(const std::string& sha256);
@@ -38,7 +45,11 @@ class EngineStore {
   const std::string dir_;
   Store* const store_;
   absl::Mutex mu_;
+  uint64_t KeptByLocked(const std::string& owner) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::flat_hash_map<std::string, v1::Engine> engines_ ABSL_GUARDED_BY(mu_);
+  // Bytes of uploads in progress, per owner and in all: the temporary files count too.
+  absl::flat_hash_map<std::string, uint64_t> in_flight_ ABSL_GUARDED_BY(mu_);
+  uint64_t in_flight_total_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace arbiter::coordinator

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 
 #include "base/strings.h"
@@ -199,6 +200,8 @@ class UploadReactor : public grpc::ServerReadReactor<v1::UploadEngineRequest> {
         return Fail(grpc::StatusCode::INVALID_ARGUMENT, "upload had no name message");
       if (size_ == 0) return Fail(grpc::StatusCode::INVALID_ARGUMENT, "upload had no bytes");
       pool_->Post([this] {
+        // A cancelled call also ends its reads: what arrived is not the whole upload.
+        if (cancelled_) return Fail(grpc::StatusCode::CANCELLED, "upload cancelled; not kept");
         // What is stored must be what the client sent: size and hash of the file on disk.
         std::error_code ec;
         const uint64_t on_disk = std::filesystem::file_size(path_, ec);
@@ -206,7 +209,7 @@ class UploadReactor : public grpc::ServerReadReactor<v1::UploadEngineRequest> {
         if (ec || on_disk != size_ || !sha.ok())
           return Fail(grpc::StatusCode::INTERNAL,
                       Cat("upload stored ", on_disk, " of ", size_, " bytes; not kept"));
-        if (!expected_sha_.empty() && *sha != expected_sha_)
+        if (*sha != expected_sha_)
           return Fail(grpc::StatusCode::DATA_LOSS,
                       Cat("upload's sha256 is ", *sha, " but the client sent ", expected_sha_,
                           "; not kept"));
@@ -224,8 +227,10 @@ class UploadReactor : public grpc::ServerReadReactor<v1::UploadEngineRequest> {
       if (request_.name().empty() || request_.name().size() > 64 || HasControl(request_.name()))
         return Fail(grpc::StatusCode::INVALID_ARGUMENT,
                     "engine name must have 1..64 bytes and no control characters");
-      if (!request_.sha256().empty() && !net::IsSha256Hex(request_.sha256()))
-        return Fail(grpc::StatusCode::INVALID_ARGUMENT, "sha256 must be 64 lowercase hex digits");
+      // Required: without it an upload cut short could not be told from a whole one.
+      if (!net::IsSha256Hex(request_.sha256()))
+        return Fail(grpc::StatusCode::INVALID_ARGUMENT,
+                    "the first message needs the sha256 of the upload (64 lowercase hex digits)");
       name_ = request_.name();
       expected_sha_ = request_.sha256();
     } else {
@@ -236,12 +241,22 @@ class UploadReactor : public grpc::ServerReadReactor<v1::UploadEngineRequest> {
         return Fail(
             grpc::StatusCode::RESOURCE_EXHAUSTED,
             Cat("upload exceeds the limit of ", coordinator_->max_upload_bytes(), " bytes"));
+      // The temporary file counts against the quotas before a byte of it is written.
+      if (absl::Status st = coordinator_->ReserveUpload(caller_, request_.chunk().size()); !st.ok())
+        return Fail(grpc::StatusCode::RESOURCE_EXHAUSTED, std::string(st.message()));
+      reserved_ += request_.chunk().size();
       out_.write(request_.chunk().data(), std::streamsize(request_.chunk().size()));
       if (!out_) return Fail(grpc::StatusCode::INTERNAL, "cannot write the upload to disk");
     }
     StartRead(&request_);
   }
-  void OnDone() override { delete this; }
+  void OnCancel() override { cancelled_ = true; }
+  void OnDone() override {
+    coordinator_->ReleaseUpload(caller_, reserved_);
+    std::error_code ec;
+    std::filesystem::remove(path_, ec);  // kept uploads were moved away
+    delete this;
+  }
 
  private:
   void Fail(grpc::StatusCode code, const std::string& message) {
@@ -258,6 +273,8 @@ class UploadReactor : public grpc::ServerReadReactor<v1::UploadEngineRequest> {
   std::string path_, name_, expected_sha_;
   std::ofstream out_;
   uint64_t size_ = 0;
+  uint64_t reserved_ = 0;  // bytes counted against the quotas (EngineStore::Reserve)
+  std::atomic<bool> cancelled_ = false;
 };
 
 // Server stream of an artifact's bytes.

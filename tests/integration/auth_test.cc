@@ -8,7 +8,9 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
+#include <thread>
 
 #include "engine/position.h"
 #include "grpcpp/grpcpp.h"
@@ -394,6 +396,70 @@ TEST_F(AuthTest, UploadsAreCheckedQuotaedAndDeletable) {
   EXPECT_EQ(del(alice).error_code(), grpc::StatusCode::NOT_FOUND);
   EXPECT_TRUE(upload(alice, other, net::Sha256Hex(other), resp).ok()) << "deleting freed quota";
   ExpectServes();
+}
+
+// An upload in progress counts against its token's quota before its bytes are written (its
+// temporary file is the coordinator's disk too), and one cut short is never stored.
+TEST_F(AuthTest, UploadsInProgressCountAndACancelledOneIsNotKept) {
+  Start({"--upload-quota-mb", "1"});
+  const std::string alice = Token("alice", v1::ROLE_SUBMITTER);
+  const std::filesystem::path tmp = dir_ / "data" / "engines" / "tmp";
+  auto temp_bytes = [&] {
+    uint64_t n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(tmp)) n += e.file_size();
+    return n;
+  };
+  // Until `done` holds, asking the coordinator's disk (no sleep that hopes to be long enough).
+  auto wait_for = [&](const std::function<bool()>& done) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!done() && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return done();
+  };
+  const std::string first(600 << 10, 'a'), second(600 << 10, 'b');
+  auto stub = Runs(alice);
+  grpc::ClientContext held;
+  v1::UploadEngineResponse held_resp;
+  auto writer = stub->UploadEngine(&held, &held_resp);
+  v1::UploadEngineRequest part;
+  part.set_name("held");
+  part.set_sha256(net::Sha256Hex(first + first));  // more is announced than will come
+  ASSERT_TRUE(writer->Write(part));
+  part.clear_sha256();
+  part.set_chunk(first);
+  ASSERT_TRUE(writer->Write(part));
+  ASSERT_TRUE(wait_for([&] { return temp_bytes() == first.size(); }));
+
+  auto upload = [&](const std::string& bytes, const std::string& sha) {
+    grpc::ClientContext ctx;
+    v1::UploadEngineResponse resp;
+    auto w = stub->UploadEngine(&ctx, &resp);
+    v1::UploadEngineRequest p;
+    p.set_name("e");
+    if (!sha.empty()) p.set_sha256(sha);
+    w->Write(p);
+    p.clear_sha256();
+    p.set_chunk(bytes);
+    w->Write(p);
+    w->WritesDone();
+    return w->Finish();
+  };
+  grpc::Status s = upload(second, net::Sha256Hex(second));
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << s.error_message();
+  EXPECT_NE(s.error_message().find("uploading"), std::string::npos) << s.error_message();
+  s = upload(second, "");
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << "no sha256, no upload";
+
+  held.TryCancel();
+  EXPECT_FALSE(writer->Finish().ok());
+  ASSERT_TRUE(wait_for([&] { return temp_bytes() == 0; }));
+  s = upload(second, net::Sha256Hex(second));
+  EXPECT_TRUE(s.ok()) << "the cancelled upload gave its room back: " << s.error_message();
+  grpc::ClientContext ctx;
+  v1::ListEnginesResponse engines;
+  ASSERT_TRUE(stub->ListEngines(&ctx, {}, &engines).ok());
+  ASSERT_EQ(engines.engines_size(), 1) << "the cancelled upload is not kept";
+  EXPECT_EQ(engines.engines(0).sha256(), net::Sha256Hex(second));
 }
 
 }  // namespace

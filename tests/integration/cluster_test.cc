@@ -13,6 +13,7 @@
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "net/sha256.h"
 #include "proto/arbiter/v1/cluster.grpc.pb.h"
 #include "tests/integration/process.h"
 #include "tests/integration/tokens.h"
@@ -691,8 +692,12 @@ class BadRequestTest : public ClusterTest {
     auto writer = runs_->UploadEngine(&ctx, &resp);
     v1::UploadEngineRequest part;
     part.set_name(name);
+    std::string all;
+    for (int i = 0; i < chunks; ++i) all += chunk;
+    part.set_sha256(net::Sha256Hex(all));
     writer->Write(part);
     part.clear_name();
+    part.clear_sha256();
     part.set_chunk(chunk);
     for (int i = 0; i < chunks && writer->Write(part); ++i) {
     }

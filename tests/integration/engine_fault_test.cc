@@ -162,7 +162,7 @@ TEST_F(EngineFaultTest, OptionsTheEngineDoesNotTakeFailTheRunAtTheFirstJob) {
 // answer `uci` at all, so without it the handshake fails), its games are played without faults,
 // and its own `resign` is reported as a resignation, which the coordinator's replay accepts.
 TEST_F(EngineFaultTest, CecpEnginesPlayOnTheClusterAndTheirResignationsCount) {
-  const std::string cecp = std::filesystem::absolute(CECP_TEST_ENGINE).string();
+  const std::string cecp = std::filesystem::canonical(CECP_TEST_ENGINE).string();
   testing::CommandOutput played =
       Arbiter("match --quiet --engine name=x,cmd=" + cecp +
               ",proto=xboard --engine name=b,cmd=builtin --tc depth=1 --max-moves 15 --games 2");

@@ -46,7 +46,9 @@ TEST(EngineCache, FetchesVerifiesAndRepairs) {
     auto writer = stub->UploadEngine(&ctx, &resp);
     v1::UploadEngineRequest part;
     part.set_name("blob");
+    part.set_sha256(sha);
     ASSERT_TRUE(writer->Write(part));
+    part.clear_sha256();
     for (size_t at = 0; at < bytes.size(); at += 1 << 20) {
       part.set_chunk(bytes.substr(at, 1 << 20));
       ASSERT_TRUE(writer->Write(part));
