@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TARGETS=(fen_fuzz move_fuzz pgn_fuzz epd_fuzz tc_fuzz uci_output_fuzz request_fuzz
-  uci_command_fuzz)
+  uci_command_fuzz listen_address_fuzz)
 target="${1:?usage: scripts/fuzz.sh TARGET|all [SECONDS]}"
 seconds="${2:-30}"
 dir=build-fuzz
