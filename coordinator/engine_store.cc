@@ -83,21 +83,18 @@ uint64_t EngineStore::KeptByLocked(const std::string& owner) {
 absl::Status EngineStore::Reserve(const std::string& owner, uint64_t bytes, uint64_t quota_bytes,
                                   uint64_t max_in_flight) {
   absl::MutexLock lock(&mu_);
-  uint64_t& mine = in_flight_[owner];
+  auto it = in_flight_.find(owner);
+  const uint64_t mine = it == in_flight_.end() ? 0 : it->second;
   const uint64_t kept = KeptByLocked(owner);
-  if (kept + mine + bytes > quota_bytes) {
-    if (mine == 0) in_flight_.erase(owner);
+  if (kept + mine + bytes > quota_bytes)
     return absl::ResourceExhaustedError(
         Cat("upload quota of '", owner, "' exceeded: ", kept, " bytes kept + ", mine + bytes,
             " uploading > ", quota_bytes, " (delete engines with `arbiter engines delete`)"));
-  }
-  if (in_flight_total_ + bytes > max_in_flight) {
-    if (mine == 0) in_flight_.erase(owner);
+  if (in_flight_total_ + bytes > max_in_flight)
     return absl::ResourceExhaustedError(Cat("uploads in progress hold ", in_flight_total_,
                                             " bytes, the coordinator's limit is ", max_in_flight,
                                             "; retry when they are done"));
-  }
-  mine += bytes;
+  in_flight_[owner] += bytes;
   in_flight_total_ += bytes;
   return absl::OkStatus();
 }
