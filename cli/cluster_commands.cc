@@ -68,6 +68,7 @@ struct WorkerFlags {
   bool no_build = false;
   uint64_t build_cache_mb = 4096;
   double build_timeout_seconds = 900;
+  uint64_t build_disk_mb = 4096;
   uint64_t measured_nps = 0;
   SandboxFlags sandbox{.mode = "auto"};
   std::vector<std::string> engine_dirs = {"/usr/games"};
@@ -276,6 +277,7 @@ int RunWorker(const WorkerFlags& f) {
                     .build_sources = !f.no_build,
                     .build_cache_mb = f.build_cache_mb,
                     .build_timeout_seconds = f.build_timeout_seconds,
+                    .build_disk_mb = f.build_disk_mb,
                     .bench_timeout_seconds = f.bench_timeout_seconds,
                     .measured_nps = f.measured_nps,
                     .wait_seconds = f.wait_seconds,
@@ -518,9 +520,12 @@ void AddClusterCommands(CLI::App& app, int& exit_code) {
     cmd->add_option("--build-cache-mb", f->build_cache_mb,
                     "Engines built from source kept in --cache, MiB (least recently used go)")
         ->check(CLI::Range(uint64_t(1), uint64_t(1) << 24));
-    cmd->add_option("--build-timeout", f->build_timeout_seconds,
+    cmd->add_option("--build-timeout-s", f->build_timeout_seconds,
                     "Seconds a build from source may take, wall clock")
         ->check(CLI::Range(1.0, 86400.0));
+    cmd->add_option("--build-disk-mb", f->build_disk_mb,
+                    "Disk a build's tree may use (sources, objects, temporaries), MiB")
+        ->check(CLI::Range(uint64_t(1), uint64_t(1) << 24));
     // Tests: this worker's speed for scaled clocks instead of measuring it.
     cmd->add_option("--measured-nps", f->measured_nps)
         ->check(CLI::Range(uint64_t(1), uint64_t(1'000'000'000'000)))

@@ -65,6 +65,7 @@ void RenameDeprecatedFlags(int argc, char** argv) {
       {"--grace-seconds", "--grace-s"},
       {"--wait-seconds", "--wait-s"},
       {"--bench-timeout", "--bench-timeout-s"},
+      {"--build-timeout", "--build-timeout-s"},
       {"--engine-cpu-seconds", "--engine-cpu-s"},
   };
   // argv keeps pointing into these for the life of the process.

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <deque>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -112,12 +113,42 @@ std::string LogSummary(const std::string& log) {
   return Cat(first_error, "\n...\n", tail);
 }
 
+// The disk blocks under `root` (symbolic links not followed), or nullopt when a directory of it
+// cannot be read: a build that hides part of its tree from the worker is not measured, it is
+// stopped. What disappears during the walk (`make clean`) is simply not counted.
+std::optional<uint64_t> TreeBytes(const fs::path& root) {
+  uint64_t bytes = 0;
+  std::vector<fs::path> dirs = {root};
+  while (!dirs.empty()) {
+    const fs::path dir = std::move(dirs.back());
+    dirs.pop_back();
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      struct stat st;
+      if (lstat(it->path().c_str(), &st) != 0) continue;
+      bytes += uint64_t(st.st_blocks) * 512;
+      if (S_ISDIR(st.st_mode)) dirs.push_back(it->path());
+    }
+    if (ec == std::errc::permission_denied) return std::nullopt;
+  }
+  return bytes;
+}
+
 struct BoxedRun {
   const match::SandboxOptions& box;
   const BuildLimits& limits;
   const std::string& dir;  // the private directory the command runs in
   match::SteadyTime deadline;
 };
+
+// Why the tree of `run` is over its disk limit, or empty.
+std::string DiskLimitHit(const BoxedRun& run) {
+  const std::optional<uint64_t> used = TreeBytes(run.dir);
+  if (!used) return "part of its tree could not be read to measure its disk use";
+  if (*used > run.limits.disk_bytes)
+    return Cat("its tree passed the disk limit of ", run.limits.disk_bytes >> 20, " MiB");
+  return "";
+}
 
 // Runs `argv` in the box in `run.dir`; its stdout and stderr go to `log` (the end of them).
 // FAILED_PRECONDITION naming the limit hit or the exit status.
@@ -153,8 +184,14 @@ absl::Status RunBoxed(const BoxedRun& run, std::vector<std::string> argv,
   std::deque<std::string> out_tail;  // stdout's last lines (make echoes its commands there)
   std::string limit_hit;
   match::OutputLine line;
+  match::SteadyTime next_disk_check = match::SteadyClock::now();
   for (;;) {
     const match::SteadyTime now = match::SteadyClock::now();
+    if (now >= next_disk_check) {
+      next_disk_check = now + std::chrono::milliseconds(500);
+      limit_hit = DiskLimitHit(run);
+      if (!limit_hit.empty()) break;
+    }
     const match::ReadResult r =
         p.ReadLine(std::min(run.deadline, now + std::chrono::milliseconds(200)), line);
     if (p.StdoutBytes() + p.StderrBytes() > run.limits.output_bytes) {
@@ -178,6 +215,8 @@ absl::Status RunBoxed(const BoxedRun& run, std::vector<std::string> argv,
                                                     : std::chrono::milliseconds(0));
   // Whatever the build started and left behind (a daemon) goes with its process group.
   kill(-p.pid(), SIGKILL);
+  // Once more at the end: an archive that unpacks too much does so between two checks.
+  if (limit_hit.empty()) limit_hit = DiskLimitHit(run);
   p.WaitStderrClosed(match::SteadyClock::now() + std::chrono::milliseconds(500));
   for (const std::string& l : out_tail) log += Cat(l, "\n");
   log += p.StderrTail();

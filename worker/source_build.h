@@ -22,6 +22,9 @@ struct BuildLimits {
   double wall_seconds = 900;            // the whole build, then killed
   uint64_t cpu_seconds = 1800;          // RLIMIT_CPU of each process of the build
   uint64_t output_bytes = 16ull << 20;  // what the build prints, stdout and stderr
+  // The tree's disk use (the unpacked sources, objects, temporaries), measured twice a second:
+  // RLIMIT_FSIZE bounds one file, not how many a build writes.
+  uint64_t disk_bytes = 4ull << 30;
 };
 
 struct SourceBuilderOptions {

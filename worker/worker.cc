@@ -473,7 +473,8 @@ Worker::Worker(const WorkerOptions& options, prometheus::Registry* registry)
     auto builder = std::make_unique<SourceBuilder>(
         SourceBuilderOptions{.dir = (std::filesystem::path(cache_dir) / "builds").string(),
                              .box = box,
-                             .limits = {.wall_seconds = options.build_timeout_seconds},
+                             .limits = {.wall_seconds = options.build_timeout_seconds,
+                                        .disk_bytes = options.build_disk_mb << 20},
                              .cache_bytes = options.build_cache_mb << 20,
                              .engine_gid = engine_gid});
     if (builder->toolchain().empty())

@@ -52,11 +52,13 @@ struct WorkerOptions {
   std::map<std::string, std::string> labels;
   int cpu_level = 0;
   // Source engines: built in the box under cache_dir/builds, kept up to build_cache_mb, each
-  // build killed after build_timeout_seconds. `build_sources` false, or no compiler found: the
+  // build killed after build_timeout_seconds or when its tree passes build_disk_mb.
+  // `build_sources` false, or no compiler found: the
   // worker registers without a toolchain and gets no job of a source engine.
   bool build_sources = true;
   uint64_t build_cache_mb = 4096;
   double build_timeout_seconds = 900;
+  uint64_t build_disk_mb = 4096;
   // An engine's bench (declared signatures, the speed of scaled clocks) is killed after this.
   double bench_timeout_seconds = 120;
   // This worker's speed for scaled clocks instead of measuring it (tests; 0: measure).

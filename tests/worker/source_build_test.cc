@@ -33,7 +33,8 @@ class SourceBuildTest : public ::testing::Test {
                ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    if (DetectToolchain().empty()) GTEST_SKIP() << "no cc or make here";
+    // CI installs build-essential (scripts/install-deps.sh): a missing toolchain is a failure.
+    ASSERT_FALSE(DetectToolchain().empty()) << "no cc or make here";
   }
   void TearDown() override {
     if (!HasFailure()) fs::remove_all(dir_);
@@ -188,6 +189,39 @@ TEST_F(SourceBuildTest, LimitsStopABuildAndAreNamed) {
   ASSERT_FALSE(loud.ok());
   EXPECT_NE(loud.status().message().find("output passed the limit of 1 MiB"), std::string::npos)
       << loud.status();
+}
+
+// RLIMIT_FSIZE bounds one file; the disk limit bounds the tree, both while a build writes many
+// files and when an archive unpacks to more than it may (a small .tar.gz of zeros).
+TEST_F(SourceBuildTest, ADiskLimitStopsATreeThatGrowsPastIt) {
+  const fs::path tree = Copy("good");
+  std::ofstream(tree / "Makefile") << "fill:\n\tfor i in $$(seq 40); do head -c 1048576 "
+                                      "/dev/zero > f$$i; done; sleep 30\n";
+  SourceBuilderOptions o = Options();
+  o.limits.disk_bytes = 16 << 20;
+  SourceBuilder builder(o);
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<BuiltEngine> fill = builder.Build(Pack(tree, "make fill"));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+  ASSERT_FALSE(fill.ok());
+  EXPECT_NE(fill.status().message().find("disk limit of 16 MiB"), std::string::npos)
+      << fill.status();
+
+  const fs::path bomb = Copy("good", "bomb");
+  for (int i = 0; i < 40; ++i)
+    std::ofstream(bomb / Cat("zeros", i), std::ios::binary) << std::string(1 << 20, '\0');
+  const BuildRequest packed = Pack(bomb);
+  EXPECT_LT(fs::file_size(packed.archive), 1u << 20);
+  absl::StatusOr<BuiltEngine> unpacked = builder.Build(packed);
+  ASSERT_FALSE(unpacked.ok());
+  EXPECT_NE(unpacked.status().message().find("unpacking the source was killed: its tree passed "
+                                             "the disk limit of 16 MiB"),
+            std::string::npos)
+      << unpacked.status();
+
+  // The control: the same tree, small, builds under the same limit.
+  fs::remove_all(bomb);
+  EXPECT_TRUE(builder.Build(Pack(Copy("good", "small"))).ok());
 }
 
 // The processes with `marker` in their command line on this host.
