@@ -9,7 +9,7 @@ PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev prometheus-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
   libsqlite3-dev libspdlog-dev libcli11-dev libseccomp-dev libre2-dev
-  stockfish fairymax phalanx pgn-extract python3 curl openssl
+  stockfish fairymax phalanx pgn-extract python3 curl openssl zstd
   clang-format clang-tidy clang libclang-rt-14-dev bubblewrap
   libcivetweb-dev chromium chromium-driver python3-selenium
   prometheus iproute2

@@ -251,7 +251,9 @@ TEST_F(ClusterMatchTest, MatchSurvivesCoordinatorKill) {
 // An uploaded copy of Stockfish, submitted by a submitter (not an admin, so only a worker that
 // boxes engines in namespaces may run it), plays its games normally in the sandbox.
 TEST_F(ClusterMatchTest, UploadedStockfishPlaysInTheSandbox) {
-  if (access("/usr/games/stockfish", X_OK) != 0) GTEST_SKIP() << "stockfish is not installed";
+  if (access("/usr/games/stockfish", X_OK) != 0)
+    GTEST_FAIL() << "stockfish is not installed"
+                 << " (scripts/install-deps.sh installs it)";
   ASSERT_NO_FATAL_FAILURE(StartCoordinator());
   ASSERT_NO_FATAL_FAILURE(StartWorker());  // --sandbox=auto
   for (int i = 0;

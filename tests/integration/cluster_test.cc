@@ -429,7 +429,9 @@ TEST_F(ClusterTest, StreamedSplitSurvivesACoordinatorKilledMidExpansion) {
 // killed with SIGKILL once some jobs are in and restarted on the same data: the parts that came
 // before and after the restart add up to the one position, exact, counted once.
 TEST_F(ClusterTest, MovegenCheckWithSplitPositionsSurvivesACoordinatorRestart) {
-  if (access("/usr/games/stockfish", X_OK) != 0) GTEST_SKIP() << "stockfish is not installed";
+  if (access("/usr/games/stockfish", X_OK) != 0)
+    GTEST_FAIL() << "stockfish is not installed"
+                 << " (scripts/install-deps.sh installs it)";
   ASSERT_NO_FATAL_FAILURE(StartCoordinator({"--lease-s", "3"}));
   const int port = port_;
   StartWorker();
@@ -472,7 +474,9 @@ TEST_F(ClusterTest, MovegenCheckWithSplitPositionsSurvivesACoordinatorRestart) {
 // A match between two settings of Stockfish: a forged game from a test client is refused, the
 // SPRT stops the run, and every counted game is in the run's PGN.
 TEST_F(ClusterTest, MatchRunStoppedBySprtWithForgedGameRefused) {
-  if (access("/usr/games/stockfish", X_OK) != 0) GTEST_SKIP() << "stockfish is not installed";
+  if (access("/usr/games/stockfish", X_OK) != 0)
+    GTEST_FAIL() << "stockfish is not installed"
+                 << " (scripts/install-deps.sh installs it)";
   ASSERT_NO_FATAL_FAILURE(StartCoordinator({"--lease-s", "5"}));
   v1::SubmitMatchRequest req;
   for (int i = 0; i < 2; ++i) {

@@ -37,7 +37,8 @@ class SourceBenchTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (RunCommand("command -v cc && command -v make").status != 0)
-      GTEST_SKIP() << "no cc or make here";
+      GTEST_FAIL() << "no cc or make here"
+                   << " (scripts/install-deps.sh installs it)";
     dir_ = fs::temp_directory_path() / Cat("arbiter-source-bench-", getpid());
     fs::remove_all(dir_);
     fs::create_directories(dir_);

@@ -59,7 +59,8 @@ class SourceEngineTest : public ::testing::Test {
   }
   void SetUp() override {
     if (RunCommand("command -v cc && command -v make").status != 0)
-      GTEST_SKIP() << "no cc or make here";
+      GTEST_FAIL() << "no cc or make here"
+                   << " (scripts/install-deps.sh installs it)";
   }
 
   static testing::CommandOutput Arbiter(const std::string& args, bool cluster = true) {
@@ -116,7 +117,9 @@ uint64_t RunIdIn(const std::string& text) {
 }
 
 TEST_F(SourceEngineTest, ArchivesOfTheSameFilesAreOneSourceAndPlayInATournament) {
-  if (RunCommand("command -v zstd").status != 0) GTEST_SKIP() << "no zstd here";
+  if (RunCommand("command -v zstd").status != 0)
+    GTEST_FAIL() << "no zstd here"
+                 << " (scripts/install-deps.sh installs it)";
   // The same files as a .tar.gz and a .tar.zst, each under a top directory.
   const fs::path pack = *dir_ / "pack";
   fs::create_directories(pack);

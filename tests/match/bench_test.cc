@@ -41,7 +41,9 @@ TEST(EngineBench, ArbiterBenchIsItsSignature) {
 }
 
 TEST(EngineBench, StockfishInTheSandbox) {
-  if (access("/usr/games/stockfish", X_OK) != 0) GTEST_SKIP() << "no /usr/games/stockfish";
+  if (access("/usr/games/stockfish", X_OK) != 0)
+    GTEST_FAIL() << "no /usr/games/stockfish"
+                 << " (scripts/install-deps.sh installs it)";
   SandboxOptions box{.isolation = Isolation::kLimits};
   box.limits.memory_mb = kSanitizerBuild ? 0 : 1024;
   box.root_drops_to = -1;

@@ -205,7 +205,9 @@ TEST(Cecp, PerftCheckingRefusesCecpEngines) {
 
 // Fairy-Max has no setboard: from a book position it plays by `edit`, both colours, no fault.
 TEST(Cecp, FairyMaxPlaysFromABookPosition) {
-  if (access("/usr/games/fairymax", X_OK) != 0) GTEST_SKIP() << "fairymax not installed";
+  if (access("/usr/games/fairymax", X_OK) != 0)
+    GTEST_FAIL() << "fairymax not installed"
+                 << " (scripts/install-deps.sh installs it)";
   const Opening o{
       .start = Position::FromFen("rnbqkb1r/pp2pppp/3p1n2/8/3NP3/8/PPP2PPP/RNBQKB1R w KQkq - 1 5")
                    .value()};

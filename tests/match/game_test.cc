@@ -318,7 +318,9 @@ TEST(Game, ResignAndDrawAdjudication) {
 }
 
 TEST(Game, StockfishSelfPlayAtFixedNodes) {
-  if (access("/usr/games/stockfish", X_OK) != 0) GTEST_SKIP() << "no stockfish";
+  if (access("/usr/games/stockfish", X_OK) != 0)
+    GTEST_FAIL() << "no stockfish"
+                 << " (scripts/install-deps.sh installs it)";
   EngineSpec sf{.name = "sf", .cmd = "/usr/games/stockfish", .options = {{"Hash", "4"}}};
   Pair p{std::make_unique<UciEngine>(sf), std::make_unique<UciEngine>(sf)};
   GameSettings s = Settings("nodes=2000");

@@ -334,7 +334,9 @@ TEST_P(Sandbox, DaemonGamesLeaveNothingBehind) {
 }
 
 TEST_P(Sandbox, StockfishPlaysInTheBox) {
-  if (access("/usr/games/stockfish", X_OK) != 0) GTEST_SKIP() << "no /usr/games/stockfish";
+  if (access("/usr/games/stockfish", X_OK) != 0)
+    GTEST_FAIL() << "no /usr/games/stockfish"
+                 << " (scripts/install-deps.sh installs it)";
   const EngineSpec sf{.name = "sf", .cmd = "/usr/games/stockfish"};
   SandboxOptions box = box_;
   box.limits = ResourceLimits{};  // the defaults

@@ -12,7 +12,9 @@ namespace arbiter::match {
 namespace {
 
 TEST(SelfPlay, StockfishTwoHundredGamesAtOnePlusOneHundredth) {
-  if (access("/usr/games/stockfish", X_OK) != 0) GTEST_SKIP() << "no stockfish";
+  if (access("/usr/games/stockfish", X_OK) != 0)
+    GTEST_FAIL() << "no stockfish"
+                 << " (scripts/install-deps.sh installs it)";
   MatchOptions o;
   for (int i = 0; i < 2; ++i)
     o.engines[i] = EngineSpec{.name = i == 0 ? "sf-a" : "sf-b",

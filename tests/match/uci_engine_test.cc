@@ -225,7 +225,9 @@ TEST(UciEngine, HandshakeTimeoutAndRestartAfterCrash) {
 }
 
 TEST(UciEngine, StockfishHandshake) {
-  if (access("/usr/games/stockfish", X_OK) != 0) GTEST_SKIP() << "no stockfish";
+  if (access("/usr/games/stockfish", X_OK) != 0)
+    GTEST_FAIL() << "no stockfish"
+                 << " (scripts/install-deps.sh installs it)";
   UciEngine sf(EngineSpec{
       .name = "sf", .cmd = "/usr/games/stockfish", .options = {{"Hash", "8"}, {"Threads", "1"}}});
   ASSERT_TRUE(sf.Start().ok());
@@ -355,7 +357,9 @@ TEST(UciEngine, OptionsAreCheckedAgainstTheEnginesList) {
 // Debian's Stockfish: a misspelled name is refused naming Hash in its list; a Hash beyond its
 // maximum is refused as out of range.
 TEST(UciEngine, StockfishRefusesUnknownOptionsAndValuesOutOfRange) {
-  if (access("/usr/games/stockfish", X_OK) != 0) GTEST_SKIP() << "no stockfish";
+  if (access("/usr/games/stockfish", X_OK) != 0)
+    GTEST_FAIL() << "no stockfish"
+                 << " (scripts/install-deps.sh installs it)";
   absl::Status typo = CheckEngine(
       EngineSpec{.name = "sf", .cmd = "/usr/games/stockfish", .options = {{"Hsh", "16"}}},
       EngineTimeouts{});

@@ -39,7 +39,9 @@ TEST(EngineDir, OnlyPathsInsideTheAllowedDirectories) {
 // A refused path is never started: the job is a fault of that engine, named, and no game of it
 // is reported.
 TEST(EngineDir, ARefusedEngineMakesTheJobAFault) {
-  if (access("/usr/games/stockfish", X_OK) != 0) GTEST_SKIP() << "no /usr/games/stockfish";
+  if (access("/usr/games/stockfish", X_OK) != 0)
+    GTEST_FAIL() << "no /usr/games/stockfish"
+                 << " (scripts/install-deps.sh installs it)";
   v1::MatchJob job;
   job.set_tc("1+0.01");
   job.set_pairs(1);
@@ -67,7 +69,9 @@ TEST(EngineDir, ARefusedEngineMakesTheJobAFault) {
 // naming the engine and why, before any game is reported; the other engine's games are not
 // counted either.
 TEST(EngineFault, AnEngineThatCannotStartOrTakeItsOptionsIsAFaultNotAGame) {
-  if (access("/usr/games/stockfish", X_OK) != 0) GTEST_SKIP() << "no /usr/games/stockfish";
+  if (access("/usr/games/stockfish", X_OK) != 0)
+    GTEST_FAIL() << "no /usr/games/stockfish"
+                 << " (scripts/install-deps.sh installs it)";
   EngineCache cache(std::filesystem::temp_directory_path().string(), nullptr);
   auto run = [&](const std::string& path, const std::string& option, const std::string& value,
                  v1::EngineRefusal& refusal) {
