@@ -22,7 +22,7 @@ RUN scripts/build.sh ${ARBITER_MARCH:+--march=$ARBITER_MARCH} build && \
 # allows namespaces; elsewhere the worker confines engines with Landlock, which needs nothing
 # installed), and Debian's Stockfish, the reference opponent (`path=/usr/games/stockfish`).
 # Debian's security and point-release updates are applied at build time.
-FROM debian:12-slim
+FROM debian:12-slim AS runtime
 ARG VERSION=unknown
 ARG REVISION=unknown
 ARG SOURCE=unknown
@@ -53,3 +53,20 @@ USER 10001:10001
 EXPOSE 50051 8080 8081 9090 9091
 ENTRYPOINT ["/usr/local/bin/arbiter"]
 CMD ["--help"]
+
+# The build variant (tag TAG-build, `scripts/image.sh --variant build`): the runtime plus a C and
+# C++ toolchain, for workers that build engines from source (`source=` engines: each worker
+# compiles the tree for its own CPU in the engine box). The overlays' workers use it; a worker
+# without a compiler registers without a toolchain and gets no source jobs.
+FROM runtime AS build-worker
+USER root
+RUN apt-get update && \
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+      build-essential clang && \
+    rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /usr/share/doc /usr/share/man && \
+    echo "image: toolchain: $(cc --version | head -1); $(make --version | head -1)"
+LABEL io.arbiter.variant="build"
+USER 10001:10001
+
+# The default image (no target): the runtime alone.
+FROM runtime

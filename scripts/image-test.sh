@@ -9,9 +9,12 @@
 #   - perft(6) exact, a --verify perft(5) exact (two pods sharing one worker token);
 #   - a builtin-engine SPRT match; an uploaded-engine match submitted by a submitter token, which
 #     completes; a game with path=/usr/games/stockfish; every PGN read by pgn-extract;
+#   - the workers (the build variant, TAG-build) build an engine from source in their box and
+#     play it, and a tree that does not compile fails its run with the compiler's error;
 #   - a hostile engine inside a worker pod stays in its box (files, network, daemon, ptrace).
 # Before that: a worker whose token and CA files are missing exits non-zero naming them.
-# Usage: scripts/image-test.sh [TAG]   (default dev; build it with scripts/image.sh [--prebuilt] TAG)
+# Usage: scripts/image-test.sh [TAG]   (default dev; build both images with scripts/image.sh
+# [--prebuilt] TAG and scripts/image.sh [--prebuilt] --variant build TAG)
 # Environment: ARBITER (the host's CLI, default build/cli/arbiter), ARBITER_CACHE, OVERLAYS
 # (default "dev production"). A missing tool is a failure, not a skip.
 set -euo pipefail
@@ -39,6 +42,7 @@ python3 -c 'import yaml' 2>/dev/null || fail "python3-yaml not found"
 [[ -x "$cli" ]] || fail "no $cli (scripts/build.sh first, or ARBITER=...)"
 [[ -x "$hostile" ]] || fail "no hostile test engine $hostile (scripts/build.sh builds it)"
 podman image exists "$image" || fail "no image $image (scripts/image.sh $tag)"
+podman image exists "$image-build" || fail "no image $image-build (scripts/image.sh --variant build $tag)"
 id=$$
 net="arbiter-test-$id"
 dir=$(mktemp -d)
@@ -165,7 +169,32 @@ play_overlay() {
     fail "$overlay: no stockfish game in the PGN"
   ok "$overlay: /usr/games/stockfish of the image played $(json_field games <"$dir/$overlay-stockfish.json") games"
 
-  for f in sprt upload stockfish; do
+  # Source engines: each worker pod builds the tree for its own CPU with the build variant's
+  # toolchain, in the engine box; a tree that does not compile fails with the compiler's words.
+  builds=$(grep "^arbiter-worker" <<<"$table" | grep -c "builds: yes" || true)
+  ((builds == 2)) || fail "$overlay: the workers do not offer builds (the build variant's toolchain)"
+  "$cli" --token-file "$dir/$overlay-submitter.token" match --coordinator "$addr" \
+    --engine name=tiny,source=tests/data/source_engines/good --engine name=base,cmd=builtin \
+    --tc depth=3 --games 4 --max-moves 100 --pgn "$dir/$overlay-source.pgn" --json --quiet \
+    >"$dir/$overlay-source.json" || fail "$overlay: the source-engine match failed"
+  games=$(json_field games <"$dir/$overlay-source.json")
+  ((games == 4)) || fail "$overlay: the source-engine match played $games games"
+  grep -qE '^\[(White|Black) "tiny"\]' "$dir/$overlay-source.pgn" || fail "$overlay: no game of tiny in the PGN"
+  local built=0
+  for p in "${wpods[@]}"; do
+    if podman logs "$p-worker" 2>&1 | grep -q "built source"; then built=$((built + 1)); fi
+  done
+  ((built >= 1)) || fail "$overlay: no worker pod logged a build"
+  local broken
+  if broken=$("$cli" --token-file "$dir/$overlay-submitter.token" match --coordinator "$addr" \
+      --engine name=broken,source=tests/data/source_engines/broken --engine name=base,cmd=builtin \
+      --tc depth=3 --games 2 --quiet 2>&1); then
+    fail "$overlay: a tree that does not compile played: $broken"
+  fi
+  grep -q "undeclared" <<<"$broken" || fail "$overlay: the failed build's message lacks the compiler's error: $broken"
+  ok "$overlay: source engine built on $built worker pod(s) and played 4 games; a broken tree failed: $(grep -o "'[a-z_]*' undeclared" <<<"$broken" | head -1)"
+
+  for f in sprt upload stockfish source; do
     local pgn="$dir/$overlay-$f.pgn" errors
     errors=$("$pgn_extract" -s -r "$pgn" 2>&1 | grep -ciE 'error|illegal|unknown' || true)
     ((errors == 0)) || fail "$overlay: pgn-extract found errors in $f.pgn: $("$pgn_extract" -s -r "$pgn" 2>&1 | head -5)"

@@ -6,15 +6,24 @@
 #   - runc as the runtime and explicit ulimits (this host's cgroups make crun fail and the
 #     default ulimits are refused), through a containers.conf in $ARBITER_CACHE.
 # Prints the build time and the image size.
-# Usage: scripts/image.sh [--prebuilt] [TAG]   (default TAG: dev)
+# Usage: scripts/image.sh [--prebuilt] [--variant build] [TAG]   (default TAG: dev)
 #   --prebuilt  package this checkout's build/cli/arbiter (scripts/build.sh, on Debian 12) into
 #               the Dockerfile's runtime stage instead of compiling in the image (about 1 min)
+#   --variant build  the workers' build variant instead (the Dockerfile's build-worker stage:
+#               the runtime plus build-essential and clang), tagged arbiter:TAG-build
 # Environment: ARBITER_CACHE (default ~/.cache/arbiter), ARBITER_MARCH (build arg).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-prebuilt=0
-if [[ "${1:-}" == --prebuilt ]]; then prebuilt=1; shift; fi
-tag="${1:-dev}"
+prebuilt=0 variant=""
+while [[ "${1:-}" == --* ]]; do
+  case "$1" in
+    --prebuilt) prebuilt=1; shift ;;
+    --variant) [[ "${2:-}" == build ]] || { echo "image: --variant takes 'build'" >&2; exit 2; }
+               variant=build; shift 2 ;;
+    *) echo "image: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+tag="${1:-dev}${variant:+-$variant}"
 cache="${ARBITER_CACHE:-$HOME/.cache/arbiter}"
 mkdir -p "$cache"
 scripts/install-deps.sh debootstrap podman buildah fuse-overlayfs uidmap slirp4netns runc \
@@ -47,6 +56,7 @@ build=(podman build --runtime runc --ulimit nofile=20000:20000 --ulimit nproc=40
   --build-arg "VERSION=$(sed -n 's/^project(arbiter VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)"
   --build-arg "REVISION=$(git describe --always --dirty --abbrev=12 2>/dev/null || echo unknown)"
   --build-arg "SOURCE=$(git remote get-url origin 2>/dev/null || echo unknown)")
+[[ -z "$variant" ]] || build+=(--target build-worker)
 if ((prebuilt)); then
   [[ -x build/cli/arbiter ]] || { echo "image: no build/cli/arbiter: scripts/build.sh first" >&2; exit 2; }
   ctx=$(mktemp -d)

@@ -11,7 +11,8 @@ list (scripts/image-test.sh prints it):
     image-test.sh asks the same gRPC health ports itself with `arbiter health`;
   - the workers' Deployment gets 2 replicas where the overlay leaves the count to KEDA;
   - emptyDir volumes become podman volumes named NAME-SUFFIX, shared by a Deployment's pods;
-  - the image is the one built here; the coordinator's Service name is its Pod's address.
+  - the image is the one built here (IMAGE, or IMAGE-build where the overlay names the build
+    variant, a tag ending in -build); the coordinator's Service name is its Pod's address.
 Usage: kube-play-yaml.py coordinator|worker ADMIN_TOKEN_FILE WORKER_TOKEN_FILE COORDINATOR_ADDR IMAGE
        [SUFFIX]"""
 import sys
@@ -49,7 +50,7 @@ def fix_pod_spec(spec, files):
         c.pop("ports", None)
         for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
             c.pop(probe, None)
-        c["image"] = image
+        c["image"] = image + "-build" if c.get("image", "").endswith("-build") else image
         c["imagePullPolicy"] = "Never"
         c["args"] = drop_tls(c.get("args", []))
         mounts = []
