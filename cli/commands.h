@@ -6,6 +6,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/status/statusor.h"
+#include "match/engine_users.h"
 #include "match/sandbox.h"
 #include "proto/arbiter/v1/cluster.pb.h"
 
@@ -46,6 +47,7 @@ void RenameDeprecatedFlags(int argc, char** argv);
 struct SandboxFlags {
   std::string mode;  // auto, namespaces or off
   match::ResourceLimits limits;
+  std::string engine_uids = match::UidRangeText(match::kDefaultEngineUids);
 };
 void AddSandboxOptions(CLI::App* cmd, SandboxFlags& f);
 // The box the flags ask for (probing bwrap once for `auto`; a fallback is logged as a warning).

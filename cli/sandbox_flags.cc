@@ -22,10 +22,19 @@ void AddSandboxOptions(CLI::App* cmd, SandboxFlags& f) {
   cmd->add_option("--engine-file-size-mb", l.file_size_mb,
                   "Sandbox: largest file an engine may write (MB)");
   cmd->add_option("--engine-cpu-s", l.cpu_seconds, "Sandbox: CPU seconds per engine process");
+  cmd->add_option("--engine-uids", f.engine_uids,
+                  "Sandbox, as root: users FIRST-LAST that engines and builds each run as, one "
+                  "per engine (--engine-processes then bounds one engine; what an engine leaves "
+                  "dies with its user), or none: all run as nobody")
+      ->capture_default_str();
 }
 
 absl::StatusOr<match::SandboxOptions> ResolveSandbox(const SandboxFlags& f) {
   ASSIGN_OR_RETURN(match::SandboxMode mode, match::ParseSandboxMode(f.mode));
+  absl::StatusOr<match::UidRange> uids = match::ParseUidRange(f.engine_uids);
+  if (!uids.ok())
+    return absl::InvalidArgumentError(Cat("--engine-uids ", std::string(uids.status().message())));
+  match::ConfigureEngineUsers(*uids);
   match::SandboxOptions options{.limits = f.limits};
   std::string warning;
   ASSIGN_OR_RETURN(options.isolation, match::ResolveIsolation(mode, options.bwrap, &warning));

@@ -20,6 +20,7 @@
 #include "base/numbers.h"
 #include "base/status_macros.h"
 #include "base/strings.h"
+#include "match/engine_users.h"
 #include "match/landlock.h"
 
 namespace arbiter::match {
@@ -327,7 +328,10 @@ absl::StatusOr<ProcessSpec> Sandboxed(const SandboxOptions& options, ProcessSpec
   limit(RLIMIT_CPU, l.cpu_seconds, l.cpu_seconds + 5);
   spec.no_new_privs = true;
   spec.clear_env = true;
-  if (geteuid() == 0 && options.root_drops_to >= 0) spec.uid = spec.gid = options.root_drops_to;
+  if (geteuid() == 0 && options.root_drops_to >= 0) {
+    spec.uid = EngineUidOf(options, private_dir);
+    spec.gid = options.root_drops_to;
+  }
 
   // Resolved here: a relative path would not survive the change of working directory.
   std::string program;
@@ -429,19 +433,39 @@ absl::StatusOr<std::string> MakePrivateDir(const SandboxOptions& options) {
     return absl::FailedPreconditionError(
         Cat("cannot make the engine's working directory in '", root, "': ", strerror(errno)));
   const int id = options.root_drops_to;
-  if (geteuid() == 0 && id >= 0 && chown(templ.c_str(), uid_t(id), gid_t(id)) != 0) {
+  if (geteuid() != 0 || id < 0) return templ;
+  // The engine's own user (match/engine_users.h), or the box's shared one.
+  absl::StatusOr<std::optional<uid_t>> own = AcquireEngineUser();
+  if (!own.ok()) {
+    rmdir(templ.c_str());
+    return own.status();
+  }
+  const uid_t uid = own->value_or(uid_t(id));
+  if (chown(templ.c_str(), uid, gid_t(id)) != 0) {
     const int e = errno;
     rmdir(templ.c_str());
+    if (*own) ReleaseEngineUser(uid);
     return absl::FailedPreconditionError(
-        Cat("cannot hand '", templ, "' to user ", id, ": ", strerror(e)));
+        Cat("cannot hand '", templ, "' to user ", uid, ": ", strerror(e)));
   }
   return templ;
 }
 
+int EngineUidOf(const SandboxOptions& options, const std::string& private_dir) {
+  struct stat st;
+  if (stat(private_dir.c_str(), &st) == 0 && IsEngineUser(st.st_uid)) return int(st.st_uid);
+  return options.root_drops_to;
+}
+
 void RemovePrivateDir(const std::string& dir) {
   if (dir.empty()) return;
+  // The engine's user: whatever it left running goes first, then its files, then the user.
+  struct stat st;
+  const bool own = stat(dir.c_str(), &st) == 0 && IsEngineUser(st.st_uid);
+  if (own) KillEngineUser(st.st_uid);
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
+  if (own) ReleaseEngineUser(st.st_uid);
 }
 
 int RemoveStalePrivateDirs(const SandboxOptions& options) {

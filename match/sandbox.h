@@ -102,9 +102,14 @@ absl::StatusOr<ProcessSpec> Sandboxed(const SandboxOptions& options, ProcessSpec
                                       const std::string& private_dir);
 
 // Makes a fresh private working directory under `work_root` (or $TMPDIR, or /tmp), owned by
-// the user the engine runs as.
+// the user the engine runs as: as root, a user of its own from the engine users' range (held
+// until RemovePrivateDir; RESOURCE_EXHAUSTED when all are taken), or `root_drops_to`.
 absl::StatusOr<std::string> MakePrivateDir(const SandboxOptions& options);
-// Removes a directory made by MakePrivateDir with everything in it.
+// The user an engine in `private_dir` runs as when the process is root: the directory's owner
+// when it is an engine user of its own (match/engine_users.h), else `root_drops_to`.
+int EngineUidOf(const SandboxOptions& options, const std::string& private_dir);
+// Removes a directory made by MakePrivateDir with everything in it; an engine user of its own
+// has every process killed first and is then free again.
 void RemovePrivateDir(const std::string& dir);
 // Removes the private directories under the work root whose making process is gone (a worker
 // that was killed leaves its engines' files behind); returns how many.

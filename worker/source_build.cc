@@ -335,7 +335,8 @@ absl::Status SourceBuilder::BuildInto(const BuildRequest& request, const std::st
   fs::create_directory(tmp, ec);
   if (geteuid() == 0 && options_.box.isolation != match::Isolation::kNone &&
       options_.box.root_drops_to >= 0 &&
-      chown(tmp.c_str(), uid_t(options_.box.root_drops_to), gid_t(options_.box.root_drops_to)) != 0)
+      chown(tmp.c_str(), uid_t(match::EngineUidOf(options_.box, dir)),
+            gid_t(options_.box.root_drops_to)) != 0)
     return absl::InternalError(Cat("cannot hand the build's temporary directory ", tmp,
                                    " to the box's user: ", std::strerror(errno)));
   const std::vector<std::string> env = {
