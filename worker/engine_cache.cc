@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -59,7 +60,10 @@ void EngineCache::SetWorkerId(const std::string& worker_id) {
 }
 
 absl::Status EngineCache::Fetch(const std::string& sha256, const std::string& path) {
-  const std::string temp = Cat(path, ".part.", getpid());
+  // Unique per fetch, not only per process: the workers of `arbiter local` share one process and
+  // one cache directory, and may fetch the same engine at once.
+  static std::atomic<uint64_t> fetches{0};
+  const std::string temp = Cat(path, ".part.", getpid(), ".", fetches.fetch_add(1));
   auto stub = v1::WorkService::NewStub(channel_);
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(10));

@@ -7,6 +7,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <latch>
+#include <memory>
+#include <thread>
 
 #include "coordinator/server.h"
 #include "grpcpp/grpcpp.h"
@@ -22,43 +25,61 @@ std::string ReadFile(const std::string& path) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-TEST(EngineCache, FetchesVerifiesAndRepairs) {
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("arbiter-cache-" + std::to_string(getpid()));
-  std::filesystem::remove_all(dir);
+// A coordinator on loopback (data in `dir`) holding `bytes` as an uploaded engine, uploaded in
+// 1 MiB chunks, and a channel to it.
+struct Coordinator {
+  std::unique_ptr<coordinator::Server> server;
+  std::shared_ptr<grpc::Channel> channel;
+  ~Coordinator() {
+    if (server) server->Shutdown();
+  }
+};
+
+void StartWithEngine(const std::filesystem::path& dir, const std::string& bytes, Coordinator& out) {
   coordinator::ServerOptions options;
   options.listen = "127.0.0.1:0";
   options.coordinator.data_dir = (dir / "data").string();
   options.no_auth = true;  // loopback only; authentication has its own tests
   auto server = coordinator::Server::Start(options);
   ASSERT_TRUE(server.ok()) << server.status();
-  auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string((*server)->port()),
-                                     grpc::InsecureChannelCredentials());
+  out.server = *std::move(server);
+  out.channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(out.server->port()),
+                                    grpc::InsecureChannelCredentials());
+  auto stub = v1::RunService::NewStub(out.channel);
+  grpc::ClientContext ctx;
+  v1::UploadEngineResponse resp;
+  auto writer = stub->UploadEngine(&ctx, &resp);
+  v1::UploadEngineRequest part;
+  part.set_name("blob");
+  part.set_sha256(net::Sha256Hex(bytes));
+  ASSERT_TRUE(writer->Write(part));
+  part.clear_sha256();
+  for (size_t at = 0; at < bytes.size(); at += 1 << 20) {
+    part.set_chunk(bytes.substr(at, 1 << 20));
+    ASSERT_TRUE(writer->Write(part));
+  }
+  writer->WritesDone();
+  grpc::Status s = writer->Finish();
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(resp.engine().sha256(), net::Sha256Hex(bytes));
+  EXPECT_EQ(resp.engine().size_bytes(), bytes.size());
+}
 
-  // Upload 3 MiB in 1 MiB chunks.
+std::string ThreeMiB() {
   std::string bytes;
   for (int i = 0; i < 3 << 20; ++i) bytes.push_back(char(i * 7 + (i >> 10)));
+  return bytes;
+}
+
+TEST(EngineCache, FetchesVerifiesAndRepairs) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("arbiter-cache-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  const std::string bytes = ThreeMiB();
   const std::string sha = net::Sha256Hex(bytes);
-  {
-    auto stub = v1::RunService::NewStub(channel);
-    grpc::ClientContext ctx;
-    v1::UploadEngineResponse resp;
-    auto writer = stub->UploadEngine(&ctx, &resp);
-    v1::UploadEngineRequest part;
-    part.set_name("blob");
-    part.set_sha256(sha);
-    ASSERT_TRUE(writer->Write(part));
-    part.clear_sha256();
-    for (size_t at = 0; at < bytes.size(); at += 1 << 20) {
-      part.set_chunk(bytes.substr(at, 1 << 20));
-      ASSERT_TRUE(writer->Write(part));
-    }
-    writer->WritesDone();
-    grpc::Status s = writer->Finish();
-    ASSERT_TRUE(s.ok()) << s.error_message();
-    EXPECT_EQ(resp.engine().sha256(), sha);
-    EXPECT_EQ(resp.engine().size_bytes(), bytes.size());
-  }
+  Coordinator coordinator;
+  ASSERT_NO_FATAL_FAILURE(StartWithEngine(dir, bytes, coordinator));
+  const std::shared_ptr<grpc::Channel>& channel = coordinator.channel;
 
   EngineCache cache((dir / "cache").string(), channel);
   absl::StatusOr<std::string> path = cache.Get(sha);
@@ -92,8 +113,38 @@ TEST(EngineCache, FetchesVerifiesAndRepairs) {
 
   EXPECT_EQ(cache.Get(std::string(64, '0')).status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(cache.Get("xyz").status().code(), absl::StatusCode::kInvalidArgument);
-  (*server)->Shutdown();
-  server->reset();
+  coordinator.server->Shutdown();
+  coordinator.server.reset();
+  std::filesystem::remove_all(dir);
+}
+
+// The workers of `arbiter local` are one process sharing one cache directory: two caches of that
+// directory fetching the same engine at once each get the whole file.
+TEST(EngineCache, TwoCachesOfOneDirectoryFetchTheSameEngineAtOnce) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("arbiter-cache-two-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  const std::string bytes = ThreeMiB();
+  const std::string sha = net::Sha256Hex(bytes);
+  Coordinator coordinator;
+  ASSERT_NO_FATAL_FAILURE(StartWithEngine(dir, bytes, coordinator));
+  for (int round = 0; round < 8; ++round) {
+    const std::string shared = (dir / ("shared-" + std::to_string(round))).string();
+    EngineCache a(shared, coordinator.channel), b(shared, coordinator.channel);
+    absl::StatusOr<std::string> got[2];
+    std::latch start(2);
+    std::thread other([&] {
+      start.arrive_and_wait();
+      got[1] = b.Get(sha);
+    });
+    start.arrive_and_wait();
+    got[0] = a.Get(sha);
+    other.join();
+    for (const auto& path : got) {
+      ASSERT_TRUE(path.ok()) << "round " << round << ": " << path.status();
+      EXPECT_EQ(ReadFile(*path), bytes) << "round " << round;
+    }
+  }
   std::filesystem::remove_all(dir);
 }
 
