@@ -22,6 +22,9 @@ void AddSandboxOptions(CLI::App* cmd, SandboxFlags& f) {
   cmd->add_option("--engine-file-size-mb", l.file_size_mb,
                   "Sandbox: largest file an engine may write (MB)");
   cmd->add_option("--engine-cpu-s", l.cpu_seconds, "Sandbox: CPU seconds per engine process");
+  cmd->add_option("--engine-disk-mb", l.disk_mb,
+                  "Sandbox: disk an engine's directory may fill, all files together (MB; with "
+                  "namespaces also the size of its /tmp and /dev/shm)");
   cmd->add_option("--engine-uids", f.engine_uids,
                   "Sandbox, as root: users FIRST-LAST that engines and builds each run as, one "
                   "per engine (--engine-processes then bounds one engine; what an engine leaves "

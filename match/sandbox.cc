@@ -392,7 +392,16 @@ absl::StatusOr<ProcessSpec> Sandboxed(const SandboxOptions& options, ProcessSpec
   for (const std::string& p : options.read_only)
     for (const std::string& w : {std::string("--ro-bind-try"), p, p}) a.push_back(w);
   // The empty /tmp first: binds after it stay visible (an engine or a checkout under /tmp).
-  for (const char* w : {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"}) a.emplace_back(w);
+  for (const char* w : {"--proc", "/proc", "--dev", "/dev"}) a.emplace_back(w);
+  // Memory-backed, so bounded: an unbounded tmpfs is the host's memory to fill.
+  for (const char* dir : {"/tmp", "/dev/shm"}) {
+    if (l.disk_mb > 0) {
+      a.emplace_back("--size");
+      a.push_back(std::to_string(l.disk_mb * kMb));
+    }
+    a.emplace_back("--tmpfs");
+    a.emplace_back(dir);
+  }
   if (!Under(program, "/usr")) {
     for (const char* w : {"--ro-bind", program.c_str(), program.c_str()}) a.emplace_back(w);
   }

@@ -56,6 +56,9 @@ struct ResourceLimits {
   uint64_t open_files = 256;     // RLIMIT_NOFILE
   uint64_t file_size_mb = 64;    // RLIMIT_FSIZE: larger writes get SIGXFSZ
   uint64_t cpu_seconds = 86400;  // RLIMIT_CPU: a backstop (SIGXCPU)
+  // The engine's private directory together (match/disk_watch.h), and with namespaces the size
+  // of its /tmp and /dev/shm, each.
+  uint64_t disk_mb = 512;
 };
 
 struct SandboxOptions {

@@ -292,7 +292,9 @@ UciEngine::~UciEngine() {
 absl::Status UciEngine::Start() {
   ++starts_;
   if (!spec_.refused.empty()) return absl::FailedPreconditionError(spec_.refused);
+  if (disk_watch_) disk_watch_->Stop();
   process_.reset();
+  disk_watch_.reset();
   RemovePrivateDir(private_dir_);
   private_dir_.clear();
   options_.clear();
@@ -328,6 +330,10 @@ absl::Status UciEngine::Start() {
     return absl::Status(p.status().code(),
                         Cat(spec_.name, ": ", std::string(p.status().message())));
   process_ = std::move(*p);
+  if (!private_dir_.empty() && sandbox_.limits.disk_mb > 0)
+    disk_watch_ =
+        std::make_unique<DiskWatch>(private_dir_, sandbox_.limits.disk_mb << 20, process_->pid(),
+                                    geteuid() == 0 ? EngineUidOf(sandbox_, private_dir_) : -1);
   protocol_ = Protocol::kUci;
   if (spec_.protocol == Protocol::kXboard) return StartCecp();
   return StartUci();
@@ -486,12 +492,14 @@ absl::Status UciEngine::EndSearch() {
 void UciEngine::Quit() {
   if (!process_) return;
   (void)process_->WriteLine("quit", Millis(100));
+  if (disk_watch_) disk_watch_->Stop();
   process_->WaitOrKill(timeouts_.quit_grace);
   process_.reset();
 }
 
 void UciEngine::Kill() {
   if (!process_) return;
+  if (disk_watch_) disk_watch_->Stop();
   process_->WaitOrKill(Millis(0));
   process_.reset();
 }
@@ -502,9 +510,12 @@ std::string UciEngine::EndAndDescribe(Millis grace) {
   while (!process_->Exited() && SteadyClock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::microseconds(500));
   const bool exited = process_->Exited();
+  if (disk_watch_) disk_watch_->Stop();
   const int status = process_->WaitOrKill(Millis(0));
   process_.reset();
-  return exited ? Cat("engine ", DescribeExit(status)) : "engine closed its output";
+  std::string why = exited ? Cat("engine ", DescribeExit(status)) : "engine closed its output";
+  if (disk_watch_ && disk_watch_->exceeded()) why += Cat(": ", disk_watch_->Describe());
+  return why;
 }
 
 int SpecThreads(const EngineSpec& spec) {

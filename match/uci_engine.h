@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "engine/position.h"
+#include "match/disk_watch.h"
 #include "match/process.h"
 #include "match/sandbox.h"
 #include "match/time_control.h"
@@ -223,6 +224,7 @@ class UciEngine {
   SandboxOptions sandbox_;
   std::string private_dir_;  // the sandboxed engine's working directory, fresh per start
   std::unique_ptr<Subprocess> process_;
+  std::unique_ptr<DiskWatch> disk_watch_;  // the private directory's disk, while the engine runs
   std::string id_name_;
   std::vector<UciOption> options_;  // as declared at the last handshake
   int default_threads_ = 1;         // the `Threads` default of its option list

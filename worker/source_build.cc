@@ -19,6 +19,7 @@
 
 #include "base/status_macros.h"
 #include "base/strings.h"
+#include "match/disk_watch.h"
 #include "match/process.h"
 #include "net/sha256.h"
 #include "spdlog/spdlog.h"
@@ -113,27 +114,6 @@ std::string LogSummary(const std::string& log) {
   return Cat(first_error, "\n...\n", tail);
 }
 
-// The disk blocks under `root` (symbolic links not followed), or nullopt when a directory of it
-// cannot be read: a build that hides part of its tree from the worker is not measured, it is
-// stopped. What disappears during the walk (`make clean`) is simply not counted.
-std::optional<uint64_t> TreeBytes(const fs::path& root) {
-  uint64_t bytes = 0;
-  std::vector<fs::path> dirs = {root};
-  while (!dirs.empty()) {
-    const fs::path dir = std::move(dirs.back());
-    dirs.pop_back();
-    std::error_code ec;
-    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-      struct stat st;
-      if (lstat(it->path().c_str(), &st) != 0) continue;
-      bytes += uint64_t(st.st_blocks) * 512;
-      if (S_ISDIR(st.st_mode)) dirs.push_back(it->path());
-    }
-    if (ec == std::errc::permission_denied) return std::nullopt;
-  }
-  return bytes;
-}
-
 struct BoxedRun {
   const match::SandboxOptions& box;
   const BuildLimits& limits;
@@ -143,7 +123,7 @@ struct BoxedRun {
 
 // Why the tree of `run` is over its disk limit, or empty.
 std::string DiskLimitHit(const BoxedRun& run) {
-  const std::optional<uint64_t> used = TreeBytes(run.dir);
+  const std::optional<uint64_t> used = match::TreeBytes(run.dir);
   if (!used) return "part of its tree could not be read to measure its disk use";
   if (*used > run.limits.disk_bytes)
     return Cat("its tree passed the disk limit of ", run.limits.disk_bytes >> 20, " MiB");

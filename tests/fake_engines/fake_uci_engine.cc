@@ -26,6 +26,7 @@
 //   --daemon MARKER       setsid + fork a sleeper that outlives the engine (MARKER: for /proc)
 //   --alloc-mb N          allocate and touch N MB
 //   --fork-bomb N         fork N sleepers in new sessions   --write-big MB  write an MB file
+//   --fill MB             write MB files of 1 MB, 20 ms apart, and keep them
 //   --tag WORD            nothing: a marker in the command line that tests find in /proc
 //   --syscalls            ptrace(PTRACE_TRACEME) and unshare(CLONE_NEWUSER), and reports
 //                         `info string seccomp-mode N` from /proc/self/status, and
@@ -86,7 +87,7 @@ struct Flags {
   int slow_start_ms = 0;
   std::string write_outside, read_file, daemon_marker, log_file;
   int connect_port = 0, listen_port = 0;
-  long alloc_mb = 0, fork_bomb = 0, write_big_mb = 0;
+  long alloc_mb = 0, fork_bomb = 0, write_big_mb = 0, fill_mb = 0;
   test_engine::MovegenBug movegen_bug = test_engine::MovegenBug::kNone;
   std::string perft_dialect = "go";
   int perft_crash_after = -1;
@@ -269,6 +270,17 @@ void Misbehave(const Flags& f) {
     Say(Outcome("alloc", p != nullptr));
     free(p);
   }
+  if (f.fill_mb > 0) {
+    const std::string chunk(1 << 20, 'x');
+    bool ok = true;
+    for (long i = 0; ok && i < f.fill_mb; ++i) {
+      const int fd = open(("fill" + std::to_string(i)).c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      ok = fd >= 0 && write(fd, chunk.data(), chunk.size()) == ssize_t(chunk.size());
+      if (fd >= 0) close(fd);
+      usleep(20000);
+    }
+    Say(Outcome("fill", ok));
+  }
   if (f.write_big_mb > 0) {
     int fd = open("big.bin", O_WRONLY | O_CREAT | O_TRUNC, 0644);
     const std::string chunk(1 << 20, 'x');
@@ -368,6 +380,8 @@ int main(int argc, char** argv) {
       f.fork_bomb = num();
     else if (a == "--write-big")
       f.write_big_mb = num();
+    else if (a == "--fill")
+      f.fill_mb = num();
     else if (a == "--tag" && i + 1 < argc)
       ++i;  // a marker in the command line, for tests that look for it in /proc
     else if (a == "bench")

@@ -297,6 +297,18 @@ TEST_P(Sandbox, WritePastTheFileSizeLimit) {
   EXPECT_EQ(Try(off_, {"--write-big", "16"}, "write-big"), "ok");
 }
 
+// RLIMIT_FSIZE bounds each file (8 MB here); the disk limit bounds them together: 1 MB files
+// kept one after another are stopped at the directory's limit, with the limit named.
+TEST_P(Sandbox, FillItsDirectoryPastTheDiskLimit) {
+  SandboxOptions box = box_;
+  box.limits.disk_mb = 6;
+  const std::string died = Try(box, {"--fill", "64"}, "fill");
+  EXPECT_EQ(died,
+            "died: engine exited with SIGKILL (killed): its directory passed the disk "
+            "limit of 6 MiB");
+  EXPECT_EQ(Try(off_, {"--fill", "12"}, "fill"), "ok");
+}
+
 // Real games: the engine that dies at a limit loses by disconnect, named; the next game is
 // played with a fresh process; nothing of it survives.
 TEST_P(Sandbox, GamesRecordTheFaultAndGoOn) {
@@ -362,7 +374,9 @@ TEST(SandboxArgv, WrapsTheEngineInBwrapWithLimits) {
   EXPECT_EQ(s->argv[0], "/usr/bin/bwrap");
   for (std::string_view want :
        {"--unshare-all ", "--die-with-parent ", "--new-session ", "--cap-drop ALL ",
-        "--bind /tmp/p /tmp/p --chdir /tmp/p ", "--clearenv ", "--setenv A 1 ", "--tmpfs /tmp "})
+        "--bind /tmp/p /tmp/p --chdir /tmp/p ", "--clearenv ", "--setenv A 1 ",
+        // the memory-backed directories are as bounded as the private one (512 MiB)
+        "--size 536870912 --tmpfs /tmp ", "--size 536870912 --tmpfs /dev/shm "})
     EXPECT_NE(argv.find(want), std::string::npos) << want << " in " << argv;
   EXPECT_NE(argv.find("-- /usr/bin/true x "), std::string::npos) << argv;
   EXPECT_TRUE(s->no_new_privs);
