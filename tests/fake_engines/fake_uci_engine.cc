@@ -26,7 +26,7 @@
 //   --daemon MARKER       setsid + fork a sleeper that outlives the engine (MARKER: for /proc)
 //   --alloc-mb N          allocate and touch N MB
 //   --fork-bomb N         fork N sleepers in new sessions   --write-big MB  write an MB file
-//   --fill MB             write MB files of 1 MB, 20 ms apart, and keep them
+//   --fill MB             write MB files of 1 MB, 20 ms apart, keeping them until it reports
 //   --tag WORD            nothing: a marker in the command line that tests find in /proc
 //   --syscalls            ptrace(PTRACE_TRACEME) and unshare(CLONE_NEWUSER), and reports
 //                         `info string seccomp-mode N` from /proc/self/status, and
@@ -280,6 +280,7 @@ void Misbehave(const Flags& f) {
       usleep(20000);
     }
     Say(Outcome("fill", ok));
+    for (long i = 0; i < f.fill_mb; ++i) unlink(("fill" + std::to_string(i)).c_str());
   }
   if (f.write_big_mb > 0) {
     int fd = open("big.bin", O_WRONLY | O_CREAT | O_TRUNC, 0644);
