@@ -233,7 +233,7 @@ void Coordinator::ApplyBatchLocked(uint64_t run_id, std::unique_ptr<JobSource> s
   if (run.handler->Expanding())
     sources_[run_id] = std::move(source);
   else if (run.jobs_done == run.jobs.size())
-    FinishRunLocked(run, v1::RUN_STATE_SUCCEEDED, "", updates);
+    FinishRunLocked(run, v1::RUN_STATE_SUCCEEDED, run.quarantine_note, updates);
   DispatchLocked(deferred);
 }
 
