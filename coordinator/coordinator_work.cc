@@ -125,7 +125,11 @@ v1::AcquireJobResponse Coordinator::LeaseLocked(Job& job, const std::string& wor
   Run& run = *runs_[job.run_id];
   if (job.leases.empty() && job.pending == 0) ++run.jobs_leased;
   WorkerInfo* w = workers_.Find(worker_id);
-  const Lease& lease = queue_.Grant(job, worker_id, w ? w->identity : std::string());
+  const Lease& lease =
+      queue_.Grant(job, worker_id, w ? w->identity : std::string(),
+                   options_.lease_progress_seconds > 0 && run.handler->ReportsProgress()
+                       ? Seconds(options_.lease_progress_seconds)
+                       : SteadyClock::duration::zero());
   if (w) ++w->leases;
   if (run.state == v1::RUN_STATE_QUEUED) {
     run.state = v1::RUN_STATE_RUNNING;
@@ -247,14 +251,19 @@ absl::StatusOr<v1::HeartbeatResponse> Coordinator::Heartbeat(const v1::Heartbeat
       return absl::FailedPreconditionError(
           Cat("lease ", request.lease_id(), " of job ", job.id, " belongs to another worker"));
     queue_.Extend(job, index);
+    queue_.Progress(job, index, request.progress(), Seconds(options_.lease_progress_seconds));
     out.set_lease_seconds(options_.lease_seconds);
     return out;
   }
   if (JobQueue::WasIssued(job, request.lease_id())) {
     out.set_stop(true);
     out.set_reason(job.done ? Cat("job ", job.id, " is already done")
-                            : Cat("lease ", request.lease_id(), " of job ", job.id,
-                                  " expired; the job was re-queued"));
+                   : job.stalled_lease == request.lease_id()
+                       ? Cat("lease ", request.lease_id(), " of job ", job.id,
+                             " showed no progress for ", options_.lease_progress_seconds,
+                             " s (--lease-progress-s); the job was re-queued")
+                       : Cat("lease ", request.lease_id(), " of job ", job.id,
+                             " expired; the job was re-queued"));
     return out;
   }
   return absl::FailedPreconditionError(

@@ -230,6 +230,7 @@ class PerftRun final : public RunHandler {
   int ResultsWanted() const override { return spec_.request().verify() ? 2 : 1; }
   bool SpotChecked() const override { return !spec_.request().verify(); }
   bool Recountable() const override { return true; }
+  bool ReportsProgress() const override { return true; }
   absl::Status Uncount(const Job& job, const std::string& stored_spec,
                        const std::vector<uint64_t>& counts) override {
     store::v1::StoredPerftJob spec;

@@ -34,6 +34,10 @@ struct Lease {
   std::string worker_id;
   std::string token;  // the worker's identity for verification (WorkerInfo::identity)
   SteadyClock::time_point expiry;
+  // The work its heartbeats last reported (HeartbeatRequest.progress), and when it is taken back
+  // unless that grows (max: never, for jobs whose progress is not watched).
+  uint64_t progress = 0;
+  SteadyClock::time_point stalls = SteadyClock::time_point::max();
 };
 
 // A worker's accepted answer for a job.
@@ -81,6 +85,7 @@ struct Job {
   int pending = 0;  // completions being committed
   bool done = false, cancelled = false, failed = false;
   uint32_t lane = kNoLane;
+  uint64_t stalled_lease = 0;  // the last lease taken back for making no progress
   // Neither done, cancelled nor failed: may still take a result.
   bool open() const { return !done && !cancelled && !failed; }
 };
@@ -193,6 +198,9 @@ class RunHandler {
   // Whether a job's single result may be recounted by another worker before it counts (perft:
   // counts can be recomputed exactly; games cannot be replayed the same way).
   virtual bool SpotChecked() const { return false; }
+  // Whether workers report the job's progress in heartbeats (a lease without progress is taken
+  // back: CoordinatorOptions::lease_progress_seconds).
+  virtual bool ReportsProgress() const { return false; }
   // Whether a counted job can be counted again (a quarantined token's results are voided): true
   // for kinds whose results can be recomputed exactly (perft).
   virtual bool Recountable() const { return false; }
