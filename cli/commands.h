@@ -46,6 +46,7 @@ void RenameDeprecatedFlags(int argc, char** argv);
 struct SandboxFlags {
   std::string mode;  // auto, namespaces or off
   match::ResourceLimits limits;
+  std::vector<std::string> read_dirs;  // SandboxOptions::read_only
 };
 void AddSandboxOptions(CLI::App* cmd, SandboxFlags& f);
 // The box the flags ask for (probing bwrap once for `auto`; a fallback is logged as a warning).

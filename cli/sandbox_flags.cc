@@ -22,11 +22,20 @@ void AddSandboxOptions(CLI::App* cmd, SandboxFlags& f) {
   cmd->add_option("--engine-file-size-mb", l.file_size_mb,
                   "Sandbox: largest file an engine may write (MB)");
   cmd->add_option("--engine-cpu-s", l.cpu_seconds, "Sandbox: CPU seconds per engine process");
+  cmd->add_option("--engine-read-dir", f.read_dirs,
+                  "Sandbox: a host directory engines may read, e.g. Syzygy tables (repeatable; "
+                  "absolute): bound read-only with namespaces, readable with Landlock, and with "
+                  "limits the only host directory besides the engine's own that a string option "
+                  "may name (give one the engines' user cannot write)");
 }
 
 absl::StatusOr<match::SandboxOptions> ResolveSandbox(const SandboxFlags& f) {
   ASSIGN_OR_RETURN(match::SandboxMode mode, match::ParseSandboxMode(f.mode));
-  match::SandboxOptions options{.limits = f.limits};
+  for (const std::string& d : f.read_dirs)
+    if (d.empty() || d[0] != '/')
+      return absl::InvalidArgumentError(
+          Cat("--engine-read-dir '", d, "' must be an absolute path"));
+  match::SandboxOptions options{.limits = f.limits, .read_only = f.read_dirs};
   std::string warning;
   ASSIGN_OR_RETURN(options.isolation, match::ResolveIsolation(mode, options.bwrap, &warning));
   if (!warning.empty()) std::cerr << "warning: " << warning << "\n";

@@ -25,11 +25,9 @@ bool Within(const fs::path& path, const fs::path& dir) {
 }  // namespace
 
 absl::Status CheckOptionPath(const UciOption& declared, std::string_view value, Isolation isolation,
-                             const std::string& private_dir,
-                             const std::vector<std::string>& allowed) {
-  if (isolation != Isolation::kLimits || declared.type != "string" || private_dir.empty())
-    return absl::OkStatus();
-  const fs::path home = Resolved(private_dir);
+                             const std::string& cwd, const std::vector<std::string>& allowed) {
+  if (isolation != Isolation::kLimits || declared.type != "string") return absl::OkStatus();
+  const fs::path home = Resolved(cwd);
   size_t begin = 0;
   while (begin <= value.size()) {
     size_t end = value.find_first_of(":;", begin);
@@ -38,7 +36,6 @@ absl::Status CheckOptionPath(const UciOption& declared, std::string_view value, 
     begin = end + 1;
     if (part.empty() || part == "<empty>") continue;
     const fs::path path = Resolved(home / fs::path(part));  // an absolute part replaces home
-    if (Within(path, home)) continue;
     bool ok = false;
     for (const std::string& dir : allowed) ok = ok || Within(path, Resolved(dir));
     if (ok) continue;
@@ -46,7 +43,8 @@ absl::Status CheckOptionPath(const UciOption& declared, std::string_view value, 
         Cat("option ", declared.name, "=", value, ": '", part,
             "' is outside the engine's own directory, and under --sandbox limits the engine "
             "could read or write any host file it names; use a name inside the engine's "
-            "directory, or a box that confines engines (--sandbox namespaces or landlock)"));
+            "directory, a directory the worker lets engines read (--engine-read-dir), or a box "
+            "that confines engines (--sandbox namespaces or landlock)"));
   }
   return absl::OkStatus();
 }

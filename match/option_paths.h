@@ -16,12 +16,11 @@
 namespace arbiter::match {
 
 // OK unless `isolation` is limits-only, `declared` is a string option, and a part of `value`
-// (split at ':' and ';', as path lists are) names a path outside `private_dir` (relative parts
-// are taken from it, the engine's working directory) and outside every directory of `allowed`;
-// then INVALID_ARGUMENT naming the option, the path and how to allow it. Symlinks that exist are
-// followed before the comparison.
+// (split at ':' and ';', as path lists are) names a path outside every directory of `allowed`
+// (the engine's private directory and the box's read-only ones); relative parts are taken from
+// `cwd`, the engine's working directory. Then INVALID_ARGUMENT naming the option, the path and
+// what to do. Symlinks that exist are followed before the comparison.
 absl::Status CheckOptionPath(const UciOption& declared, std::string_view value, Isolation isolation,
-                             const std::string& private_dir,
-                             const std::vector<std::string>& allowed);
+                             const std::string& cwd, const std::vector<std::string>& allowed);
 
 }  // namespace arbiter::match

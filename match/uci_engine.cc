@@ -394,8 +394,10 @@ absl::Status UciEngine::StartUci() {
     // A file it names must stay inside the box where the box does not confine the engine.
     auto option = std::find_if(options_.begin(), options_.end(),
                                [&](const UciOption& o) { return SameOptionName(o.name, name); });
-    if (absl::Status st =
-            CheckOptionPath(*option, value, sandbox_.isolation, private_dir_, sandbox_.read_only);
+    std::vector<std::string> allowed = sandbox_.read_only;
+    allowed.push_back(private_dir_);
+    if (absl::Status st = CheckOptionPath(*option, value, sandbox_.isolation,
+                                          spec_.dir.empty() ? private_dir_ : spec_.dir, allowed);
         !st.ok())
       return absl::InvalidArgumentError(Cat(spec_.name, ": ", std::string(st.message())));
     names.push_back(*std::move(declared));

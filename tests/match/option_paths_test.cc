@@ -31,8 +31,10 @@ class OptionPathsTest : public ::testing::Test {
     fs::create_directories(root_ / "tables" / "6");
   }
   void TearDown() override { fs::remove_all(root_); }
+  // `allowed`: besides the engine's own directory, which is its working directory.
   absl::Status Check(std::string_view value, Isolation isolation = Isolation::kLimits,
                      std::vector<std::string> allowed = {}) {
+    allowed.push_back((root_ / "engine").string());
     return CheckOptionPath(log_, value, isolation, (root_ / "engine").string(), allowed);
   }
 
@@ -58,6 +60,10 @@ TEST_F(OptionPathsTest, HostPathsAreRefusedUnderLimitsOnly) {
   EXPECT_FALSE(Check("logs/../../x").ok());
   EXPECT_FALSE(Check((root_ / "engine-other" / "x").string()).ok()) << "a prefix is no parent";
   EXPECT_FALSE(Check("engine.log:/etc").ok()) << "each part of a path list";
+  // A working directory of its own (EngineSpec.dir) is not the engine's to write.
+  EXPECT_FALSE(CheckOptionPath(log_, "x.log", Isolation::kLimits, (root_ / "tables").string(),
+                               {(root_ / "engine").string()})
+                   .ok());
   // A symlink inside that leads outside is followed.
   fs::create_directory_symlink("/etc", root_ / "engine" / "out");
   EXPECT_FALSE(Check("out/passwd").ok());
