@@ -393,7 +393,7 @@ absl::Status UciEngine::StartUci() {
           Cat(spec_.name, ": ", std::string(declared.status().message())));
     // A file it names must stay inside the box where the box does not confine the engine.
     auto option = std::find_if(options_.begin(), options_.end(),
-                               [&](const UciOption& o) { return SameOptionName(o.name, name); });
+                               [&](const UciOption& o) { return o.name == *declared; });
     std::vector<std::string> allowed = sandbox_.read_only;
     allowed.push_back(private_dir_);
     if (absl::Status st = CheckOptionPath(*option, value, sandbox_.isolation,
