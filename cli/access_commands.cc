@@ -43,7 +43,8 @@ void AddAccessCommands(CLI::App& app, int& exit_code) {
   auto address = std::make_shared<std::string>("127.0.0.1:50051");
   auto json = std::make_shared<bool>(false);
   {
-    CLI::App* tokens = app.add_subcommand("tokens", "API tokens (admin): create, list, revoke");
+    CLI::App* tokens =
+        app.add_subcommand("tokens", "API tokens (admin): create, list, revoke, lift a quarantine");
     tokens->require_subcommand(1);
     tokens->add_option("--coordinator", *address, "Coordinator address HOST:PORT");
     tokens->add_flag("--json", *json, "Print JSON");
@@ -78,10 +79,14 @@ void AddAccessCommands(CLI::App& app, int& exit_code) {
                                               v1::ListTokensRequest(), &resp);
       if (!s.ok()) return void(exit_code = Failed(s));
       if (*json) return void(std::cout << ToJson(resp) << "\n");
-      for (const v1::Token& t : resp.tokens())
+      for (const v1::Token& t : resp.tokens()) {
         std::cout << absl::StrFormat("%-24s %-10s created %s  last used %s\n", t.name(),
                                      RoleName(t.role()), When(t.created_unix()),
                                      When(t.last_used_unix()));
+        if (!t.quarantine().empty())
+          std::cout << "    [quarantined " << When(t.quarantined_unix()) << "] " << t.quarantine()
+                    << "\n";
+      }
     });
     CLI::App* revoke = tokens->add_subcommand(
         "revoke", "Revoke a token: its next call fails, its open streams and long polls end");
@@ -94,6 +99,20 @@ void AddAccessCommands(CLI::App& app, int& exit_code) {
           Call<v1::AdminService>(*address, &v1::AdminService::Stub::RevokeToken, req, &resp);
       if (!s.ok()) return void(exit_code = Failed(s));
       std::cout << "revoked " << *name << "\n";
+    });
+    CLI::App* lift = tokens->add_subcommand(
+        "lift",
+        "Lift a worker token's quarantine (one of its workers lost a vote on a perft count): its "
+        "workers take leases again; the results it voided stay voided");
+    lift->add_option("name", *name, "Token name")->required();
+    lift->callback([=, &exit_code] {
+      v1::LiftQuarantineRequest req;
+      req.set_name(*name);
+      v1::LiftQuarantineResponse resp;
+      grpc::Status s =
+          Call<v1::AdminService>(*address, &v1::AdminService::Stub::LiftQuarantine, req, &resp);
+      if (!s.ok()) return void(exit_code = Failed(s));
+      std::cout << "lifted the quarantine of " << *name << "\n";
     });
   }
   {
@@ -196,6 +215,9 @@ void AddAccessCommands(CLI::App& app, int& exit_code) {
             dirs.empty() ? "(any path)" : dirs, labels, runs, w.draining() ? "  [draining]" : "",
             w.connected() ? "" : "  [disconnected]");
         for (const std::string& flag : w.flags()) std::cout << "    [flagged] " << flag << "\n";
+        if (!w.quarantine().empty())
+          std::cout << "    [quarantined] token '" << w.token() << "': " << w.quarantine()
+                    << " (takes no leases; `arbiter tokens lift " << w.token() << "`)\n";
       }
     });
   }

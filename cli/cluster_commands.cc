@@ -42,6 +42,7 @@ struct CoordinatorFlags {
   uint32_t max_live_pages_per_token = 64;
   std::string data;
   double lease_seconds = 15;
+  double lease_progress_seconds = 300;
   double heartbeat_seconds = 3;
   uint64_t max_upload_mb = 256;
   bool no_auth = false;
@@ -89,6 +90,10 @@ void AddCoordinatorOptions(CLI::App* cmd, CoordinatorFlags& f) {
   cmd->add_option("--lease-s", f.lease_seconds,
                   "Seconds a job's lease lasts (heartbeats extend it)")
       ->check(CLI::Range(0.5, 3600.0));
+  cmd->add_option("--lease-progress-s", f.lease_progress_seconds,
+                  "Seconds a perft lease is kept while its heartbeats report no nodes counted; "
+                  "then it is taken back and its job queued again (0: never)")
+      ->check(CLI::Range(0.0, 86400.0));
   cmd->add_option("--heartbeat-s", f.heartbeat_seconds,
                   "Seconds between heartbeats asked of workers")
       ->check(CLI::Range(0.1, 600.0));
@@ -125,6 +130,7 @@ coordinator::ServerOptions ToServerOptions(const CoordinatorFlags& f) {
   o.metrics = f.metrics;
   o.coordinator.data_dir = f.data;
   o.coordinator.lease_seconds = f.lease_seconds;
+  o.coordinator.lease_progress_seconds = f.lease_progress_seconds;
   o.coordinator.heartbeat_seconds = std::min(f.heartbeat_seconds, f.lease_seconds / 3);
   o.coordinator.max_upload_bytes = f.max_upload_mb << 20;
   o.coordinator.upload_quota_bytes = f.upload_quota_mb << 20;

@@ -48,6 +48,7 @@ struct SandboxFlags {
   std::string mode;  // auto, namespaces or off
   match::ResourceLimits limits;
   std::string engine_uids = match::UidRangeText(match::kDefaultEngineUids);
+  std::vector<std::string> read_dirs;  // SandboxOptions::read_only
 };
 void AddSandboxOptions(CLI::App* cmd, SandboxFlags& f);
 // The box the flags ask for (probing bwrap once for `auto`; a fallback is logged as a warning).

@@ -30,6 +30,11 @@ void AddSandboxOptions(CLI::App* cmd, SandboxFlags& f) {
                   "per engine (--engine-processes then bounds one engine; what an engine leaves "
                   "dies with its user), or none: all run as nobody")
       ->capture_default_str();
+  cmd->add_option("--engine-read-dir", f.read_dirs,
+                  "Sandbox: a host directory engines may read, e.g. Syzygy tables (repeatable; "
+                  "absolute): bound read-only with namespaces, readable with Landlock, and with "
+                  "limits the only host directory besides the engine's own that a string option "
+                  "may name (give one the engines' user cannot write)");
 }
 
 absl::StatusOr<match::SandboxOptions> ResolveSandbox(const SandboxFlags& f) {
@@ -38,7 +43,11 @@ absl::StatusOr<match::SandboxOptions> ResolveSandbox(const SandboxFlags& f) {
   if (!uids.ok())
     return absl::InvalidArgumentError(Cat("--engine-uids ", std::string(uids.status().message())));
   match::ConfigureEngineUsers(*uids);
-  match::SandboxOptions options{.limits = f.limits};
+  for (const std::string& d : f.read_dirs)
+    if (d.empty() || d[0] != '/')
+      return absl::InvalidArgumentError(
+          Cat("--engine-read-dir '", d, "' must be an absolute path"));
+  match::SandboxOptions options{.limits = f.limits, .read_only = f.read_dirs};
   std::string warning;
   ASSIGN_OR_RETURN(options.isolation, match::ResolveIsolation(mode, options.bwrap, &warning));
   if (!warning.empty()) std::cerr << "warning: " << warning << "\n";

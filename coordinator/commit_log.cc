@@ -39,7 +39,8 @@ void CommitLog::Loop() {
     rows.reserve(batch.size());
     for (const Entry& e : batch)
       rows.push_back({e.job_id, e.run_id, e.result.worker_id, e.result.worker_name,
-                      e.result.lease_id, e.result.seconds, e.handler->SerializeResult(e.result)});
+                      e.result.lease_id, e.result.seconds, e.handler->SerializeResult(e.result),
+                      e.result.token_name});
     const auto t0 = SteadyClock::now();
     const absl::Status st = store_.Commit(rows, started);
     const double seconds = std::chrono::duration<double>(SteadyClock::now() - t0).count();

@@ -79,9 +79,13 @@ Coordinator::~Coordinator() {
 
 absl::Status Coordinator::Load() {
   ASSIGN_OR_RETURN(std::vector<StoredRun> runs, store_->LoadRuns());
+  ASSIGN_OR_RETURN(std::vector<StoredQuarantine> quarantines, store_->LoadQuarantines());
   std::vector<RunUpdate> updates;
   {
     absl::MutexLock lock(&mu_);
+    // Before the runs: a result of a quarantined token stored in the moment before its quarantine
+    // is voided as it loads.
+    for (StoredQuarantine& q : quarantines) quarantined_[q.name] = std::move(q);
     int resumed = 0;
     for (StoredRun& stored : runs) {
       const bool unfinished = !IsTerminal(v1::RunState(stored.state));
@@ -148,6 +152,7 @@ absl::Status Coordinator::LoadRun(StoredRun& stored, std::vector<RunUpdate>& upd
     Result r;
     r.worker_id = sr.worker_id;
     r.worker_name = sr.worker_name;
+    r.token_name = sr.token;
     r.lease_id = sr.lease_id;
     r.seconds = sr.seconds;
     if (absl::Status st = loaded.handler->ParseResult(sr.result, r); !st.ok())
@@ -349,6 +354,8 @@ uint64_t Coordinator::WatchRun(uint64_t run_id, uint64_t seen, RunCallback cb,
 
 absl::Status Coordinator::RevokeToken(const std::string& name) {
   RETURN_IF_ERROR(tokens_->Revoke(name));
+  // A token created again under the name starts afresh (its results stay voided).
+  if (absl::Status st = LiftQuarantine(name); !st.ok() && !absl::IsNotFound(st)) return st;
   const absl::Status gone = absl::UnauthenticatedError(Cat("token '", name, "' was revoked"));
   Deferred deferred;
   {
@@ -461,7 +468,7 @@ v1::Run Coordinator::BuildRunLocked(const Run& run) {
   *out.mutable_scheduling()->mutable_requirements() = run.requirements;
   out.set_kind(run.kind());
   out.set_state(run.state);
-  out.set_message(run.message);
+  out.set_message(run.message.empty() ? run.quarantine_note : run.message);
   out.set_created_unix(run.created_unix);
   out.set_started_unix(run.started_unix);
   out.set_finished_unix(run.finished_unix);

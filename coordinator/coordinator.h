@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "coordinator/auth.h"
@@ -79,6 +80,9 @@ struct CoordinatorOptions {
   // one of them was recounted by a different worker (another token or host, not sharing its hash)
   // and agreed; after that, this share of its jobs is recounted at random. 0: no recounts.
   double perft_spot_check_percent = 3;
+  // A perft lease whose heartbeats report no progress (nodes counted) for this long is taken back
+  // and its job queued again: heartbeats alone do not hold a job. 0: not watched.
+  double lease_progress_seconds = 300;
 };
 
 // Bounds on what one worker may claim.
@@ -176,6 +180,11 @@ class Coordinator {
   // fail with UNAUTHENTICATED, and its workers are disowned (WorkerRegistry::Disown); their
   // leases expire as lost ones do. Open dashboard pages notice within a second (LiveRuns).
   absl::Status RevokeToken(const std::string& name);
+  // Quarantined worker tokens (a worker of theirs lost a vote on a perft count): their workers
+  // take no leases until an admin lifts it (NOT_FOUND when `name` is not quarantined). The
+  // quarantine is stored; lifting it does not bring back the results it voided.
+  absl::Status LiftQuarantine(const std::string& name);
+  std::vector<StoredQuarantine> Quarantines();
 
   EngineStore& engines() { return *engines_; }
   uint64_t max_upload_bytes() const { return options_.max_upload_bytes; }
@@ -254,6 +263,14 @@ class Coordinator {
   void ResolveSpotChecksLocked(std::vector<RunUpdate>& updates) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void FailUndecidedLocked(Run& run, Job& job, std::vector<RunUpdate>& updates)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Quarantines worker token `token` (quarantine.cc): its workers' leases are taken back, and in
+  // every unfinished run whose results can be counted again its results are voided, in memory
+  // and in the store, and the jobs they counted are counted again by other workers. Rare (once
+  // per caught worker), so its store reads and the write run under the lock.
+  void QuarantineLocked(const std::string& token, const std::string& reason)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // PERMISSION_DENIED naming the quarantine when `token` is quarantined, else OK.
+  absl::Status QuarantinedLocked(const std::string& token) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Whether a connected worker independent of `identities` and `hash_groups` may take `job`.
   bool IndependentLocked(const Run& run, const Job& job,
                          const absl::flat_hash_set<std::string>& identities,
@@ -360,6 +377,8 @@ class Coordinator {
   // Finished runs whose gauges are still shown, in the order they finished: (until when, run id).
   std::deque<std::pair<Clock::time_point, uint64_t>> ended_gauges_ ABSL_GUARDED_BY(mu_);
   Clock::time_point last_token_flush_ ABSL_GUARDED_BY(mu_);
+  // Quarantined worker tokens by name.
+  absl::flat_hash_map<std::string, StoredQuarantine> quarantined_ ABSL_GUARDED_BY(mu_);
   // Submission times per owner within the last minute.
   std::map<std::string, std::deque<Clock::time_point>> submissions_ ABSL_GUARDED_BY(mu_);
   absl::Mutex plan_mu_;

@@ -62,8 +62,15 @@ void Coordinator::TickLocked(Deferred& deferred, std::vector<RunUpdate>& updates
   ResolveSpotChecksLocked(updates);
   // Lost leases: back to the front of the queue.
   for (auto& [job, lease] : queue_.Expire()) {
-    spdlog::warn("job {}: lease {} of worker {} expired; re-queued", job->id, lease.id,
-                 lease.worker_id);
+    if (lease.stalls < now && lease.expiry >= now) {
+      // Heartbeats, but nothing counted: the worker is told at its next heartbeat.
+      job->stalled_lease = lease.id;
+      spdlog::warn("job {}: lease {} of worker {} showed no progress for {} s; re-queued", job->id,
+                   lease.id, lease.worker_id, options_.lease_progress_seconds);
+    } else {
+      spdlog::warn("job {}: lease {} of worker {} expired; re-queued", job->id, lease.id,
+                   lease.worker_id);
+    }
     LeaseEndedLocked(lease.worker_id);
     if (job->leases.empty() && job->pending == 0) {
       Run& run = *runs_[job->run_id];
@@ -233,7 +240,7 @@ void Coordinator::ApplyBatchLocked(uint64_t run_id, std::unique_ptr<JobSource> s
   if (run.handler->Expanding())
     sources_[run_id] = std::move(source);
   else if (run.jobs_done == run.jobs.size())
-    FinishRunLocked(run, v1::RUN_STATE_SUCCEEDED, "", updates);
+    FinishRunLocked(run, v1::RUN_STATE_SUCCEEDED, run.quarantine_note, updates);
   DispatchLocked(deferred);
 }
 

@@ -125,7 +125,11 @@ v1::AcquireJobResponse Coordinator::LeaseLocked(Job& job, const std::string& wor
   Run& run = *runs_[job.run_id];
   if (job.leases.empty() && job.pending == 0) ++run.jobs_leased;
   WorkerInfo* w = workers_.Find(worker_id);
-  const Lease& lease = queue_.Grant(job, worker_id, w ? w->identity : std::string());
+  const Lease& lease =
+      queue_.Grant(job, worker_id, w ? w->identity : std::string(),
+                   options_.lease_progress_seconds > 0 && run.handler->ReportsProgress()
+                       ? Seconds(options_.lease_progress_seconds)
+                       : SteadyClock::duration::zero());
   if (w) ++w->leases;
   if (run.state == v1::RUN_STATE_QUEUED) {
     run.state = v1::RUN_STATE_RUNNING;
@@ -161,6 +165,8 @@ uint64_t Coordinator::AcquireJob(const v1::AcquireJobRequest& request, JobCallba
       now = ShuttingDownError();
     } else if (!found.ok()) {
       now = found.status();
+    } else if (absl::Status quarantined = QuarantinedLocked(w->token); !quarantined.ok()) {
+      now = quarantined;
     } else if (w->leases >= w->LeaseSlots()) {
       now = absl::ResourceExhaustedError(Cat(
           "worker ", request.worker_id(), " holds ", w->leases,
@@ -223,6 +229,12 @@ absl::StatusOr<v1::HeartbeatResponse> Coordinator::Heartbeat(const v1::Heartbeat
   if (!found) return NoJobError(request.job_id());
   Job& job = *found;
   v1::HeartbeatResponse out;
+  if (absl::Status quarantined = QuarantinedLocked((*w)->token); !quarantined.ok()) {
+    // Its leases were taken back when the quarantine began.
+    out.set_stop(true);
+    out.set_reason(std::string(quarantined.message()));
+    return out;
+  }
   if (job.cancelled) {
     // The job's run ended: cancelled, or finished without it (an SPRT decided, a run failed).
     auto run = runs_.find(job.run_id);
@@ -239,14 +251,19 @@ absl::StatusOr<v1::HeartbeatResponse> Coordinator::Heartbeat(const v1::Heartbeat
       return absl::FailedPreconditionError(
           Cat("lease ", request.lease_id(), " of job ", job.id, " belongs to another worker"));
     queue_.Extend(job, index);
+    queue_.Progress(job, index, request.progress(), Seconds(options_.lease_progress_seconds));
     out.set_lease_seconds(options_.lease_seconds);
     return out;
   }
   if (JobQueue::WasIssued(job, request.lease_id())) {
     out.set_stop(true);
     out.set_reason(job.done ? Cat("job ", job.id, " is already done")
-                            : Cat("lease ", request.lease_id(), " of job ", job.id,
-                                  " expired; the job was re-queued"));
+                   : job.stalled_lease == request.lease_id()
+                       ? Cat("lease ", request.lease_id(), " of job ", job.id,
+                             " showed no progress for ", options_.lease_progress_seconds,
+                             " s (--lease-progress-s); the job was re-queued")
+                       : Cat("lease ", request.lease_id(), " of job ", job.id,
+                             " expired; the job was re-queued"));
     return out;
   }
   return absl::FailedPreconditionError(
@@ -301,6 +318,8 @@ void Coordinator::CompleteJob(const v1::CompleteJobRequest& request, CompleteCal
       error = ShuttingDownError();
     } else if (!worker.ok()) {
       error = worker.status();
+    } else if (absl::Status quarantined = QuarantinedLocked((*worker)->token); !quarantined.ok()) {
+      error = quarantined;
     } else if (!job) {
       error = NoJobError(request.job_id());
     } else {
@@ -330,6 +349,7 @@ void Coordinator::CompleteJob(const v1::CompleteJobRequest& request, CompleteCal
             e.result.worker_id = request.worker_id();
             e.result.worker_name = w->name;
             e.result.token = w->identity;
+            e.result.token_name = w->token;
             e.result.lease_id = request.lease_id();
             e.result.seconds = request.seconds();
             e.callbacks.push_back(std::move(cb));
@@ -405,6 +425,15 @@ void Coordinator::IngestResultLocked(Job& job, Result result, std::vector<RunUpd
     for (uint64_t c : result.counts) nodes += double(c);
     workers_.NoteWork(*w, nodes, result.seconds,
                       result.match ? uint32_t(result.match->games_size()) : 0);
+  }
+  if (run.handler->Recountable() && quarantined_.contains(result.token_name) &&
+      !result.token_name.empty()) {
+    // Its token was quarantined while the result was committed (or before a restart): voided.
+    if (absl::Status st = store_->DeleteResult(job.id, result.lease_id); !st.ok())
+      spdlog::error("job {}: voiding a result of quarantined token '{}': {}", job.id,
+                    result.token_name, st.ToString());
+    if (job.open() && !IsTerminal(run.state)) queue_.Requeue(job.id);
+    return;
   }
   job.results.push_back(std::move(result));
   ++run.version;

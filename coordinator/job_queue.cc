@@ -172,8 +172,13 @@ Job* JobQueue::Take(const std::string& worker_id, const std::string& token, cons
   return nullptr;
 }
 
-const Lease& JobQueue::Grant(Job& job, const std::string& worker_id, const std::string& token) {
-  job.leases.push_back({rng_() | 1, worker_id, token, now_() + lease_});
+const Lease& JobQueue::Grant(Job& job, const std::string& worker_id, const std::string& token,
+                             SteadyClock::duration progress_bound) {
+  const auto now = now_();
+  job.leases.push_back({rng_() | 1, worker_id, token, now + lease_, 0,
+                        progress_bound > SteadyClock::duration::zero()
+                            ? now + progress_bound
+                            : SteadyClock::time_point::max()});
   job.past_leases.push_back(job.leases.back().id);
   leased_.insert(job.id);
   if (auto run = runs_.find(job.run_id); run != runs_.end()) ++run->second.leases;
@@ -199,6 +204,14 @@ void JobQueue::ClearLeases(Job& job) {
   job.leases.clear();
 }
 
+void JobQueue::Progress(Job& job, size_t index, uint64_t progress,
+                        SteadyClock::duration progress_bound) {
+  Lease& lease = job.leases[index];
+  if (progress <= lease.progress || lease.stalls == SteadyClock::time_point::max()) return;
+  lease.progress = progress;
+  lease.stalls = now_() + progress_bound;
+}
+
 std::vector<std::pair<Job*, Lease>> JobQueue::Expire() {
   const auto now = now_();
   std::vector<Job*> expired_jobs;
@@ -206,7 +219,7 @@ std::vector<std::pair<Job*, Lease>> JobQueue::Expire() {
     Job* job = Find(id);
     if (!job) continue;
     for (const Lease& l : job->leases) {
-      if (l.expiry < now) {
+      if (l.expiry < now || l.stalls < now) {
         expired_jobs.push_back(job);
         break;
       }
@@ -215,7 +228,7 @@ std::vector<std::pair<Job*, Lease>> JobQueue::Expire() {
   std::vector<std::pair<Job*, Lease>> out;
   for (Job* job : expired_jobs) {
     for (size_t i = job->leases.size(); i-- > 0;) {
-      if (job->leases[i].expiry >= now) continue;
+      if (job->leases[i].expiry >= now && job->leases[i].stalls >= now) continue;
       out.emplace_back(job, job->leases[i]);
       RemoveLease(*job, i);
       Requeue(job->id);

@@ -75,14 +75,19 @@ class JobQueue {
   Job* Take(const std::string& worker_id, const std::string& token, const LaneOf& lane_of,
             const Eligible& eligible = {}, const RunEligible& run_eligible = {},
             const MaySteal& may_steal = {});
-  // A new lease of `job` for `worker_id` of token `token`.
-  const Lease& Grant(Job& job, const std::string& worker_id, const std::string& token);
+  // A new lease of `job` for `worker_id` of token `token`; with `progress_bound` above zero it is
+  // taken back (Expire) unless its progress grows within each such span.
+  const Lease& Grant(Job& job, const std::string& worker_id, const std::string& token,
+                     SteadyClock::duration progress_bound = SteadyClock::duration::zero());
   // Extends the lease at `index` by a lease period.
   void Extend(Job& job, size_t index) { job.leases[index].expiry = now_() + lease_; }
+  // The lease at `index` reports `progress`: when it grew, it has another `progress_bound`.
+  void Progress(Job& job, size_t index, uint64_t progress, SteadyClock::duration progress_bound);
   // Removes the lease at `index`; true when the job holds no lease afterwards.
   bool RemoveLease(Job& job, size_t index);
   void ClearLeases(Job& job);
-  // Removes every expired lease and re-queues its job at the front; returns them.
+  // Removes every expired lease (or one past its progress bound: Lease::stalls) and re-queues its
+  // job at the front; returns them.
   std::vector<std::pair<Job*, Lease>> Expire();
 
   // Index of the job's live lease `lease_id`, or job.leases.size() when it has none such.

@@ -229,6 +229,17 @@ class PerftRun final : public RunHandler {
   }
   int ResultsWanted() const override { return spec_.request().verify() ? 2 : 1; }
   bool SpotChecked() const override { return !spec_.request().verify(); }
+  bool Recountable() const override { return true; }
+  bool ReportsProgress() const override { return true; }
+  absl::Status Uncount(const Job& job, const std::string& stored_spec,
+                       const std::vector<uint64_t>& counts) override {
+    store::v1::StoredPerftJob spec;
+    if (!spec.ParseFromString(stored_spec) || job.index >= jobs_.size())
+      return absl::DataLossError(Cat("unreadable perft job spec of job ", job.id));
+    jobs_[job.index] = std::move(spec);
+    Weigh(jobs_[job.index], counts, /*subtract=*/true);
+    return absl::OkStatus();
+  }
   size_t LaneCount() const override { return spec_.lanes(); }
   uint32_t WorkLane(const Job& job) const override {
     const v1::PerftJob& work = jobs_[job.index].work();
@@ -323,6 +334,26 @@ class PerftRun final : public RunHandler {
     google::protobuf::RepeatedField<uint64_t>().Swap(spec.mutable_weight_multiplicities());
   }
 
+  // Adds (or takes back) `counts` of the job `spec`, times their multiplicities, to the total and
+  // the divide; returns the nodes.
+  unsigned __int128 Weigh(const store::v1::StoredPerftJob& spec,
+                          const std::vector<uint64_t>& counts, bool subtract = false) {
+    unsigned __int128 added = 0;
+    auto add = [&](size_t i, uint32_t root, uint64_t multiplicity) {
+      unsigned __int128 n = (unsigned __int128)counts[i] * multiplicity;
+      added += n;
+      if (root < divide_.size()) divide_[root] = subtract ? divide_[root] - n : divide_[root] + n;
+    };
+    for (int i = 0, next = 0; i < spec.weight_counts_size() && i < int(counts.size()); ++i) {
+      for (uint32_t k = 0; k < spec.weight_counts(i) && next < spec.weight_roots_size() &&
+                           next < spec.weight_multiplicities_size();
+           ++k, ++next)
+        add(i, spec.weight_roots(next), spec.weight_multiplicities(next));
+    }
+    total_ = subtract ? total_ - added : total_ + added;
+    return added;
+  }
+
   mutable std::optional<PerftSplit> planned_level_;  // handed to the first job source
   std::vector<store::v1::StoredPerftJob> jobs_;      // by job index
   std::vector<uint32_t> positions_;                  // positions of each job
@@ -369,20 +400,7 @@ IngestOutcome PerftRun::Ingest(Job& job, CoordinatorMetrics* metrics) {
     spdlog::warn("job {}: worker {} ('{}') disagrees with the majority ({} vs {} nodes)", job.id,
                  r.worker_id, r.worker_name, mine, theirs);
   }
-  const store::v1::StoredPerftJob& spec = jobs_[job.index];
-  unsigned __int128 added = 0;
-  auto add = [&](size_t i, uint32_t root, uint64_t multiplicity) {
-    unsigned __int128 n = (unsigned __int128)counts[i] * multiplicity;
-    added += n;
-    if (root < divide_.size()) divide_[root] += n;
-  };
-  for (int i = 0, next = 0; i < spec.weight_counts_size() && i < int(counts.size()); ++i) {
-    for (uint32_t k = 0; k < spec.weight_counts(i) && next < spec.weight_roots_size() &&
-                         next < spec.weight_multiplicities_size();
-         ++k, ++next)
-      add(i, spec.weight_roots(next), spec.weight_multiplicities(next));
-  }
-  total_ += added;
+  const unsigned __int128 added = Weigh(jobs_[job.index], counts);
   if (metrics) {
     metrics->perft_nodes.Increment(double(added));
     metrics->duration.Observe(job.results[best].seconds);

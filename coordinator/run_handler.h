@@ -34,17 +34,24 @@ struct Lease {
   std::string worker_id;
   std::string token;  // the worker's identity for verification (WorkerInfo::identity)
   SteadyClock::time_point expiry;
+  // The work its heartbeats last reported (HeartbeatRequest.progress), and when it is taken back
+  // unless that grows (max: never, for jobs whose progress is not watched).
+  uint64_t progress = 0;
+  SteadyClock::time_point stalls = SteadyClock::time_point::max();
 };
 
 // A worker's accepted answer for a job.
 struct Result {
   std::string worker_id, worker_name;
   std::string token;  // WorkerInfo::identity (not stored: verification of resumed runs uses ids)
+  std::string token_name;  // WorkerInfo::token, the name a quarantine goes by (stored)
   uint64_t lease_id = 0;
   double seconds = 0;
   std::vector<uint64_t> counts;                         // perft
   std::shared_ptr<const v1::MatchJobResult> match;      // match and tournament
   std::shared_ptr<const v1::MovegenJobResult> movegen;  // movegen-check
+  // Its counts are the job's counted ones (it agreed with the majority when the job was done).
+  bool counted = false;
 };
 
 // The error of every call once the coordinator shuts down.
@@ -78,6 +85,7 @@ struct Job {
   int pending = 0;  // completions being committed
   bool done = false, cancelled = false, failed = false;
   uint32_t lane = kNoLane;
+  uint64_t stalled_lease = 0;  // the last lease taken back for making no progress
   // Neither done, cancelled nor failed: may still take a result.
   bool open() const { return !done && !cancelled && !failed; }
 };
@@ -127,6 +135,8 @@ struct Run {
   absl::flat_hash_set<std::string> vouched, distrusted;
   uint64_t spot_checks = 0;
   absl::flat_hash_set<uint64_t> spot_checking;  // jobs waiting for a recount or a deciding vote
+  // What quarantines did to the run (its message while it runs and once it succeeds).
+  std::string quarantine_note;
 
   v1::RunKind kind() const;
   // Jobs neither done, cancelled nor leased.
@@ -188,6 +198,18 @@ class RunHandler {
   // Whether a job's single result may be recounted by another worker before it counts (perft:
   // counts can be recomputed exactly; games cannot be replayed the same way).
   virtual bool SpotChecked() const { return false; }
+  // Whether workers report the job's progress in heartbeats (a lease without progress is taken
+  // back: CoordinatorOptions::lease_progress_seconds).
+  virtual bool ReportsProgress() const { return false; }
+  // Whether a counted job can be counted again (a quarantined token's results are voided): true
+  // for kinds whose results can be recomputed exactly (perft).
+  virtual bool Recountable() const { return false; }
+  // Takes a counted job's result back out of the run's totals, `counts` being what was counted,
+  // and restores its work from `stored_spec` (StoredJob.spec) so that it can be leased again.
+  virtual absl::Status Uncount(const Job& /*job*/, const std::string& /*stored_spec*/,
+                               const std::vector<uint64_t>& /*counts*/) {
+    return absl::FailedPreconditionError("this run's results cannot be counted again");
+  }
   // The `path` engines the job starts (they go only to workers whose --engine-dir allow them).
   virtual std::vector<std::string> EnginePaths(const Job& /*job*/) const { return {}; }
   // Cores one game slot of the job needs (its engines' largest `Threads` option): the job goes

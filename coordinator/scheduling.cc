@@ -80,7 +80,8 @@ absl::StatusOr<v1::Run> Coordinator::SetScheduling(const v1::SetSchedulingReques
 
 Job* Coordinator::TakeJobLocked(const std::string& worker_id) {
   WorkerInfo* w = workers_.Find(worker_id);
-  if (!w || w->draining || w->leases >= w->LeaseSlots()) return nullptr;
+  if (!w || w->draining || w->leases >= w->LeaseSlots() || quarantined_.contains(w->token))
+    return nullptr;
   const WorkerInfo& worker = *w;
   return queue_.Take(
       worker_id, w->identity,
@@ -176,9 +177,12 @@ v1::ListWorkersResponse Coordinator::ListWorkersLocked(bool all) {
       if (const Job* job = queue_.Find(job_id))
         for (const Lease& l : job->leases) runs_of[l.worker_id].push_back(id);
   }
-  for (v1::WorkerStatus& w : *out.mutable_workers())
+  for (v1::WorkerStatus& w : *out.mutable_workers()) {
     if (auto it = runs_of.find(w.worker_id()); it != runs_of.end())
       for (uint64_t run : it->second) w.add_leased_runs(run);
+    if (auto q = quarantined_.find(w.token()); q != quarantined_.end() && !w.token().empty())
+      w.set_quarantine(q->second.reason);
+  }
   return out;
 }
 

@@ -278,7 +278,23 @@ class AdminServiceImpl final : public v1::AdminService::CallbackService {
     ARBITER_GATE(ctx, v1::ROLE_ADMIN);
     if (!auth_) return Finish(ctx, NoAuth());
     for (const v1::Token& t : c_->tokens().List()) *resp->add_tokens() = t;
+    for (const StoredQuarantine& q : c_->Quarantines())
+      for (v1::Token& t : *resp->mutable_tokens())
+        if (t.name() == q.name) {
+          t.set_quarantine(q.reason);
+          t.set_quarantined_unix(q.since_unix);
+        }
     return Finish(ctx, absl::OkStatus());
+  }
+  grpc::ServerUnaryReactor* LiftQuarantine(grpc::CallbackServerContext* ctx,
+                                           const v1::LiftQuarantineRequest* req,
+                                           v1::LiftQuarantineResponse*) override {
+    ARBITER_GATE(ctx, v1::ROLE_ADMIN);
+    if (req->name().size() > 64)
+      return Finish(ctx, absl::InvalidArgumentError("token names have at most 64 bytes"));
+    absl::Status st = c_->LiftQuarantine(req->name());
+    if (st.ok()) spdlog::info("token '{}': quarantine lifted by '{}'", req->name(), who.name);
+    return Finish(ctx, st);
   }
   grpc::ServerUnaryReactor* RevokeToken(grpc::CallbackServerContext* ctx,
                                         const v1::RevokeTokenRequest* req,

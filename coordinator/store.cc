@@ -37,7 +37,7 @@ CREATE INDEX IF NOT EXISTS jobs_by_run ON jobs(run_id);
 CREATE TABLE IF NOT EXISTS results (
   job_id INTEGER NOT NULL, run_id INTEGER NOT NULL, worker_id TEXT NOT NULL,
   worker_name TEXT NOT NULL, lease_id INTEGER NOT NULL, seconds REAL NOT NULL,
-  result BLOB NOT NULL, PRIMARY KEY (job_id, lease_id));
+  result BLOB NOT NULL, token TEXT NOT NULL DEFAULT '', PRIMARY KEY (job_id, lease_id));
 CREATE INDEX IF NOT EXISTS results_by_run ON results(run_id);
 CREATE TABLE IF NOT EXISTS engines (
   sha256 TEXT PRIMARY KEY, name TEXT NOT NULL, size_bytes INTEGER NOT NULL,
@@ -45,6 +45,8 @@ CREATE TABLE IF NOT EXISTS engines (
 CREATE TABLE IF NOT EXISTS tokens (
   name TEXT PRIMARY KEY, role INTEGER NOT NULL, hash TEXT NOT NULL UNIQUE,
   created_unix REAL NOT NULL, last_used_unix REAL NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS quarantined_tokens (
+  name TEXT PRIMARY KEY, reason TEXT NOT NULL, since_unix REAL NOT NULL);
 )sql";
 
 // Text to bind as TEXT rather than as a BLOB.
@@ -191,6 +193,13 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir) {
   RETURN_IF_ERROR(store->Exec("PRAGMA journal_mode=WAL"));
   RETURN_IF_ERROR(store->Exec("PRAGMA synchronous=FULL"));
   RETURN_IF_ERROR(store->Exec(kSchema));
+  // Results carry their worker's token (a quarantine voids a token's results): a column added
+  // in place, which an arbiter without it ignores.
+  ASSIGN_OR_RETURN(std::string has_token,
+                   store->QueryText("SELECT COUNT(*) FROM pragma_table_info('results') "
+                                    "WHERE name = 'token'"));
+  if (has_token == "0")
+    RETURN_IF_ERROR(store->Exec("ALTER TABLE results ADD COLUMN token TEXT NOT NULL DEFAULT ''"));
   RETURN_IF_ERROR(store->Exec(Cat("PRAGMA user_version = ", kSchemaVersion).c_str()));
   if (found == kUpgradableSchemaVersion)
     spdlog::info("database '{}' upgraded from schema version {} to {}", path, found,
@@ -294,11 +303,11 @@ absl::Status Store::Commit(const std::vector<StoredResult>& results,
     if (!results.empty()) {
       Stmt s(db_,
              "INSERT OR IGNORE INTO results (job_id, run_id, worker_id, worker_name, lease_id, "
-             "seconds, result) VALUES (?, ?, ?, ?, ?, ?, ?)");
+             "seconds, result, token) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
       if (!s.ok()) return SqlError(db_, "prepare result insert");
       for (const StoredResult& r : results)
         if (!s.Execute(r.job_id, r.run_id, Text{r.worker_id}, Text{r.worker_name}, r.lease_id,
-                       r.seconds, r.result))
+                       r.seconds, r.result, Text{r.token}))
           return SqlError(db_, "insert result");
     }
     if (!runs.empty()) {
@@ -353,7 +362,7 @@ absl::StatusOr<std::vector<StoredJob>> Store::LoadJobs(uint64_t run_id) {
 absl::StatusOr<std::vector<StoredResult>> Store::LoadResults(uint64_t run_id) {
   absl::MutexLock lock(&mu_);
   Stmt s(db_,
-         "SELECT job_id, worker_id, worker_name, lease_id, seconds, result FROM results "
+         "SELECT job_id, worker_id, worker_name, lease_id, seconds, result, token FROM results "
          "WHERE run_id = ? ORDER BY rowid");
   if (!s.ok()) return SqlError(db_, "prepare load results");
   s.BindAll(run_id);
@@ -361,7 +370,86 @@ absl::StatusOr<std::vector<StoredResult>> Store::LoadResults(uint64_t run_id) {
   while (s.Step() == SQLITE_ROW) {
     StoredResult& r = out.emplace_back();
     r.run_id = run_id;
-    s.Columns(r.job_id, r.worker_id, r.worker_name, r.lease_id, r.seconds, r.result);
+    s.Columns(r.job_id, r.worker_id, r.worker_name, r.lease_id, r.seconds, r.result, r.token);
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<StoredResult>> Store::LoadJobResults(uint64_t job_id) {
+  absl::MutexLock lock(&mu_);
+  Stmt s(db_,
+         "SELECT run_id, worker_id, worker_name, lease_id, seconds, result, token FROM results "
+         "WHERE job_id = ? ORDER BY rowid");
+  if (!s.ok()) return SqlError(db_, "prepare load job results");
+  s.BindAll(job_id);
+  std::vector<StoredResult> out;
+  while (s.Step() == SQLITE_ROW) {
+    StoredResult& r = out.emplace_back();
+    r.job_id = job_id;
+    s.Columns(r.run_id, r.worker_id, r.worker_name, r.lease_id, r.seconds, r.result, r.token);
+  }
+  return out;
+}
+
+absl::StatusOr<StoredJob> Store::LoadJob(uint64_t job_id) {
+  absl::MutexLock lock(&mu_);
+  Stmt s(db_, "SELECT run_id, spec FROM jobs WHERE id = ?");
+  if (!s.ok()) return SqlError(db_, "prepare load job");
+  s.BindAll(job_id);
+  StoredJob j;
+  j.id = job_id;
+  if (s.Step() != SQLITE_ROW) return absl::NotFoundError(Cat("job ", job_id, " is not stored"));
+  s.Columns(j.run_id, j.spec);
+  return j;
+}
+
+absl::Status Store::Quarantine(const StoredQuarantine& q, const std::vector<uint64_t>& run_ids,
+                               const std::vector<uint64_t>& job_ids) {
+  absl::MutexLock lock(&mu_);
+  return InTransaction([&]() -> absl::Status {
+    {
+      Stmt s(db_,
+             "INSERT OR REPLACE INTO quarantined_tokens (name, reason, since_unix) "
+             "VALUES (?, ?, ?)");
+      if (!s.ok() || !s.Execute(Text{q.name}, Text{q.reason}, q.since_unix))
+        return SqlError(db_, "insert quarantine");
+    }
+    {
+      Stmt s(db_, "DELETE FROM results WHERE run_id = ? AND token = ?");
+      if (!s.ok()) return SqlError(db_, "prepare void results");
+      for (uint64_t run_id : run_ids)
+        if (!s.Execute(run_id, Text{q.name})) return SqlError(db_, "void results");
+    }
+    Stmt s(db_, "DELETE FROM results WHERE job_id = ?");
+    if (!s.ok()) return SqlError(db_, "prepare reopen job");
+    for (uint64_t job_id : job_ids)
+      if (!s.Execute(job_id)) return SqlError(db_, "reopen job");
+    return absl::OkStatus();
+  });
+}
+
+absl::Status Store::DeleteResult(uint64_t job_id, uint64_t lease_id) {
+  absl::MutexLock lock(&mu_);
+  Stmt s(db_, "DELETE FROM results WHERE job_id = ? AND lease_id = ?");
+  if (!s.ok() || !s.Execute(job_id, lease_id)) return SqlError(db_, "delete result");
+  return absl::OkStatus();
+}
+
+absl::Status Store::LiftQuarantine(const std::string& name) {
+  absl::MutexLock lock(&mu_);
+  Stmt s(db_, "DELETE FROM quarantined_tokens WHERE name = ?");
+  if (!s.ok() || !s.Execute(Text{name})) return SqlError(db_, "lift quarantine");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<StoredQuarantine>> Store::LoadQuarantines() {
+  absl::MutexLock lock(&mu_);
+  Stmt s(db_, "SELECT name, reason, since_unix FROM quarantined_tokens ORDER BY name");
+  if (!s.ok()) return SqlError(db_, "prepare load quarantines");
+  std::vector<StoredQuarantine> out;
+  while (s.Step() == SQLITE_ROW) {
+    StoredQuarantine& q = out.emplace_back();
+    s.Columns(q.name, q.reason, q.since_unix);
   }
   return out;
 }

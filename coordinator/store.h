@@ -47,6 +47,15 @@ struct StoredResult {
   uint64_t lease_id = 0;
   double seconds = 0;
   std::string result;  // serialized PerftJobResult
+  std::string token;   // name of the worker's token
+};
+
+// A worker token whose workers take no leases (one of them lost a vote on a perft count), until
+// an admin lifts it.
+struct StoredQuarantine {
+  std::string name;
+  std::string reason;
+  double since_unix = 0;
 };
 
 struct StoredEngine {
@@ -96,6 +105,8 @@ class Store {
   absl::StatusOr<std::vector<StoredRun>> LoadRuns();
   absl::StatusOr<std::vector<StoredJob>> LoadJobs(uint64_t run_id);
   absl::StatusOr<std::vector<StoredResult>> LoadResults(uint64_t run_id);
+  absl::StatusOr<std::vector<StoredResult>> LoadJobResults(uint64_t job_id);
+  absl::StatusOr<StoredJob> LoadJob(uint64_t job_id);
   // Highest job and lease-free ids so far (ids keep growing across restarts).
   absl::StatusOr<uint64_t> MaxJobId();
 
@@ -107,6 +118,15 @@ class Store {
   absl::Status DeleteToken(const std::string& name);
   absl::Status TouchTokens(const std::vector<std::pair<std::string, double>>& last_used);
   absl::StatusOr<std::vector<StoredToken>> LoadTokens();
+
+  // One transaction: token `q.name` is quarantined, its results in runs `run_ids` are voided and
+  // jobs `job_ids` lose every result (they are counted again).
+  absl::Status Quarantine(const StoredQuarantine& q, const std::vector<uint64_t>& run_ids,
+                          const std::vector<uint64_t>& job_ids);
+  // Voids one result (of a token quarantined while the result was being committed).
+  absl::Status DeleteResult(uint64_t job_id, uint64_t lease_id);
+  absl::Status LiftQuarantine(const std::string& name);
+  absl::StatusOr<std::vector<StoredQuarantine>> LoadQuarantines();
 
  private:
   Store(sqlite3* db, int lock_fd) : db_(db), lock_fd_(lock_fd) {}

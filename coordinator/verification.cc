@@ -78,24 +78,30 @@ void Coordinator::ApplyResultLocked(Run& run, Job& job, std::vector<RunUpdate>& 
   if (SpotCheckLocked(run, job)) return;
   // Who agrees with the counts most results agree on (Ingest drops the counts once done).
   std::vector<bool> agrees;
-  if (run.handler->SpotChecked() && job.results.size() >= 2) {
+  if (job.results.size() >= 2) {
     const size_t best = MajorityOf(job.results).first;
     for (const Result& r : job.results) agrees.push_back(r.counts == job.results[best].counts);
   }
   const IngestOutcome outcome = run.handler->Ingest(job, metrics_.get());
-  if (outcome.job == IngestOutcome::JobEffect::kDone && !agrees.empty()) {
+  // The tokens of workers that lost a vote: quarantined once this job is done.
+  std::vector<std::pair<std::string, std::string>> losers;
+  if (outcome.job == IngestOutcome::JobEffect::kDone) {
     for (size_t i = 0; i < job.results.size(); ++i) {
-      const Result& r = job.results[i];
+      Result& r = job.results[i];
+      r.counted = agrees.empty() || agrees[i];
+      if (agrees.empty() || !run.handler->Recountable()) continue;
       if (agrees[i]) {
-        if (!r.token.empty()) run.vouched.insert(r.token);
+        if (!r.token.empty() && run.handler->SpotChecked()) run.vouched.insert(r.token);
         continue;
       }
-      // Counted otherwise than the majority: every later result of its in this run is recounted,
-      // and the worker carries the flag (`arbiter workers`, the dashboard) until an admin acts.
+      // Counted otherwise than the majority: the worker carries the flag (`arbiter workers`, the
+      // dashboard), and its token is quarantined until an admin acts.
       run.distrusted.insert(r.token);
+      const std::string why = Cat("run ", run.id, ": perft job ", job.id, " counted by '",
+                                  r.worker_name, "' otherwise than the majority of its recounts");
       if (WorkerInfo* w = workers_.Find(r.worker_id); w && w->flags.size() < kMaxWorkerFlags)
-        w->flags.push_back(Cat("run ", run.id, ": perft job ", job.id,
-                               " counted otherwise than the majority of its recounts"));
+        w->flags.push_back(why);
+      losers.emplace_back(r.token_name, why);
     }
   }
   if (const Result& counted = job.results.back(); counted.match)
@@ -127,10 +133,12 @@ void Coordinator::ApplyResultLocked(Run& run, Job& job, std::vector<RunUpdate>& 
       job.failed = true;
       break;
   }
+  // After this job is counted: its own majority stands, while the loser's other results go.
+  for (const auto& [token, why] : losers) QuarantineLocked(token, why);
   if (outcome.finish)
     FinishRunLocked(run, *outcome.finish, outcome.message, updates);
   else if (run.jobs_done == run.jobs.size() && !run.handler->Expanding())
-    FinishRunLocked(run, v1::RUN_STATE_SUCCEEDED, "", updates);
+    FinishRunLocked(run, v1::RUN_STATE_SUCCEEDED, run.quarantine_note, updates);
 }
 
 void Coordinator::FailUndecidedLocked(Run& run, Job& job, std::vector<RunUpdate>& updates) {

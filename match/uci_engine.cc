@@ -12,6 +12,7 @@
 #include "base/numbers.h"
 #include "base/status_macros.h"
 #include "base/strings.h"
+#include "match/option_paths.h"
 
 namespace arbiter::match {
 namespace {
@@ -396,6 +397,15 @@ absl::Status UciEngine::StartUci() {
     if (!declared.ok())
       return absl::InvalidArgumentError(
           Cat(spec_.name, ": ", std::string(declared.status().message())));
+    // A file it names must stay inside the box where the box does not confine the engine.
+    auto option = std::find_if(options_.begin(), options_.end(),
+                               [&](const UciOption& o) { return o.name == *declared; });
+    std::vector<std::string> allowed = sandbox_.read_only;
+    allowed.push_back(private_dir_);
+    if (absl::Status st = CheckOptionPath(*option, value, sandbox_.isolation,
+                                          spec_.dir.empty() ? private_dir_ : spec_.dir, allowed);
+        !st.ok())
+      return absl::InvalidArgumentError(Cat(spec_.name, ": ", std::string(st.message())));
     names.push_back(*std::move(declared));
   }
   for (size_t i = 0; i < names.size(); ++i)

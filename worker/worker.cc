@@ -200,11 +200,11 @@ struct Worker::Impl {
   }
 
   // A perft job's counts into `out`, or why there are none (Cancelled: stopped).
+  // `nodes`: the leaves counted so far, as subtrees finish (the heartbeats' progress).
   absl::Status RunPerftJob(const v1::PerftJob& work, const Position& root, std::atomic<bool>& stop,
-                           v1::CompleteJobRequest& out) {
+                           std::atomic<uint64_t>& nodes, v1::CompleteJobRequest& out) {
     std::shared_ptr<PerftTable> job_table;  // held until the job ends
     if (work.hash_mb() > 0 && work.depth() >= 3) job_table = HashFor(work).For(int(work.hash_mb()));
-    std::atomic<uint64_t> nodes{0};
     PerftBatchOptions opts{.depth = int(work.depth()),
                            .threads = options.threads,
                            .hash_mb = 0,  // job_table or none
@@ -262,6 +262,7 @@ struct Worker::Impl {
     }
     if (!job.has_movegen_check()) kept_engine.Release();
     std::atomic<bool> stop{false};
+    std::atomic<uint64_t> progress{0};
     bool release = false, lost = false;
     std::string why;
     absl::Mutex hb_mu;
@@ -287,6 +288,7 @@ struct Worker::Impl {
         req.set_worker_id(worker_id);
         req.set_job_id(job.job_id());
         req.set_lease_id(job.lease_id());
+        req.set_progress(progress.load(std::memory_order_relaxed));
         v1::HeartbeatResponse resp;
         grpc::ClientContext ctx;
         ctx.set_deadline(Deadline(5));
@@ -315,7 +317,7 @@ struct Worker::Impl {
       worked = r.status();
       if (r.ok()) *req.mutable_movegen_check() = std::move(*r);
     } else {
-      worked = RunPerftJob(job.perft(), *root, stop, req);
+      worked = RunPerftJob(job.perft(), *root, stop, progress, req);
     }
     {
       absl::MutexLock lock(&hb_mu);

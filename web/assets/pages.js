@@ -8,7 +8,8 @@ const cpuLevels = ["any", "v1", "v2", "v3", "v4"];
 async function showWorkers() {
   const data = await api("GET", "workers?all=1");
   const rows = (data.workers || []).map((w) => el("tr", { "data-worker": w.name },
-    el("td", {}, w.name, w.draining ? el("span", { class: "muted" }, " (draining)") : ""),
+    el("td", {}, w.name, w.draining ? el("span", { class: "muted" }, " (draining)") : "",
+      w.quarantine ? el("span", { class: "muted", title: w.quarantine }, " (quarantined: " + w.quarantine + ")") : ""),
     el("td", { class: "hide-small" }, w.hostname || ""), el("td", { class: "num" }, w.threads),
     el("td", { class: "hide-small" }, cpuLevels[w.cpu_level] || "", w.perft_path ? el("span", { class: "muted" }, ` (perft ${w.perft_path})`) : ""),
     el("td", { class: "hide-small" }, w.isolation || ""),
