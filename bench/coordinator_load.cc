@@ -22,7 +22,10 @@
 #include "engine/rules.h"
 #include "grpcpp/grpcpp.h"
 #include "net/client.h"
-#include "proto/arbiter/v1/cluster.grpc.pb.h"
+#include "proto/arbiter/v1/engine.pb.h"
+#include "proto/arbiter/v1/run.pb.h"
+#include "proto/arbiter/v1/run_service.grpc.pb.h"
+#include "proto/arbiter/v1/work_service.grpc.pb.h"
 
 namespace {
 

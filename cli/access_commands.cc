@@ -12,7 +12,9 @@
 #include "grpcpp/grpcpp.h"
 #include "net/client.h"
 #include "net/metrics.h"
-#include "proto/arbiter/v1/cluster.grpc.pb.h"
+#include "proto/arbiter/v1/admin_service.grpc.pb.h"
+#include "proto/arbiter/v1/run_service.grpc.pb.h"
+#include "proto/arbiter/v1/worker.pb.h"
 #include "proto/roles.h"
 
 namespace arbiter::cli {

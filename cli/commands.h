@@ -7,7 +7,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/status/statusor.h"
 #include "match/sandbox.h"
-#include "proto/arbiter/v1/cluster.pb.h"
+#include "proto/arbiter/v1/run_service.pb.h"
 
 namespace arbiter::cli {
 

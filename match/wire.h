@@ -13,7 +13,8 @@
 #include "engine/types.h"
 #include "match/game.h"
 #include "match/runner.h"
-#include "proto/arbiter/v1/cluster.pb.h"
+#include "proto/arbiter/v1/engine.pb.h"
+#include "proto/arbiter/v1/match.pb.h"
 
 namespace arbiter::match {
 

@@ -13,7 +13,8 @@
 #include "base/strings.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
-#include "proto/arbiter/v1/cluster.grpc.pb.h"
+#include "proto/arbiter/v1/admin_service.pb.h"
+#include "proto/arbiter/v1/worker.pb.h"
 #include "tests/integration/process.h"
 #include "tests/integration/tokens.h"
 
