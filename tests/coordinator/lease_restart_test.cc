@@ -295,8 +295,10 @@ TEST_F(CoordinatorTest, TournamentResumesAfterRestartAndRatesEveryEngine) {
     rounds.insert(g.round());
     EXPECT_NE(pgn->pgn().find("[Round \"" + std::to_string(g.round()) + "\"]"), std::string::npos);
     EXPECT_NE(g.white(), g.black());
-    EXPECT_EQ(g.termination(), "normal");
-    EXPECT_TRUE(g.result() == "1-0" || g.result() == "0-1") << g.result();
+    EXPECT_EQ(g.end(), v1::GAME_END_NORMAL);
+    EXPECT_TRUE(g.game_result() == v1::GAME_RESULT_WHITE_WINS ||
+                g.game_result() == v1::GAME_RESULT_BLACK_WINS)
+        << g.game_result();
   }
   EXPECT_EQ(rounds.size(), 12u);
   EXPECT_EQ(*rounds.rbegin(), 12u);
