@@ -73,9 +73,9 @@ class CoordinatorTest : public ::testing::Test {
     std::vector<std::string> workers;
     for (const char* name : {"a", "b"}) {
       v1::RegisterRequest req;
-      req.set_name(name);
-      req.set_hostname("box");
-      req.set_threads(half);
+      req.mutable_worker()->set_name(name);
+      req.mutable_worker()->set_hostname("box");
+      req.mutable_worker()->set_threads(half);
       req.set_perft_lanes(workers.empty() || lanes);
       workers.push_back(c_->Register(req, Caller{"", v1::ROLE_WORKER})->worker_id());
     }
@@ -95,9 +95,9 @@ class CoordinatorTest : public ::testing::Test {
   std::string Register(const std::string& name, const std::string& hash_group = "",
                        const std::string& token = "", uint32_t threads = 64) {
     v1::RegisterRequest req;
-    req.set_name(name);
-    req.set_hash_group(hash_group);
-    req.set_threads(threads);
+    req.mutable_worker()->set_name(name);
+    req.mutable_worker()->set_hash_group(hash_group);
+    req.mutable_worker()->set_threads(threads);
     req.set_perft_lanes(true);
     return c_->Register(req, Caller{token, v1::ROLE_WORKER})->worker_id();
   }

@@ -120,9 +120,9 @@ TEST_F(CoordinatorTest, WorkersFillingTheCoordinatorsHostGetTheCheapestPlan) {
     int i = 0;
     for (const auto& [host, threads] : workers) {
       v1::RegisterRequest req;
-      req.set_name(Cat("w", i++));
-      req.set_hostname(host);
-      req.set_threads(threads);
+      req.mutable_worker()->set_name(Cat("w", i++));
+      req.mutable_worker()->set_hostname(host);
+      req.mutable_worker()->set_threads(threads);
       ASSERT_TRUE(c_->Register(req, Caller{"", v1::ROLE_WORKER}).ok());
     }
   };
@@ -220,9 +220,9 @@ TEST_F(CoordinatorTest, WorkersSharingTheHostsCoresCountLanesOfKeys) {
   // Nine workers on the host: each lane would walk every job again; lanes of jobs instead.
   for (int i = 0; i < 7; ++i) {
     v1::RegisterRequest more;
-    more.set_name(Cat("more", i));
-    more.set_hostname("box");
-    more.set_threads(1);
+    more.mutable_worker()->set_name(Cat("more", i));
+    more.mutable_worker()->set_hostname("box");
+    more.mutable_worker()->set_threads(1);
     more.set_perft_lanes(true);
     ASSERT_TRUE(c_->Register(more, Caller{"", v1::ROLE_WORKER}).ok());
   }
@@ -252,9 +252,9 @@ TEST_F(CoordinatorTest, AnOlderWorkerGetsNoLanesOfKeys) {
   run = c_->SubmitPerft(KeyLanesRequest());
   ASSERT_TRUE(run.ok()) << run.status();
   v1::RegisterRequest req;
-  req.set_name("old");
-  req.set_hostname("box");
-  req.set_threads(1);
+  req.mutable_worker()->set_name("old");
+  req.mutable_worker()->set_hostname("box");
+  req.mutable_worker()->set_threads(1);
   const std::string old = c_->Register(req, Caller{"", v1::ROLE_WORKER})->worker_id();
   EXPECT_FALSE(Acquire(old)) << "an older worker leased a job of a lane of keys";
   v1::DrainWorkersRequest drain;

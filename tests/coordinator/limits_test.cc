@@ -68,18 +68,18 @@ TEST_F(CoordinatorTest, LeasesAreCappedByDeclaredThreads) {
   // A declaration of more than 256 threads is refused (one id declaring 100,000 threads held
   // 373 leases); 256 is accepted.
   v1::RegisterRequest big;
-  big.set_threads(100'000);
+  big.mutable_worker()->set_threads(100'000);
   absl::StatusOr<v1::RegisterResponse> refused = c_->Register(big, Caller{"t", v1::ROLE_WORKER});
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(refused.status().message().find("at most 256"), std::string::npos) << refused.status();
-  big.set_threads(256);
+  big.mutable_worker()->set_threads(256);
   EXPECT_TRUE(c_->Register(big, Caller{"t", v1::ROLE_WORKER}).ok());
 }
 
 // One token registers at most kMaxWorkersPerToken workers at once: a flood stops there.
 TEST_F(CoordinatorTest, OneTokenRegistersABoundedNumberOfWorkers) {
   v1::RegisterRequest r;
-  r.set_threads(1);
+  r.mutable_worker()->set_threads(1);
   for (size_t i = 0; i < kMaxWorkersPerToken; ++i)
     ASSERT_TRUE(c_->Register(r, Caller{"flood", v1::ROLE_WORKER}).ok()) << i;
   absl::StatusOr<v1::RegisterResponse> more = c_->Register(r, Caller{"flood", v1::ROLE_WORKER});
@@ -92,8 +92,8 @@ TEST_F(CoordinatorTest, OneTokenRegistersABoundedNumberOfWorkers) {
 // lease more than its threads, the job whose result is on its way; no more, whatever it declares.
 TEST_F(CoordinatorTest, AResultInFlightHoldsOneLeaseMore) {
   v1::RegisterRequest reg;
-  reg.set_name("pipelined");
-  reg.set_threads(1);
+  reg.mutable_worker()->set_name("pipelined");
+  reg.mutable_worker()->set_threads(1);
   reg.set_results_in_flight(1'000);  // capped at 1
   const std::string w = c_->Register(reg, Caller{"t", v1::ROLE_WORKER})->worker_id();
   const std::string plain = Register("plain", "", "t", /*threads=*/1);
@@ -231,7 +231,7 @@ TEST_F(CoordinatorTest, OversizedRequestsAreRefused) {
   refused(c_->SubmitMatch(match), "rules.event");
   match.mutable_rules()->clear_event();
   v1::RegisterRequest worker;
-  worker.set_name("w\r\nforged");
+  worker.mutable_worker()->set_name("w\r\nforged");
   EXPECT_EQ(c_->Register(worker, Caller{"", v1::ROLE_WORKER}).status().code(),
             absl::StatusCode::kInvalidArgument);
   // And the coordinator still serves.

@@ -36,8 +36,8 @@ class RevocationTest : public CoordinatorTest {
   }
   std::string RegisterAs(const Caller& who) {
     v1::RegisterRequest req;
-    req.set_name("w");
-    req.set_threads(2);
+    req.mutable_worker()->set_name("w");
+    req.mutable_worker()->set_threads(2);
     absl::StatusOr<v1::RegisterResponse> r = c_->Register(req, who);
     EXPECT_TRUE(r.ok()) << r.status();
     return r->worker_id();

@@ -183,11 +183,11 @@ class RequirementsTest : public CoordinatorTest {
   std::string RegisterWith(const std::string& name, uint32_t cpu_level,
                            std::map<std::string, std::string> labels = {}) {
     v1::RegisterRequest req;
-    req.set_name(name);
-    req.set_threads(64);
-    req.set_cpu_level(cpu_level);
-    req.set_memory_bytes(uint64_t(8) << 30);
-    req.mutable_labels()->insert(labels.begin(), labels.end());
+    req.mutable_worker()->set_name(name);
+    req.mutable_worker()->set_threads(64);
+    req.mutable_worker()->set_cpu_level(cpu_level);
+    req.mutable_worker()->set_memory_bytes(uint64_t(8) << 30);
+    req.mutable_worker()->mutable_labels()->insert(labels.begin(), labels.end());
     absl::StatusOr<v1::RegisterResponse> r = c_->Register(req, Caller{"", v1::ROLE_WORKER});
     EXPECT_TRUE(r.ok()) << r.status();
     return r.ok() ? r->worker_id() : "";
@@ -234,10 +234,10 @@ TEST_F(RequirementsTest, RunWaitsWithItsReasonUntilAMatchingWorkerRegisters) {
 
   v1::ListWorkersResponse list = c_->ListWorkers({});
   std::map<std::string, v1::WorkerStatus> by_name;
-  for (const v1::WorkerStatus& w : list.workers()) by_name[w.name()] = w;
-  EXPECT_EQ(by_name["old"].cpu_level(), 2u);
-  EXPECT_EQ(by_name["fit"].labels().at("gpu"), "none");
-  EXPECT_EQ(by_name["fit"].memory_bytes(), uint64_t(8) << 30);
+  for (const v1::WorkerStatus& w : list.workers()) by_name[w.worker().name()] = w;
+  EXPECT_EQ(by_name["old"].worker().cpu_level(), 2u);
+  EXPECT_EQ(by_name["fit"].worker().labels().at("gpu"), "none");
+  EXPECT_EQ(by_name["fit"].worker().memory_bytes(), uint64_t(8) << 30);
 }
 
 // The engines' cpu levels raise a match's requirement; with every matching worker busy the run
@@ -264,9 +264,9 @@ TEST_F(RequirementsTest, EngineLevelsAndBusyWorkers) {
 
   // A single v3 worker of one thread, leased to an older run: the match waits for it.
   v1::RegisterRequest req;
-  req.set_name("one");
-  req.set_threads(1);
-  req.set_cpu_level(3);
+  req.mutable_worker()->set_name("one");
+  req.mutable_worker()->set_threads(1);
+  req.mutable_worker()->set_cpu_level(3);
   const std::string one = c_->Register(req, Caller{})->worker_id();
   const v1::Run older = Submit(3, 1);
   absl::StatusOr<v1::Run> waits = c_->SubmitMatch(match);
@@ -299,19 +299,19 @@ TEST_F(RequirementsTest, OutOfBoundsAreRefused) {
   EXPECT_EQ(c_->SubmitPerft(req).status().code(), absl::StatusCode::kInvalidArgument);
 
   v1::RegisterRequest w;
-  w.set_name("w");
-  w.set_cpu_level(5);
+  w.mutable_worker()->set_name("w");
+  w.mutable_worker()->set_cpu_level(5);
   EXPECT_EQ(c_->Register(w, Caller{}).status().code(), absl::StatusCode::kInvalidArgument);
-  w.set_cpu_level(2);
-  for (int i = 0; i < 17; ++i) (*w.mutable_labels())[Cat("k", i)] = "v";
+  w.mutable_worker()->set_cpu_level(2);
+  for (int i = 0; i < 17; ++i) (*w.mutable_worker()->mutable_labels())[Cat("k", i)] = "v";
   st = c_->Register(w, Caller{}).status();
   EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(st.message().find("at most 16 labels"), absl::string_view::npos) << st;
-  w.clear_labels();
-  (*w.mutable_labels())["zone"] = std::string(65, 'x');
+  w.mutable_worker()->clear_labels();
+  (*w.mutable_worker()->mutable_labels())["zone"] = std::string(65, 'x');
   EXPECT_EQ(c_->Register(w, Caller{}).status().code(), absl::StatusCode::kInvalidArgument);
-  w.clear_labels();
-  (*w.mutable_labels())["zone"] = "a,b=c";
+  w.mutable_worker()->clear_labels();
+  (*w.mutable_worker()->mutable_labels())["zone"] = "a,b=c";
   EXPECT_EQ(c_->Register(w, Caller{}).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(c_->ListWorkers({}).workers_size(), 0) << "nothing refused was registered";
 }

@@ -19,8 +19,8 @@ class SpotCheckTest : public CoordinatorTest {
   };
   W Reg(const std::string& token, bool lies = false) {
     v1::RegisterRequest r;
-    r.set_name(token);
-    r.set_threads(4);
+    r.mutable_worker()->set_name(token);
+    r.mutable_worker()->set_threads(4);
     return {c_->Register(r, Caller{token, v1::ROLE_WORKER})->worker_id(), token, lies};
   }
   // The workers take and answer jobs in turn until the run ends or none is left to take; a
@@ -66,7 +66,7 @@ TEST_F(SpotCheckTest, AThirdWorkerOutvotesTheForgerWhoIsFlaggedAndTheTotalIsExac
   bool flagged = false;
   const v1::ListWorkersResponse list = c_->ListWorkers({});
   for (const v1::WorkerStatus& w : list.workers())
-    if (w.name() == "forger") flagged = w.flags_size() > 0;
+    if (w.worker().name() == "forger") flagged = w.flags_size() > 0;
   EXPECT_TRUE(flagged) << "the forger carries a flag for the admin";
 }
 
@@ -106,8 +106,8 @@ TEST_F(SpotCheckTest, HonestWorkersPayOnlyAFewRecounts) {
 TEST_F(CoordinatorTest, VerifyTellsWorkersApartByTokenOrHost) {
   auto reg = [&](const std::string& name, const std::string& peer) {
     v1::RegisterRequest req;
-    req.set_name(name);
-    req.set_threads(64);
+    req.mutable_worker()->set_name(name);
+    req.mutable_worker()->set_threads(64);
     return c_->Register(req, Caller{"pods", v1::ROLE_WORKER, peer})->worker_id();
   };
   const std::string a = reg("a", "10.0.0.1"), a2 = reg("a2", "10.0.0.1");

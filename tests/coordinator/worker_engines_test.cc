@@ -32,9 +32,9 @@ TEST_F(CoordinatorTest, UploadedEnginesOnlyOnIsolatedWorkers) {
   ASSERT_TRUE(c_->SubmitMatch(req, Caller{"sam", v1::ROLE_SUBMITTER}).ok());
   auto worker = [&](const std::string& name, const std::string& isolation) {
     v1::RegisterRequest r;
-    r.set_name(name);
-    r.set_threads(4);
-    r.set_isolation(isolation);
+    r.mutable_worker()->set_name(name);
+    r.mutable_worker()->set_threads(4);
+    r.mutable_worker()->set_isolation(isolation);
     return c_->Register(r, Caller{"w", v1::ROLE_WORKER})->worker_id();
   };
   const std::string plain = worker("plain", "limits");
@@ -63,8 +63,8 @@ TEST_F(CoordinatorTest, AWorkerFetchesAnEngineOnlyForAJobItHolds) {
       c_->AddEngine("up", file.string(), Caller{"sam", v1::ROLE_SUBMITTER});
   ASSERT_TRUE(engine.ok()) << engine.status();
   v1::RegisterRequest r;
-  r.set_threads(1);
-  r.set_isolation("landlock");
+  r.mutable_worker()->set_threads(1);
+  r.mutable_worker()->set_isolation("landlock");
   const std::string w = c_->Register(r, Caller{"w", v1::ROLE_WORKER})->worker_id();
   const Caller as_w{"w", v1::ROLE_WORKER};
   EXPECT_EQ(c_->CheckEngineFetch(w, engine->sha256(), as_w).code(),
@@ -103,9 +103,9 @@ TEST_F(CoordinatorTest, PathEnginesOnlyWhereAWorkersEngineDirAllows) {
   ASSERT_TRUE(c_->SubmitMatch(req, sam).ok()) << "no worker connected: accepted";
   auto worker = [&](const std::string& name, std::vector<std::string> dirs) {
     v1::RegisterRequest r;
-    r.set_name(name);
-    r.set_threads(4);
-    for (const std::string& d : dirs) r.add_engine_dirs(d);
+    r.mutable_worker()->set_name(name);
+    r.mutable_worker()->set_threads(4);
+    for (const std::string& d : dirs) r.mutable_worker()->add_engine_dirs(d);
     return c_->Register(r, Caller{"w", v1::ROLE_WORKER})->worker_id();
   };
   const std::string games_only = worker("games-only", {"/usr/games"});
@@ -131,46 +131,82 @@ TEST_F(CoordinatorTest, PathEnginesOnlyWhereAWorkersEngineDirAllows) {
 // said about itself.
 TEST_F(CoordinatorTest, WorkersListTheirIsolationDirectoriesAndLimits) {
   v1::RegisterRequest r;
-  r.set_name("box");
-  r.set_threads(2);
-  r.set_isolation("namespaces");
-  r.add_engine_dirs("/usr/games");
-  r.mutable_engine_limits()->set_memory_mb(2048);
-  r.set_perft_path("v3");
+  r.mutable_worker()->set_name("box");
+  r.mutable_worker()->set_threads(2);
+  r.mutable_worker()->set_isolation("namespaces");
+  r.mutable_worker()->add_engine_dirs("/usr/games");
+  r.mutable_worker()->mutable_engine_limits()->set_memory_mb(2048);
+  r.mutable_worker()->set_perft_path("v3");
   ASSERT_TRUE(c_->Register(r, Caller{"w", v1::ROLE_WORKER}).ok());
   v1::ListWorkersResponse list = c_->ListWorkers({});
   ASSERT_EQ(list.workers_size(), 1);
   const v1::WorkerStatus& w = list.workers(0);
-  EXPECT_EQ(w.name(), "box");
-  EXPECT_EQ(w.perft_path(), "v3");
+  EXPECT_EQ(w.worker().name(), "box");
+  EXPECT_EQ(w.worker().perft_path(), "v3");
   EXPECT_EQ(w.token(), "w");
-  EXPECT_EQ(w.isolation(), "namespaces");
-  ASSERT_EQ(w.engine_dirs_size(), 1);
-  EXPECT_EQ(w.engine_dirs(0), "/usr/games");
-  EXPECT_EQ(w.engine_limits().memory_mb(), 2048u);
+  EXPECT_EQ(w.worker().isolation(), "namespaces");
+  ASSERT_EQ(w.worker().engine_dirs_size(), 1);
+  EXPECT_EQ(w.worker().engine_dirs(0), "/usr/games");
+  EXPECT_EQ(w.worker().engine_limits().memory_mb(), 2048u);
   EXPECT_TRUE(w.connected());
 
   v1::RegisterRequest bad = r;
-  bad.add_engine_dirs("relative/dir");
+  bad.mutable_worker()->add_engine_dirs("relative/dir");
   EXPECT_EQ(c_->Register(bad, Caller{"w", v1::ROLE_WORKER}).status().code(),
             absl::StatusCode::kInvalidArgument);
   bad = r;
-  for (int i = 0; i < 65; ++i) bad.add_engine_dirs("/d" + std::to_string(i));
+  for (int i = 0; i < 65; ++i) bad.mutable_worker()->add_engine_dirs("/d" + std::to_string(i));
   EXPECT_EQ(c_->Register(bad, Caller{"w", v1::ROLE_WORKER}).status().code(),
             absl::StatusCode::kInvalidArgument);
   bad = r;
-  bad.mutable_engine_limits()->set_memory_mb(uint64_t(1) << 40);
+  bad.mutable_worker()->mutable_engine_limits()->set_memory_mb(uint64_t(1) << 40);
   EXPECT_EQ(c_->Register(bad, Caller{"w", v1::ROLE_WORKER}).status().code(),
             absl::StatusCode::kInvalidArgument);
   bad = r;
-  bad.set_perft_path(std::string(17, 'v'));
+  bad.mutable_worker()->set_perft_path(std::string(17, 'v'));
   EXPECT_EQ(c_->Register(bad, Caller{"w", v1::ROLE_WORKER}).status().code(),
             absl::StatusCode::kInvalidArgument);
   bad = r;
-  bad.set_hostname(std::string(257, 'h'));  // compared with the coordinator's host when planning
+  bad.mutable_worker()->set_hostname(
+      std::string(257, 'h'));  // compared with the coordinator's host when planning
   EXPECT_EQ(c_->Register(bad, Caller{"w", v1::ROLE_WORKER}).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(c_->ListWorkers({}).workers_size(), 1) << "nothing refused was registered";
+}
+
+// A worker older than RegisterRequest.worker sends its declaration in the deprecated top-level
+// fields of the same numbers: it registers as before, and ListWorkers shows it in `worker` and,
+// for readers older than that, in WorkerStatus's deprecated fields.
+TEST_F(CoordinatorTest, AWorkerOlderThanWorkerInfoRegistersWithItsTopLevelFields) {
+  v1::RegisterRequest old;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  old.set_name("old");
+  old.set_threads(3);
+  old.set_isolation("landlock");
+  old.add_engine_dirs("/opt/engines");
+  (*old.mutable_labels())["zone"] = "a";
+  old.set_build_toolchain("gcc 12");
+#pragma GCC diagnostic pop
+  old.set_perft_lanes(true);
+  ASSERT_TRUE(c_->Register(old, Caller{"w", v1::ROLE_WORKER}).ok());
+  const v1::ListWorkersResponse list = c_->ListWorkers({});
+  ASSERT_EQ(list.workers_size(), 1);
+  const v1::WorkerStatus& w = list.workers(0);
+  EXPECT_EQ(w.worker().name(), "old");
+  EXPECT_EQ(w.worker().threads(), 3u);
+  EXPECT_EQ(w.worker().isolation(), "landlock");
+  ASSERT_EQ(w.worker().engine_dirs_size(), 1);
+  EXPECT_EQ(w.worker().labels().at("zone"), "a");
+  EXPECT_EQ(w.worker().build_toolchain(), "gcc 12");
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  EXPECT_EQ(w.name(), "old");
+  EXPECT_EQ(w.threads(), 3u);
+  EXPECT_EQ(w.isolation(), "landlock");
+  EXPECT_EQ(w.labels().at("zone"), "a");
+  EXPECT_EQ(w.build_toolchain(), "gcc 12");
+#pragma GCC diagnostic pop
 }
 
 // A drained worker gets no new job (the one it holds stays leased); undone, it gets work again.
@@ -227,8 +263,8 @@ TEST_F(CoordinatorTest, BenchRefusalFlagsTheWorkerAndExcludesItFromTheRun) {
   ASSERT_TRUE(c_->SubmitMatch(req, sam).ok());
   auto worker = [&](const std::string& name) {
     v1::RegisterRequest r;
-    r.set_name(name);
-    r.set_threads(2);
+    r.mutable_worker()->set_name(name);
+    r.mutable_worker()->set_threads(2);
     return c_->Register(r, Caller{"w-" + name, v1::ROLE_WORKER})->worker_id();
   };
   const std::string bad = worker("bad"), good = worker("good");
@@ -251,7 +287,7 @@ TEST_F(CoordinatorTest, BenchRefusalFlagsTheWorkerAndExcludesItFromTheRun) {
   ASSERT_TRUE(Acquire(good, "w-good"));
   const v1::ListWorkersResponse listed = c_->ListWorkers({});
   for (const v1::WorkerStatus& w : listed.workers())
-    EXPECT_EQ(w.flags_size(), w.name() == "bad" ? 1 : 0) << w.DebugString();
+    EXPECT_EQ(w.flags_size(), w.worker().name() == "bad" ? 1 : 0) << w.DebugString();
   v1::ListRunsResponse runs = *c_->ListRuns({});
   ASSERT_EQ(runs.runs_size(), 1);
   EXPECT_EQ(runs.runs(0).engines_size(), 0) << "a list carries summaries, not engine reports";
@@ -282,8 +318,8 @@ TEST_F(CoordinatorTest, EngineFaultFailsTheRunAtTheFirstJobOrOnASecondWorker) {
   const Caller sam{"sam", v1::ROLE_SUBMITTER};
   auto worker = [&](const std::string& name) {
     v1::RegisterRequest r;
-    r.set_name(name);
-    r.set_threads(1);
+    r.mutable_worker()->set_name(name);
+    r.mutable_worker()->set_threads(1);
     return c_->Register(r, Caller{"w-" + name, v1::ROLE_WORKER})->worker_id();
   };
   const std::string a = worker("a"), b = worker("b"), c = worker("c");
@@ -347,8 +383,8 @@ TEST_F(CoordinatorTest, EngineThreadsNeverOversubscribeAWorker) {
   const Caller sam{"sam", v1::ROLE_SUBMITTER};
   auto worker = [&](const std::string& name, uint32_t threads) {
     v1::RegisterRequest r;
-    r.set_name(name);
-    r.set_threads(threads);
+    r.mutable_worker()->set_name(name);
+    r.mutable_worker()->set_threads(threads);
     return c_->Register(r, Caller{"w-" + name, v1::ROLE_WORKER})->worker_id();
   };
   const std::string small = worker("small", 2);

@@ -780,8 +780,8 @@ TEST_F(BadRequestTest, StaleAndForgedLeasesAreRefusedAndCompletionIsIdempotent) 
   {
     grpc::ClientContext ctx;
     v1::RegisterRequest req;
-    req.set_name("test-client");
-    req.set_threads(2);  // may ask for a second lease while it holds one
+    req.mutable_worker()->set_name("test-client");
+    req.mutable_worker()->set_threads(2);  // may ask for a second lease while it holds one
     ASSERT_TRUE(work_->Register(&ctx, req, &reg).ok());
   }
   v1::Run run;

@@ -120,8 +120,8 @@ TEST_F(SourceBenchTest, ABuildWhoseBenchDiffersTakesNoMoreJobsAndTheRunSaysWhy) 
   v1::ListWorkersResponse list;
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json.text, &list).ok()) << json.text;
   for (const v1::WorkerStatus& w : list.workers()) {
-    if (w.name() != "w3") continue;
-    EXPECT_TRUE(w.build_toolchain().empty());
+    if (w.worker().name() != "w3") continue;
+    EXPECT_TRUE(w.worker().build_toolchain().empty());
     EXPECT_EQ(w.games_per_minute(), 0) << json.text;
   }
 }
