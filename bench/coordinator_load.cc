@@ -22,7 +22,10 @@
 #include "engine/rules.h"
 #include "grpcpp/grpcpp.h"
 #include "net/client.h"
-#include "proto/arbiter/v1/cluster.grpc.pb.h"
+#include "proto/arbiter/v1/engine.pb.h"
+#include "proto/arbiter/v1/run.pb.h"
+#include "proto/arbiter/v1/run_service.grpc.pb.h"
+#include "proto/arbiter/v1/work_service.grpc.pb.h"
 
 namespace {
 
@@ -247,8 +250,8 @@ int main(int argc, char** argv) {
   std::vector<std::unique_ptr<SimWorker>> sims;
   for (int i = 0; i < workers; ++i) {
     arbiter::v1::RegisterRequest req;
-    req.set_name("sim-" + std::to_string(i));
-    req.set_threads(1);
+    req.mutable_worker()->set_name("sim-" + std::to_string(i));
+    req.mutable_worker()->set_threads(1);
     arbiter::v1::RegisterResponse resp;
     grpc::ClientContext ctx;
     grpc::Status st = shared.stubs[i % channels]->Register(&ctx, req, &resp);

@@ -12,7 +12,9 @@
 #include "grpcpp/grpcpp.h"
 #include "net/client.h"
 #include "net/metrics.h"
-#include "proto/arbiter/v1/cluster.grpc.pb.h"
+#include "proto/arbiter/v1/admin_service.grpc.pb.h"
+#include "proto/arbiter/v1/run_service.grpc.pb.h"
+#include "proto/arbiter/v1/worker.pb.h"
 #include "proto/roles.h"
 
 namespace arbiter::cli {
@@ -194,23 +196,25 @@ void AddAccessCommands(CLI::App& app, int& exit_code) {
                                    "SEEN", "ENGINE DIRS, LABELS, RUNS");
       for (const v1::WorkerStatus& w : resp.workers()) {
         std::string dirs;
-        for (const std::string& d : w.engine_dirs()) dirs += (dirs.empty() ? "" : ",") + d;
-        const uint64_t mem = w.engine_limits().memory_mb();
+        for (const std::string& d : w.worker().engine_dirs()) dirs += (dirs.empty() ? "" : ",") + d;
+        const uint64_t mem = w.worker().engine_limits().memory_mb();
         std::string runs;
         for (uint64_t r : w.leased_runs())
           if (runs.find(absl::StrFormat(" %d,", r)) == std::string::npos)
             runs += absl::StrFormat(" %d,", r);
         if (!runs.empty()) runs = "  runs" + runs.substr(0, runs.size() - 1);
-        const std::map<std::string, std::string> sorted(w.labels().begin(), w.labels().end());
+        const std::map<std::string, std::string> sorted(w.worker().labels().begin(),
+                                                        w.worker().labels().end());
         std::string labels;
         for (const auto& [k, v] : sorted) labels += absl::StrFormat(" %s=%s", k, v);
         if (!labels.empty()) labels = "  labels" + labels;
-        if (!w.perft_path().empty()) labels += "  perft " + w.perft_path();
-        labels += w.build_toolchain().empty() ? "  builds: no" : "  builds: yes";
+        if (!w.worker().perft_path().empty()) labels += "  perft " + w.worker().perft_path();
+        labels += w.worker().build_toolchain().empty() ? "  builds: no" : "  builds: yes";
         std::cout << absl::StrFormat(
-            "%-20s %-12s %-16s %3s %7d %6d %-10s %5s %8.0fs  %s%s%s%s%s\n", w.name(), w.token(),
-            w.hostname().empty() ? "-" : w.hostname(), CpuLevelName(int(w.cpu_level())),
-            w.threads(), w.leases(), w.isolation().empty() ? "?" : w.isolation(),
+            "%-20s %-12s %-16s %3s %7d %6d %-10s %5s %8.0fs  %s%s%s%s%s\n", w.worker().name(),
+            w.token(), w.worker().hostname().empty() ? "-" : w.worker().hostname(),
+            CpuLevelName(int(w.worker().cpu_level())), w.worker().threads(), w.leases(),
+            w.worker().isolation().empty() ? "?" : w.worker().isolation(),
             mem ? absl::StrFormat("%dM", mem) : "-", w.last_seen_seconds_ago(),
             dirs.empty() ? "(any path)" : dirs, labels, runs, w.draining() ? "  [draining]" : "",
             w.connected() ? "" : "  [disconnected]");

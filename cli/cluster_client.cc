@@ -22,7 +22,9 @@
 #include "net/metrics.h"
 #include "net/sha256.h"
 #include "net/status.h"
-#include "proto/arbiter/v1/cluster.grpc.pb.h"
+#include "proto/arbiter/v1/engine.pb.h"
+#include "proto/arbiter/v1/run.pb.h"
+#include "proto/arbiter/v1/run_service.grpc.pb.h"
 #include "proto/requirements.h"
 #include "proto/run_states.h"
 

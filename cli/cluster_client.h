@@ -8,7 +8,9 @@
 #include "absl/status/statusor.h"
 #include "grpcpp/support/status.h"
 #include "match/uci_engine.h"
-#include "proto/arbiter/v1/cluster.pb.h"
+#include "proto/arbiter/v1/engine.pb.h"
+#include "proto/arbiter/v1/run.pb.h"
+#include "proto/arbiter/v1/run_service.pb.h"
 
 namespace CLI {
 class App;
@@ -53,7 +55,7 @@ int WatchRemoteRun(const std::string& coordinator, uint64_t run_id, bool json);
 
 // One line per run (id, kind, state, progress, jobs, what).
 // `--priority` and `--throughput` of a run submitted with --coordinator (Scheduling in
-// cluster.proto).
+// run.proto).
 void AddSchedulingOptions(CLI::App* cmd, v1::Scheduling& scheduling);
 
 void PrintRunLine(const v1::Run& run, std::ostream& out);

@@ -8,7 +8,7 @@
 #include "absl/status/statusor.h"
 #include "match/engine_users.h"
 #include "match/sandbox.h"
-#include "proto/arbiter/v1/cluster.pb.h"
+#include "proto/arbiter/v1/run_service.pb.h"
 
 namespace arbiter::cli {
 

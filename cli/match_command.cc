@@ -247,8 +247,7 @@ v1::GameSummary GameBrief(uint64_t round, const match::GameRecord& g) {
   b.set_round(round);
   b.set_white(g.white);
   b.set_black(g.black);
-  b.set_result(std::string(ResultString(g.result)));
-  b.set_termination(std::string(match::GameEndName(g.end)));
+  match::SetResultAndEnd(b, match::GameResultToProto(g.result), match::GameEndToProto(g.end));
   b.set_reason(g.reason);
   b.set_plies(uint32_t(g.moves.size()));
   b.set_start_fen(g.start.Fen());

@@ -12,7 +12,7 @@
 #include "absl/status/statusor.h"
 #include "match/sandbox.h"
 #include "match/uci_engine.h"
-#include "proto/arbiter/v1/cluster.pb.h"
+#include "proto/arbiter/v1/engine.pb.h"
 
 namespace arbiter::cli {
 

@@ -17,7 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "coordinator/store.h"
-#include "proto/arbiter/v1/cluster.pb.h"
+#include "proto/arbiter/v1/admin_service.pb.h"
 #include "proto/roles.h"
 
 namespace arbiter::coordinator {

@@ -34,7 +34,11 @@
 #include "coordinator/run_handler.h"
 #include "coordinator/store.h"
 #include "coordinator/worker_registry.h"
-#include "proto/arbiter/v1/cluster.pb.h"
+#include "proto/arbiter/v1/engine.pb.h"
+#include "proto/arbiter/v1/run.pb.h"
+#include "proto/arbiter/v1/run_service.pb.h"
+#include "proto/arbiter/v1/work_service.pb.h"
+#include "proto/arbiter/v1/worker.pb.h"
 
 namespace prometheus {
 class Registry;

@@ -23,45 +23,56 @@ absl::Status UnknownWorkerError(const std::string& worker_id) {
   return absl::NotFoundError(Cat("unknown worker id '", worker_id, "': register first"));
 }
 
+// What the worker declared: RegisterRequest.worker, or from a worker older than it the
+// deprecated fields of the same numbers, read as a WorkerInfo.
+v1::WorkerInfo DeclaredWorker(const v1::RegisterRequest& request) {
+  if (request.has_worker()) return request.worker();
+  v1::WorkerInfo info;
+  info.ParseFromString(request.SerializeAsString());
+  info.DiscardUnknownFields();  // results_in_flight, perft_lanes
+  return info;
+}
+
 }  // namespace
 
 absl::StatusOr<v1::RegisterResponse> Coordinator::Register(const v1::RegisterRequest& request,
                                                            const Caller& caller) {
-  if (request.name().size() > 256 || request.version().size() > 256 ||
-      request.isolation().size() > 64 || request.hash_group().size() > 256 ||
-      request.cpu_flags_size() > 512)
+  const v1::WorkerInfo declared = DeclaredWorker(request);
+  if (declared.name().size() > 256 || declared.version().size() > 256 ||
+      declared.isolation().size() > 64 || declared.hash_group().size() > 256 ||
+      declared.cpu_flags_size() > 512)
     return absl::InvalidArgumentError(
         "worker name, version and hash_group must have at most 256 bytes, cpu_flags 512 entries");
-  if (HasControl(request.name()) || HasControl(request.version()) ||
-      HasControl(request.hostname()) || HasControl(request.hash_group()) ||
-      HasControl(request.isolation()))
+  if (HasControl(declared.name()) || HasControl(declared.version()) ||
+      HasControl(declared.hostname()) || HasControl(declared.hash_group()) ||
+      HasControl(declared.isolation()))
     return absl::InvalidArgumentError(
         "worker name, version, hostname, hash_group and isolation may not hold control characters");
-  if (request.engine_dirs_size() > 64)
+  if (declared.engine_dirs_size() > 64)
     return absl::InvalidArgumentError(
-        Cat("at most 64 engine directories, got ", request.engine_dirs_size()));
-  for (const std::string& d : request.engine_dirs())
+        Cat("at most 64 engine directories, got ", declared.engine_dirs_size()));
+  for (const std::string& d : declared.engine_dirs())
     if (d.empty() || d[0] != '/' || d.size() > 4096)
       return absl::InvalidArgumentError(Cat("engine directory '", d.substr(0, 64),
                                             "' must be an absolute path of at most 4096 bytes"));
-  RETURN_IF_ERROR(ValidateEngineLimits(request.engine_limits(), "engine_limits"));
-  RETURN_IF_ERROR(ValidateLabels(request.labels(), "worker labels"));
-  if (request.build_toolchain().size() > 256)
+  RETURN_IF_ERROR(ValidateEngineLimits(declared.engine_limits(), "engine_limits"));
+  RETURN_IF_ERROR(ValidateLabels(declared.labels(), "worker labels"));
+  if (declared.build_toolchain().size() > 256)
+    return absl::InvalidArgumentError(Cat("build_toolchain must have at most 256 bytes, got ",
+                                          declared.build_toolchain().size()));
+  if (declared.perft_path().size() > 16)
     return absl::InvalidArgumentError(
-        Cat("build_toolchain must have at most 256 bytes, got ", request.build_toolchain().size()));
-  if (request.perft_path().size() > 16)
-    return absl::InvalidArgumentError(
-        Cat("perft_path must have at most 16 bytes, got ", request.perft_path().size()));
-  if (request.cpu_level() > 4 || request.hostname().size() > 256)
-    return absl::InvalidArgumentError(Cat("cpu_level must be 0..4 (got ", request.cpu_level(),
+        Cat("perft_path must have at most 16 bytes, got ", declared.perft_path().size()));
+  if (declared.cpu_level() > 4 || declared.hostname().size() > 256)
+    return absl::InvalidArgumentError(Cat("cpu_level must be 0..4 (got ", declared.cpu_level(),
                                           ") and hostname at most 256 bytes (got ",
-                                          request.hostname().size(), ")"));
-  for (const std::string& f : request.cpu_flags())
+                                          declared.hostname().size(), ")"));
+  for (const std::string& f : declared.cpu_flags())
     if (f.size() > 32)
       return absl::InvalidArgumentError(Cat("cpu flag '", f.substr(0, 40), "' is over 32 bytes"));
-  if (request.threads() > kMaxWorkerThreads)
+  if (declared.threads() > kMaxWorkerThreads)
     return absl::InvalidArgumentError(
-        Cat("threads must be at most ", kMaxWorkerThreads, ", got ", request.threads()));
+        Cat("threads must be at most ", kMaxWorkerThreads, ", got ", declared.threads()));
   absl::MutexLock lock(&mu_);
   if (shutting_down_) return ShuttingDownError();
   if (!workers_.MakeRoom(caller.name, kMaxWorkersPerToken))
@@ -69,37 +80,37 @@ absl::StatusOr<v1::RegisterResponse> Coordinator::Register(const v1::RegisterReq
         Cat("token '", caller.name, "' has ", kMaxWorkersPerToken,
             " workers registered and connected: no more (use another token for more)"));
   WorkerInfo info;
-  info.name = request.name();
+  info.name = declared.name();
   // A worker leases at most as many jobs as it runs threads (and one whose result it reports
   // while counting the next, when it says so); the declarations are capped.
-  info.threads = std::clamp<uint32_t>(request.threads(), 1, kMaxWorkerThreads);
+  info.threads = std::clamp<uint32_t>(declared.threads(), 1, kMaxWorkerThreads);
   info.results_in_flight = std::min<uint32_t>(request.results_in_flight(), 1);
-  info.hash_group = request.hash_group();
+  info.hash_group = declared.hash_group();
   info.token = caller.name;
   // Empty (only the worker id tells it apart) when the caller is known by neither.
   if (!caller.name.empty() || !caller.peer.empty())
     info.identity = Cat(caller.name, "@", caller.peer);
-  info.isolated = request.isolation() == "namespaces" || request.isolation() == "landlock";
-  info.isolation = request.isolation();
-  info.version = request.version();
-  info.cores = request.cores();
-  info.engine_dirs.assign(request.engine_dirs().begin(), request.engine_dirs().end());
-  info.engine_limits = request.engine_limits();
-  info.cpu_level = std::max<int>(1, int(request.cpu_level()));
-  info.memory_bytes = request.memory_bytes();
-  info.labels.insert(request.labels().begin(), request.labels().end());
-  info.hostname = request.hostname();
-  info.perft_path = request.perft_path();
+  info.isolated = declared.isolation() == "namespaces" || declared.isolation() == "landlock";
+  info.isolation = declared.isolation();
+  info.version = declared.version();
+  info.cores = declared.cores();
+  info.engine_dirs.assign(declared.engine_dirs().begin(), declared.engine_dirs().end());
+  info.engine_limits = declared.engine_limits();
+  info.cpu_level = std::max<int>(1, int(declared.cpu_level()));
+  info.memory_bytes = declared.memory_bytes();
+  info.labels.insert(declared.labels().begin(), declared.labels().end());
+  info.hostname = declared.hostname();
+  info.perft_path = declared.perft_path();
   info.perft_lanes = request.perft_lanes();
-  info.build_toolchain = request.build_toolchain();
-  info.cpu_flags.assign(request.cpu_flags().begin(), request.cpu_flags().end());
+  info.build_toolchain = declared.build_toolchain();
+  info.cpu_flags.assign(declared.cpu_flags().begin(), declared.cpu_flags().end());
   const std::string id = workers_.Register(std::move(info));
   spdlog::info(
       "worker {} registered: name '{}', {} threads, {} cores, cpu {}, perft path {}, version "
       "'{}', engine isolation '{}'",
-      id, workers_.Find(id)->name, request.threads(), request.cores(),
-      CpuLevelName(std::max<int>(1, int(request.cpu_level()))), request.perft_path(),
-      request.version(), request.isolation());
+      id, workers_.Find(id)->name, declared.threads(), declared.cores(),
+      CpuLevelName(std::max<int>(1, int(declared.cpu_level()))), declared.perft_path(),
+      declared.version(), declared.isolation());
   v1::RegisterResponse out;
   out.set_worker_id(id);
   out.set_heartbeat_seconds(options_.heartbeat_seconds);

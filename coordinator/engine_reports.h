@@ -6,7 +6,8 @@
 
 #include "absl/status/status.h"
 #include "coordinator/run_handler.h"
-#include "proto/arbiter/v1/cluster.pb.h"
+#include "proto/arbiter/v1/engine.pb.h"
+#include "proto/arbiter/v1/run.pb.h"
 
 namespace arbiter::coordinator {
 

@@ -10,7 +10,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "coordinator/store.h"
-#include "proto/arbiter/v1/cluster.pb.h"
+#include "proto/arbiter/v1/run_service.pb.h"
 
 namespace arbiter::coordinator {
 

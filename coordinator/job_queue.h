@@ -5,7 +5,7 @@
 // Each run has its own queue: each result a job still wants and nobody works on is one entry,
 // in job order; a re-queued job (a lost lease, a refused result) goes to the front of its run's.
 // A worker asking for work is served from the run that most needs it (Scheduling in
-// cluster.proto): the highest priority first; among runs of that priority, the owner whose
+// run.proto): the highest priority first; among runs of that priority, the owner whose
 // leases are fewest for its weight (the largest throughput among its active runs), then that
 // owner's run whose leases are fewest for its throughput, then the oldest. So equal runs of
 // different owners alternate, 200 % gets twice the leases of 100 %, and fifty runs of one owner

@@ -13,7 +13,9 @@
 #include "match/summary.h"
 #include "match/time_control.h"
 #include "match/tournament.h"
-#include "proto/arbiter/v1/cluster.pb.h"
+#include "proto/arbiter/v1/engine.pb.h"
+#include "proto/arbiter/v1/run.pb.h"
+#include "proto/arbiter/v1/work_service.pb.h"
 #include "stats/counts.h"
 #include "stats/ratings.h"
 #include "stats/sprt.h"
@@ -53,7 +55,7 @@ inline constexpr uint64_t kMaxSprtGames = 100000;
 // Game pairs per job when the request leaves it to the coordinator: as many as the busiest
 // connected worker plays at once (its --threads, capped by the request's concurrency hint), so
 // that one job keeps a worker's cores busy; at least 2, at most 64.
-// Each limit within its bound (EngineLimits in cluster.proto); `what` names the field.
+// Each limit within its bound (EngineLimits in engine.proto); `what` names the field.
 absl::Status ValidateEngineLimits(const v1::EngineLimits& limits, std::string_view what);
 
 uint32_t DefaultPairsPerJob(uint32_t max_worker_threads, uint32_t concurrency);

@@ -8,7 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "coordinator/run_handler.h"
-#include "proto/arbiter/v1/cluster.pb.h"
+#include "proto/arbiter/v1/run.pb.h"
 
 namespace arbiter::coordinator {
 

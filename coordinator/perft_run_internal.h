@@ -13,7 +13,7 @@
 #include "coordinator/run_handler.h"
 #include "engine/position.h"
 #include "proto/arbiter/store/v1/store.pb.h"
-#include "proto/arbiter/v1/cluster.pb.h"
+#include "proto/arbiter/v1/run.pb.h"
 
 namespace arbiter::coordinator::perft_detail {
 

@@ -50,9 +50,7 @@ absl::StatusOr<v1::GetPgnResponse> ExportPgn(const PgnRequest& request, Store& s
       s->set_round(uint64_t(pairing) * source.games_per_pairing + 2 * g.pair() + g.game() + 1);
       s->set_white(g.game() == 0 ? first : second);
       s->set_black(g.game() == 0 ? second : first);
-      s->set_result(std::string(match::GameResultText(g.result())));
-      s->set_termination(std::string(
-          match::GameEndName(match::GameEndFromProto(g.end()).value_or(match::GameEnd::kAborted))));
+      match::SetResultAndEnd(*s, g.result(), g.end());
       s->set_reason(g.reason());
       s->set_plies(uint32_t(g.moves_size()));
       s->set_start_fen(g.start_fen());

@@ -9,7 +9,8 @@
 
 #include "absl/status/statusor.h"
 #include "coordinator/run_handler.h"
-#include "proto/arbiter/v1/cluster.pb.h"
+#include "proto/arbiter/v1/run.pb.h"
+#include "proto/arbiter/v1/run_service.pb.h"
 
 namespace arbiter::coordinator {
 

@@ -15,7 +15,9 @@
 #include "coordinator/coordinator.h"
 #include "grpcpp/grpcpp.h"
 #include "net/status.h"
-#include "proto/arbiter/v1/cluster.grpc.pb.h"
+#include "proto/arbiter/v1/run.pb.h"
+#include "proto/arbiter/v1/run_service.pb.h"
+#include "proto/arbiter/v1/work_service.pb.h"
 
 namespace arbiter::coordinator {
 

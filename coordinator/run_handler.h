@@ -18,7 +18,9 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "base/strings.h"
-#include "proto/arbiter/v1/cluster.pb.h"
+#include "proto/arbiter/v1/engine.pb.h"
+#include "proto/arbiter/v1/run.pb.h"
+#include "proto/arbiter/v1/work_service.pb.h"
 #include "stats/counts.h"
 
 namespace arbiter::coordinator {
@@ -103,7 +105,7 @@ struct Run {
   std::string message;
   std::string owner;     // name of the token that submitted the run
   bool trusted = false;  // submitted by an admin: its uploads may run on unisolated workers
-  int priority = 0;      // Scheduling in cluster.proto
+  int priority = 0;      // Scheduling in run.proto
   int throughput = 100;
   double created_unix = 0, started_unix = 0, finished_unix = 0;
   bool started_persisted = false;

@@ -6,7 +6,7 @@
 //   *run.mutable_outcome() = OutcomeOf(run);  // "rejected: H0 accepted (LLR -2.96 <= -2.94)"
 #pragma once
 
-#include "proto/arbiter/v1/cluster.pb.h"
+#include "proto/arbiter/v1/run.pb.h"
 
 namespace arbiter::coordinator {
 

@@ -7,7 +7,7 @@
 
 #include "absl/status/status.h"
 #include "coordinator/auth.h"
-#include "proto/arbiter/v1/cluster.pb.h"
+#include "proto/arbiter/v1/run.pb.h"
 
 namespace arbiter::coordinator {
 

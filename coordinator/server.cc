@@ -16,7 +16,11 @@
 #include "net/metrics.h"
 #include "net/server.h"
 #include "net/status.h"
-#include "proto/arbiter/v1/cluster.grpc.pb.h"
+#include "proto/arbiter/v1/admin_service.grpc.pb.h"
+#include "proto/arbiter/v1/run.pb.h"
+#include "proto/arbiter/v1/run_service.grpc.pb.h"
+#include "proto/arbiter/v1/work_service.grpc.pb.h"
+#include "proto/arbiter/v1/worker.pb.h"
 #include "spdlog/spdlog.h"
 
 namespace arbiter::coordinator {

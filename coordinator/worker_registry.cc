@@ -257,6 +257,34 @@ std::string WorkerRegistry::WhyNoWorker(
   return out;
 }
 
+namespace {
+
+// WorkerStatus's copies of its `worker` for readers older than it (the dashboard's scripts read
+// either).
+void SetDeprecatedWorkerFields(v1::WorkerStatus& s) {
+  const v1::WorkerInfo& w = s.worker();
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  s.set_name(w.name());
+  s.set_version(w.version());
+  s.set_threads(w.threads());
+  s.set_cores(w.cores());
+  s.set_isolation(w.isolation());
+  *s.mutable_engine_dirs() = w.engine_dirs();
+  *s.mutable_engine_limits() = w.engine_limits();
+  s.set_hash_group(w.hash_group());
+  s.set_cpu_level(w.cpu_level());
+  *s.mutable_labels() = w.labels();
+  s.set_hostname(w.hostname());
+  s.set_memory_bytes(w.memory_bytes());
+  *s.mutable_cpu_flags() = w.cpu_flags();
+  s.set_perft_path(w.perft_path());
+  s.set_build_toolchain(w.build_toolchain());
+#pragma GCC diagnostic pop
+}
+
+}  // namespace
+
 v1::ListWorkersResponse WorkerRegistry::List(bool all) const {
   v1::ListWorkersResponse out;
   std::vector<std::pair<const std::string*, const WorkerInfo*>> chosen;
@@ -271,26 +299,28 @@ v1::ListWorkersResponse WorkerRegistry::List(bool all) const {
   for (const auto& [id, w] : chosen) {
     v1::WorkerStatus& s = *out.add_workers();
     s.set_worker_id(*id);
-    s.set_name(w->name);
+    v1::WorkerInfo& info = *s.mutable_worker();
+    info.set_name(w->name);
+    info.set_version(w->version);
+    info.set_threads(w->threads);
+    info.set_cores(w->cores);
+    info.set_isolation(w->isolation);
+    for (const std::string& d : w->engine_dirs) info.add_engine_dirs(d);
+    *info.mutable_engine_limits() = w->engine_limits;
+    info.set_hash_group(w->hash_group);
+    info.set_cpu_level(uint32_t(w->cpu_level));
+    info.mutable_labels()->insert(w->labels.begin(), w->labels.end());
+    info.set_hostname(w->hostname);
+    info.set_perft_path(w->perft_path);
+    info.set_build_toolchain(w->build_toolchain);
+    info.set_memory_bytes(w->memory_bytes);
+    for (const std::string& f : w->cpu_flags) info.add_cpu_flags(f);
+    SetDeprecatedWorkerFields(s);
     s.set_token(w->token);
-    s.set_version(w->version);
-    s.set_threads(w->threads);
-    s.set_cores(w->cores);
-    s.set_isolation(w->isolation);
-    for (const std::string& d : w->engine_dirs) s.add_engine_dirs(d);
-    *s.mutable_engine_limits() = w->engine_limits;
     s.set_connected(Connected(*w));
     s.set_leases(w->leases);
     s.set_last_seen_seconds_ago(std::chrono::duration<double>(now - w->last_seen).count());
-    s.set_hash_group(w->hash_group);
     s.set_draining(w->draining);
-    s.set_cpu_level(uint32_t(w->cpu_level));
-    s.mutable_labels()->insert(w->labels.begin(), w->labels.end());
-    s.set_hostname(w->hostname);
-    s.set_perft_path(w->perft_path);
-    s.set_build_toolchain(w->build_toolchain);
-    s.set_memory_bytes(w->memory_bytes);
-    for (const std::string& f : w->cpu_flags) s.add_cpu_flags(f);
     for (const std::string& f : w->flags) s.add_flags(f);
     s.set_nodes_per_second(w->PerftNodesPerSecond());
     // Games over the window, or over its time since registering when that is shorter.

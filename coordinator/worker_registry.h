@@ -18,7 +18,9 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "coordinator/run_handler.h"
-#include "proto/arbiter/v1/cluster.pb.h"
+#include "proto/arbiter/v1/engine.pb.h"
+#include "proto/arbiter/v1/run.pb.h"
+#include "proto/arbiter/v1/worker.pb.h"
 
 namespace arbiter::coordinator {
 

@@ -9,7 +9,7 @@
 
 #include <string>
 
-#include "proto/arbiter/v1/cluster.pb.h"
+#include "proto/arbiter/v1/run.pb.h"
 #include "proto/arbiter/v1/stats.pb.h"
 #include "stats/counts.h"
 #include "stats/sprt.h"

@@ -78,6 +78,16 @@ std::string_view GameResultText(v1::GameResult result) {
   return ResultString(GameResultFromProto(result).value_or(GameResult::kOngoing));
 }
 
+void SetResultAndEnd(v1::GameSummary& game, v1::GameResult result, v1::GameEnd end) {
+  game.set_game_result(result);
+  game.set_end(end);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  game.set_result(std::string(GameResultText(result)));
+  game.set_termination(std::string(GameEndName(GameEndFromProto(end).value_or(GameEnd::kAborted))));
+#pragma GCC diagnostic pop
+}
+
 v1::Side SideToProto(Color side) { return side == kWhite ? v1::SIDE_WHITE : v1::SIDE_BLACK; }
 
 std::optional<Color> SideFromProto(v1::Side side) {

@@ -13,7 +13,8 @@
 #include "engine/types.h"
 #include "match/game.h"
 #include "match/runner.h"
-#include "proto/arbiter/v1/cluster.pb.h"
+#include "proto/arbiter/v1/engine.pb.h"
+#include "proto/arbiter/v1/match.pb.h"
 
 namespace arbiter::match {
 
@@ -26,6 +27,9 @@ v1::GameResult GameResultToProto(GameResult result);
 std::optional<GameResult> GameResultFromProto(v1::GameResult result);
 // "1-0", "0-1", "1/2-1/2" of a wire result ("*" when unspecified).
 std::string_view GameResultText(v1::GameResult result);
+// A game summary's result and end: the enums, and their text in the deprecated fields that
+// readers older than the enums use.
+void SetResultAndEnd(v1::GameSummary& game, v1::GameResult result, v1::GameEnd end);
 v1::Side SideToProto(Color side);
 std::optional<Color> SideFromProto(v1::Side side);
 

@@ -14,7 +14,7 @@
 #include "base/cpu.h"
 #include "base/numbers.h"
 #include "base/strings.h"
-#include "proto/arbiter/v1/cluster.pb.h"
+#include "proto/arbiter/v1/run.pb.h"
 
 namespace arbiter {
 

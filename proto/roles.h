@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "proto/arbiter/v1/cluster.pb.h"
+#include "proto/arbiter/v1/admin_service.pb.h"
 
 // In namespace arbiter, as proto/run_states.h.
 namespace arbiter {

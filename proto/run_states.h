@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "proto/arbiter/v1/cluster.pb.h"
+#include "proto/arbiter/v1/run.pb.h"
 
 // In namespace arbiter, not arbiter::v1: argument-dependent lookup on a v1 enum does not find
 // these, so a file's own helper of the same name does not become ambiguous.

@@ -14,7 +14,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 what="${1:-all}"
 TSAN_TESTS=(perft_test search_test uci_engine_test game_test runner_test tournament_test
-  match_job_test coordinator_test commit_log_test)
+  match_job_test lanes_test lease_restart_test limits_test scheduling_test streamed_split_test
+  verification_test worker_engines_test commit_log_test)
 step() { echo "sanitize: $1 in $(($SECONDS - $2)) s"; }
 
 if [[ "$what" == asan || "$what" == all ]]; then

@@ -13,7 +13,7 @@
 #include "grpcpp/grpcpp.h"
 #include "net/sha256.h"
 #include "net/status.h"
-#include "proto/arbiter/v1/cluster.grpc.pb.h"
+#include "proto/arbiter/v1/work_service.grpc.pb.h"
 #include "spdlog/spdlog.h"
 
 namespace arbiter::worker {

@@ -25,7 +25,9 @@
 #include "prometheus/gauge.h"
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
-#include "proto/arbiter/v1/cluster.grpc.pb.h"
+#include "proto/arbiter/v1/engine.pb.h"
+#include "proto/arbiter/v1/run.pb.h"
+#include "proto/arbiter/v1/work_service.grpc.pb.h"
 #include "spdlog/spdlog.h"
 #include "worker/engine_cache.h"
 #include "worker/match_job.h"
@@ -145,37 +147,41 @@ struct Worker::Impl {
     double backoff = 0.1;
     while (!Draining()) {
       v1::RegisterRequest req;
-      req.set_name(options.name.empty() ? HostName() : options.name);
-      req.set_cores(std::max(1u, std::thread::hardware_concurrency()));
-      req.set_memory_bytes(uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE)));
-      if (__builtin_cpu_supports("bmi2")) req.add_cpu_flags("bmi2");
-      if (__builtin_cpu_supports("avx2")) req.add_cpu_flags("avx2");
-      if (__builtin_cpu_supports("avx512f")) req.add_cpu_flags("avx512f");
-      req.set_cpu_level(uint32_t(CpuLevel()));
-      req.mutable_labels()->insert(options.labels.begin(), options.labels.end());
-      req.set_hostname(HostName());
-      req.set_perft_path(ActivePerftPath().name);
-      req.set_version(Cat("arbiter ", kVersion, " (", kRevision, ")"));
-      req.set_threads(options.threads);
+      v1::WorkerInfo& info = *req.mutable_worker();
+      info.set_name(options.name.empty() ? HostName() : options.name);
+      info.set_cores(std::max(1u, std::thread::hardware_concurrency()));
+      info.set_memory_bytes(uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE)));
+      if (__builtin_cpu_supports("bmi2")) info.add_cpu_flags("bmi2");
+      if (__builtin_cpu_supports("avx2")) info.add_cpu_flags("avx2");
+      if (__builtin_cpu_supports("avx512f")) info.add_cpu_flags("avx512f");
+      info.set_cpu_level(uint32_t(CpuLevel()));
+      info.mutable_labels()->insert(options.labels.begin(), options.labels.end());
+      info.set_hostname(HostName());
+      info.set_perft_path(ActivePerftPath().name);
+      info.set_version(Cat("arbiter ", kVersion, " (", kRevision, ")"));
+      info.set_threads(options.threads);
       req.set_results_in_flight(1);  // Execute reports while the next job counts
       req.set_perft_lanes(true);     // RunPerftJob counts a job's lane of keys alone
-      if (builder) req.set_build_toolchain(builder->toolchain());
-      if (options.shared_hash) req.set_hash_group(options.hash_group);
-      req.set_isolation(std::string(match::IsolationName(options.sandbox.isolation)));
+      if (builder) info.set_build_toolchain(builder->toolchain());
+      if (options.shared_hash) info.set_hash_group(options.hash_group);
+      info.set_isolation(std::string(match::IsolationName(options.sandbox.isolation)));
       for (const std::string& dir : options.engine_dirs) {
         std::error_code ec;
         const std::filesystem::path real = std::filesystem::weakly_canonical(dir, ec);
-        req.add_engine_dirs(ec ? dir : real.string());
+        info.add_engine_dirs(ec ? dir : real.string());
       }
       if (options.sandbox.isolation != match::Isolation::kNone) {
         const match::ResourceLimits& l = options.sandbox.limits;
-        v1::EngineLimits& out = *req.mutable_engine_limits();
+        v1::EngineLimits& out = *info.mutable_engine_limits();
         out.set_memory_mb(l.memory_mb);
         out.set_processes(l.processes);
         out.set_open_files(l.open_files);
         out.set_file_size_mb(l.file_size_mb);
         out.set_cpu_seconds(l.cpu_seconds);
       }
+      // The same in the deprecated fields of the same numbers, for coordinators older than
+      // `worker`.
+      req.MergeFromString(info.SerializeAsString());
       v1::RegisterResponse resp;
       grpc::ClientContext ctx;
       ctx.set_deadline(Deadline(5));

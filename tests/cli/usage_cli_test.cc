@@ -12,7 +12,7 @@
 #include "base/strings.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
-#include "proto/arbiter/v1/cluster.pb.h"
+#include "proto/arbiter/v1/run_service.pb.h"
 
 namespace arbiter {
 namespace {

@@ -50,8 +50,8 @@ class LeaseProgressTest : public ::testing::Test {
   }
   std::string Reg(const std::string& token) {
     v1::RegisterRequest r;
-    r.set_name(token);
-    r.set_threads(1);
+    r.mutable_worker()->set_name(token);
+    r.mutable_worker()->set_threads(1);
     return c_->Register(r, Caller{token, v1::ROLE_WORKER})->worker_id();
   }
   // The run's one job is queued: the answer comes at once.

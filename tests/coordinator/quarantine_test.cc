@@ -57,8 +57,8 @@ class QuarantineTest : public ::testing::Test {
   }
   W Reg(const std::string& name, const std::string& token, bool liar = false) {
     v1::RegisterRequest r;
-    r.set_name(name);
-    r.set_threads(4);
+    r.mutable_worker()->set_name(name);
+    r.mutable_worker()->set_threads(4);
     absl::StatusOr<v1::RegisterResponse> reg = c_->Register(r, Caller{token, v1::ROLE_WORKER});
     EXPECT_TRUE(reg.ok()) << reg.status();
     return {reg.ok() ? reg->worker_id() : "", token, liar};
@@ -205,7 +205,7 @@ TEST_F(QuarantineTest, AForgerThatEarnedTrustHasItsResultsCountedAgainWhenCaught
           << w.quarantine();
       ++shown;
     } else {
-      EXPECT_EQ(w.quarantine(), "") << w.name();
+      EXPECT_EQ(w.quarantine(), "") << w.worker().name();
     }
   }
   EXPECT_EQ(shown, 2);

@@ -1,9 +1,18 @@
 // Ratings key engines by what they are: one name that covers different binaries or options is
 // rated as separate engines, with a warning naming each, and the identities come from a run's
-// status (the workers' sha256s, the request's args and options).
+// status (the workers' sha256s, the request's args and options). Ratings across runs agree with
+// stats::ComputeRatings on the combined games.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "base/strings.h"
 #include "coordinator/ratings.h"
+#include "stats/ratings.h"
+#include "tests/coordinator/coordinator_fixture.h"
 
 namespace arbiter::coordinator {
 namespace {
@@ -100,6 +109,92 @@ TEST(RateRuns, AnEngineNoWorkerRanIsKnownByItsPath) {
   e.set_path("/opt/x");
   e.add_args("--uci");
   EXPECT_EQ(IdentitiesOf(r).at("x"), "path /opt/x args --uci");
+}
+
+// Ratings across runs: the pairings of a match and a tournament combined by engine name give
+// the same list as stats::ComputeRatings on the combined games (anchor first, one prior draw
+// per pairing); engines chosen by name filter the pairings; an anchor elsewhere moves the zero.
+TEST(RateRuns, CombinedPairingsMatchComputeRatings) {
+  const stats::Trinomial ab1{.losses = 3, .draws = 5, .wins = 8};
+  const stats::Trinomial ab2{.losses = 2, .draws = 2, .wins = 4};
+  const stats::Trinomial ac{.losses = 1, .draws = 3, .wins = 6};
+  const stats::Trinomial bc{.losses = 4, .draws = 4, .wins = 2};
+  const stats::Trinomial ad{.losses = 0, .draws = 1, .wins = 9};
+  std::vector<std::pair<uint64_t, std::vector<RunPairing>>> runs = {
+      {1, {{"v1", "v2", ab1}}},
+      {2, {{"v2", "v1", ab2.Reversed()}, {"v1", "v3", ac}, {"v2", "v3", bc}}},
+      {3, {{"v1", "other", ad}}},
+  };
+  v1::GetRatingsRequest req;
+  for (const char* e : {"v1", "v2", "v3"}) req.add_engines(e);
+  absl::StatusOr<v1::GetRatingsResponse> got = RateRuns(req, runs);
+  ASSERT_TRUE(got.ok()) << got.status();
+  const stats::Trinomial ab{.losses = ab1.losses + ab2.losses,
+                            .draws = ab1.draws + ab2.draws,
+                            .wins = ab1.wins + ab2.wins};
+  absl::StatusOr<stats::RatingTable> want = stats::ComputeRatings(
+      {"v1", "v2", "v3"}, {{0, 1, ab}, {0, 2, ac}, {1, 2, bc}}, {.anchor = 0, .prior_draws = 1});
+  ASSERT_TRUE(want.ok());
+  EXPECT_EQ(got->games(), ab.Games() + ac.Games() + bc.Games()) << "run 3's 'other' is not chosen";
+  EXPECT_EQ(std::vector<uint64_t>(got->run_ids().begin(), got->run_ids().end()),
+            std::vector<uint64_t>({1, 2}));
+  ASSERT_EQ(got->standings_size(), 3);
+  for (const v1::TournamentStanding& st : got->standings()) {
+    const auto it = std::find_if(want->ratings.begin(), want->ratings.end(),
+                                 [&](const stats::EngineRating& r) { return r.name == st.name(); });
+    ASSERT_NE(it, want->ratings.end()) << st.name();
+    EXPECT_NEAR(st.elo(), it->elo, 1e-9) << st.name();
+    EXPECT_NEAR(st.elo_error95(), it->error95, 1e-9) << st.name();
+    EXPECT_EQ(st.games(), it->games) << st.name();
+  }
+  EXPECT_EQ(got->anchor(), "v1");
+
+  req.set_anchor("v3");
+  absl::StatusOr<v1::GetRatingsResponse> moved = RateRuns(req, runs);
+  ASSERT_TRUE(moved.ok()) << moved.status();
+  std::map<std::string, double> at_v1, at_v3;
+  for (const auto& st : got->standings()) at_v1[st.name()] = st.elo();
+  for (const auto& st : moved->standings()) at_v3[st.name()] = st.elo();
+  EXPECT_EQ(at_v3["v3"], 0);
+  EXPECT_NEAR(at_v3["v1"] - at_v3["v2"], at_v1["v1"] - at_v1["v2"], 1e-6) << "same differences";
+
+  // All engines of all runs when none is named.
+  v1::GetRatingsRequest all;
+  all.add_run_ids(1);
+  absl::StatusOr<v1::GetRatingsResponse> every = RateRuns(all, runs);
+  ASSERT_TRUE(every.ok()) << every.status();
+  EXPECT_EQ(every->standings_size(), 4);
+
+  // Abuse: an anchor not rated, an engine that played none of the others, nothing asked.
+  req.set_anchor("nobody");
+  EXPECT_EQ(RateRuns(req, runs).status().code(), absl::StatusCode::kInvalidArgument);
+  req.clear_anchor();
+  req.add_engines("v9");
+  EXPECT_EQ(RateRuns(req, runs).status().code(), absl::StatusCode::kFailedPrecondition);
+  // A name with no game anywhere is named alone, not the engines it could not be rated against.
+  v1::GetRatingsRequest typo;
+  for (const char* e : {"v1", "nosuch"}) typo.add_engines(e);
+  const absl::Status unknown = RateRuns(typo, runs).status();
+  EXPECT_NE(unknown.message().find("no finished games of 'nosuch' in these runs"),
+            std::string::npos)
+      << unknown;
+  EXPECT_EQ(unknown.message().find("'v1'"), std::string::npos) << unknown;
+  EXPECT_EQ(ValidateRatingsRequest({}).code(), absl::StatusCode::kInvalidArgument);
+  v1::GetRatingsRequest huge;
+  for (int i = 0; i < 101; ++i) huge.add_engines(Cat("e", i));
+  EXPECT_EQ(ValidateRatingsRequest(huge).code(), absl::StatusCode::kInvalidArgument);
+}
+
+// GetRatings of runs the coordinator does not have is NOT_FOUND.
+TEST_F(CoordinatorTest, RatingsOfAnUnknownRunIsNotFound) {
+  v1::GetRatingsRequest req;
+  req.add_run_ids(424242);
+  EXPECT_EQ(c_->GetRatings(req).status().code(), absl::StatusCode::kNotFound);
+  Submit(3, 1);
+  v1::GetRatingsRequest perft_only;
+  perft_only.add_run_ids(c_->ListRuns({})->runs(0).id());
+  EXPECT_EQ(c_->GetRatings(perft_only).status().code(), absl::StatusCode::kFailedPrecondition)
+      << "a perft run has no games";
 }
 
 }  // namespace

@@ -1,32 +1,16 @@
 // Revoking a token ends what it holds open: its run watches and its workers' long polls fail at
 // once, and a token created again under the same name does not inherit its workers.
-#include <filesystem>
 #include <future>
 #include <string>
 
-#include "coordinator/coordinator.h"
 #include "gtest/gtest.h"
+#include "tests/coordinator/coordinator_fixture.h"
 
 namespace arbiter::coordinator {
 namespace {
 
-class RevocationTest : public ::testing::Test {
+class RevocationTest : public CoordinatorTest {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("arbiter-revoke-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    CoordinatorOptions options;
-    options.data_dir = dir_.string();
-    auto c = Coordinator::Open(options, nullptr);
-    ASSERT_TRUE(c.ok()) << c.status();
-    c_ = std::move(*c);
-  }
-  void TearDown() override {
-    c_.reset();
-    std::filesystem::remove_all(dir_);
-  }
   // A new token of `role` as its calls would carry it.
   Caller Token(const std::string& name, v1::Role role) {
     absl::StatusOr<std::string> secret = c_->tokens().Create(name, role);
@@ -36,7 +20,7 @@ class RevocationTest : public ::testing::Test {
     return *who;
   }
   // A match no worker of these tests may take (it needs a label none declares).
-  uint64_t Submit(const Caller& who) {
+  uint64_t SubmitUnservable(const Caller& who) {
     v1::SubmitMatchRequest req;
     for (const char* name : {"a", "b"}) {
       v1::EngineSpec* e = req.add_engines();
@@ -50,17 +34,14 @@ class RevocationTest : public ::testing::Test {
     EXPECT_TRUE(run.ok()) << run.status();
     return run->id();
   }
-  std::string Register(const Caller& who) {
+  std::string RegisterAs(const Caller& who) {
     v1::RegisterRequest req;
-    req.set_name("w");
-    req.set_threads(2);
+    req.mutable_worker()->set_name("w");
+    req.mutable_worker()->set_threads(2);
     absl::StatusOr<v1::RegisterResponse> r = c_->Register(req, who);
     EXPECT_TRUE(r.ok()) << r.status();
     return r->worker_id();
   }
-
-  std::filesystem::path dir_;
-  std::unique_ptr<Coordinator> c_;
 };
 
 TEST_F(RevocationTest, RevokingATokenEndsItsWatchesAndLongPollsAtOnce) {
@@ -68,7 +49,7 @@ TEST_F(RevocationTest, RevokingATokenEndsItsWatchesAndLongPollsAtOnce) {
   const Caller viewer = Token("viewer", v1::ROLE_VIEWER);
   const Caller other = Token("other", v1::ROLE_VIEWER);
   const Caller worker = Token("wk", v1::ROLE_WORKER);
-  const uint64_t run_id = Submit(submitter);
+  const uint64_t run_id = SubmitUnservable(submitter);
   uint64_t version = 0;  // the run's version now: a first watch answers at once with it
   EXPECT_EQ(c_->WatchRun(run_id, 0, [&](absl::StatusOr<v1::Run>, uint64_t v) { version = v; }), 0u);
   ASSERT_GT(version, 0u);
@@ -82,7 +63,7 @@ TEST_F(RevocationTest, RevokingATokenEndsItsWatchesAndLongPollsAtOnce) {
       [&](absl::StatusOr<v1::Run> r, uint64_t) { other_watch.set_value(r.status()); }, "other");
   ASSERT_NE(watch, 0u) << "the run has not changed: the watch waits";
   ASSERT_NE(kept, 0u);
-  const std::string worker_id = Register(worker);
+  const std::string worker_id = RegisterAs(worker);
   v1::AcquireJobRequest acquire;
   acquire.set_worker_id(worker_id);
   acquire.set_wait_seconds(60);
@@ -118,7 +99,7 @@ TEST_F(RevocationTest, RevokingATokenEndsItsWatchesAndLongPollsAtOnce) {
 
 TEST_F(RevocationTest, ATokenCreatedAgainUnderTheNameDoesNotInheritItsWorkers) {
   const Caller first = Token("wk", v1::ROLE_WORKER);
-  const std::string worker_id = Register(first);
+  const std::string worker_id = RegisterAs(first);
   ASSERT_TRUE(c_->RevokeToken("wk").ok());
   const Caller second = Token("wk", v1::ROLE_WORKER);
   ASSERT_NE(first.token_hash, second.token_hash);
@@ -134,7 +115,7 @@ TEST_F(RevocationTest, ATokenCreatedAgainUnderTheNameDoesNotInheritItsWorkers) {
   EXPECT_EQ(got.get_future().get().code(), absl::StatusCode::kPermissionDenied)
       << "the old worker id belongs to no token now";
   // Its own registration works as before.
-  EXPECT_FALSE(Register(second).empty());
+  EXPECT_FALSE(RegisterAs(second).empty());
 }
 
 }  // namespace

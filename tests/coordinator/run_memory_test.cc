@@ -1,40 +1,20 @@
 // What a match run costs the coordinator: each job is kept and stored as its slice of pairs, not
 // a copy of the run's engines, rules and book; a finished run forgets the jobs nobody leased; and
 // one token's queued jobs are bounded.
-#include <filesystem>
-#include <future>
 #include <string>
 
-#include "coordinator/coordinator.h"
 #include "coordinator/match_run.h"
 #include "coordinator/store.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "proto/arbiter/store/v1/store.pb.h"
+#include "tests/coordinator/coordinator_fixture.h"
 
 namespace arbiter::coordinator {
 namespace {
 
-class RunMemoryTest : public ::testing::Test {
+class RunMemoryTest : public CoordinatorTest {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("arbiter-runmem-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    Open({});
-  }
-  void TearDown() override {
-    c_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-  void Open(CoordinatorOptions options) {
-    c_.reset();
-    options.data_dir = dir_.string();
-    auto c = Coordinator::Open(options, nullptr);
-    ASSERT_TRUE(c.ok()) << c.status();
-    c_ = std::move(*c);
-  }
   // A match of `games` games, 2 pairs a job, with a 4 KB event and a book of three openings.
   static v1::SubmitMatchRequest Match(uint64_t games) {
     v1::SubmitMatchRequest req;
@@ -54,30 +34,10 @@ class RunMemoryTest : public ::testing::Test {
         "rnbqkbnr/ppp1pppp/8/3p4/3P4/8/PPP1PPPP/RNBQKBNR w KQkq - 0 2\n");
     return req;
   }
-  std::string Register(const std::string& token) {
-    v1::RegisterRequest req;
-    req.set_name("w");
-    req.set_threads(256);
-    return c_->Register(req, Caller{token, v1::ROLE_WORKER})->worker_id();
-  }
-  std::optional<v1::Job> Acquire(const std::string& worker, const std::string& token) {
-    v1::AcquireJobRequest req;
-    req.set_worker_id(worker);
-    req.set_wait_seconds(0.2);
-    std::promise<absl::StatusOr<v1::AcquireJobResponse>> p;
-    c_->AcquireJob(
-        req, [&](absl::StatusOr<v1::AcquireJobResponse> r) { p.set_value(r); },
-        Caller{token, v1::ROLE_WORKER});
-    absl::StatusOr<v1::AcquireJobResponse> r = p.get_future().get();
-    if (!r.ok() || !r->has_job()) return std::nullopt;
-    return r->job();
-  }
   static bool Same(const google::protobuf::Message& a, const google::protobuf::Message& b) {
     return google::protobuf::util::MessageDifferencer::Equals(a, b);
   }
 
-  std::filesystem::path dir_;
-  std::unique_ptr<Coordinator> c_;
   const Caller alice_{"alice", v1::ROLE_SUBMITTER};
 };
 
@@ -89,7 +49,7 @@ TEST_F(RunMemoryTest, AJobIsStoredAsItsSliceAndLeasedWhole) {
   EXPECT_EQ(run->match().book().positions(), 3u);
   // The worker gets what a whole plan would have given it: engines, rules, its own openings.
   const std::vector<v1::MatchJob> whole = PlanMatchJobs(req);
-  const std::string w = Register("t");
+  const std::string w = Register("w", "", "t", 256);
   for (int i = 0; i < 3; ++i) {
     std::optional<v1::Job> job = Acquire(w, "t");
     ASSERT_TRUE(job);
@@ -132,8 +92,8 @@ TEST_F(RunMemoryTest, JobsStoredWholeResumeAsTheirSlices) {
     }
     ASSERT_TRUE((*store)->CreateRun(stored, jobs).ok());
   }
-  Open({});
-  const std::string w = Register("t");
+  OpenWith({});
+  const std::string w = Register("w", "", "t", 256);
   std::set<uint64_t> seen;
   while (std::optional<v1::Job> job = Acquire(w, "t")) {
     const uint64_t index = job->match().first_pair() / 2;
@@ -148,7 +108,7 @@ TEST_F(RunMemoryTest, AFinishedRunForgetsTheJobsNobodyLeased) {
   absl::StatusOr<v1::Run> run = c_->SubmitMatch(Match(20000), alice_);
   ASSERT_TRUE(run.ok()) << run.status();
   EXPECT_EQ(c_->JobsInMemory(), 5000u);
-  const std::string w = Register("t");
+  const std::string w = Register("w", "", "t", 256);
   std::optional<v1::Job> leased = Acquire(w, "t");
   ASSERT_TRUE(leased);
   ASSERT_TRUE(c_->CancelRun(run->id(), "", alice_).ok());
@@ -160,7 +120,7 @@ TEST_F(RunMemoryTest, AFinishedRunForgetsTheJobsNobodyLeased) {
 }
 
 TEST_F(RunMemoryTest, OneTokensQueuedJobsAreBounded) {
-  Open({.max_queued_jobs = 1000});
+  OpenWith({.max_queued_jobs = 1000});
   absl::StatusOr<v1::Run> first = c_->SubmitMatch(Match(2000), alice_);  // 500 jobs
   ASSERT_TRUE(first.ok()) << first.status();
   ASSERT_TRUE(c_->SubmitMatch(Match(2000), alice_).ok());

@@ -1,6 +1,7 @@
 // Store on its own, on real SQLite files in a temporary directory: what is written is read back
 // after a reopen, ids keep growing, a failed transaction leaves nothing behind, duplicates are
-// ignored, and a locked, newer or damaged database is refused.
+// ignored, a store of the previous schema is upgraded with its data, and a locked, newer, too old
+// or damaged database is refused.
 #include "coordinator/store.h"
 
 #include <gtest/gtest.h>
@@ -40,6 +41,18 @@ class StoreTest : public ::testing::Test {
     EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
     sqlite3_free(err);
     sqlite3_close(db);
+  }
+
+  // The database file's PRAGMA user_version.
+  int UserVersion() {
+    sqlite3* db = nullptr;
+    EXPECT_EQ(sqlite3_open((fs::path(dir_) / "arbiter.db").c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, nullptr), SQLITE_OK);
+    const int version = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return version;
   }
 
   StoredRun Run(const std::string& spec) {
@@ -242,14 +255,115 @@ TEST_F(StoreTest, ANewerSchemaIsRefusedAndTheUpgradableOneIsUpgraded) {
 
   Sql("PRAGMA user_version = " + std::to_string(kUpgradableSchemaVersion));
   ASSERT_NE(Open(), nullptr);
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open((fs::path(dir_) / "arbiter.db").c_str(), &db), SQLITE_OK);
-  sqlite3_stmt* st = nullptr;
-  ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, nullptr), SQLITE_OK);
-  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-  EXPECT_EQ(sqlite3_column_int(st, 0), kSchemaVersion);
-  sqlite3_finalize(st);
-  sqlite3_close(db);
+  EXPECT_EQ(UserVersion(), kSchemaVersion);
+}
+
+// The tables of schema version 4 as that arbiter wrote them, with a run, its jobs, a result, an
+// engine and a token: written here, not taken from Store, so that a change of today's schema
+// cannot change what this test upgrades.
+constexpr const char* kSchemaVersion4 = R"sql(
+CREATE TABLE runs (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, kind INTEGER NOT NULL, state INTEGER NOT NULL,
+  created_unix REAL NOT NULL, started_unix REAL NOT NULL DEFAULT 0,
+  finished_unix REAL NOT NULL DEFAULT 0, message TEXT NOT NULL DEFAULT '',
+  spec BLOB NOT NULL, result BLOB, owner TEXT NOT NULL DEFAULT '',
+  priority INTEGER NOT NULL DEFAULT 0, throughput INTEGER NOT NULL DEFAULT 100);
+CREATE TABLE jobs (id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, spec BLOB NOT NULL);
+CREATE INDEX jobs_by_run ON jobs(run_id);
+CREATE TABLE results (
+  job_id INTEGER NOT NULL, run_id INTEGER NOT NULL, worker_id TEXT NOT NULL,
+  worker_name TEXT NOT NULL, lease_id INTEGER NOT NULL, seconds REAL NOT NULL,
+  result BLOB NOT NULL, PRIMARY KEY (job_id, lease_id));
+CREATE INDEX results_by_run ON results(run_id);
+CREATE TABLE engines (
+  sha256 TEXT PRIMARY KEY, name TEXT NOT NULL, size_bytes INTEGER NOT NULL,
+  uploaded_unix REAL NOT NULL, owner TEXT NOT NULL DEFAULT '');
+CREATE TABLE tokens (
+  name TEXT PRIMARY KEY, role INTEGER NOT NULL, hash TEXT NOT NULL UNIQUE,
+  created_unix REAL NOT NULL, last_used_unix REAL NOT NULL DEFAULT 0);
+INSERT INTO runs (kind, state, created_unix, started_unix, message, spec, owner, priority,
+                  throughput)
+  VALUES (2, 2, 1000.5, 1001, 'running', X'0a0373706563', 'alice', -1, 250);
+INSERT INTO jobs (id, run_id, spec) VALUES (1, 1, X'6a31'), (2, 1, X'6a32');
+INSERT INTO results VALUES (2, 1, 'w-1', 'pod-a', 77, 1.25, X'636f756e7473');
+INSERT INTO engines VALUES ('ab12', 'sf', 4096, 999.5, 'alice');
+INSERT INTO tokens VALUES ('alice', 2, 'hash-a', 900, 950);
+PRAGMA user_version = 4;
+)sql";
+
+// A store of the previous schema is upgraded in place and keeps every row: the coordinator that
+// opens it resumes the runs, results, engines and tokens the older one left.
+TEST_F(StoreTest, ThePreviousSchemaIsUpgradedWithItsDataKept) {
+  static_assert(kUpgradableSchemaVersion == 4 && kSchemaVersion == 5,
+                "a new schema version needs its predecessor's DDL in this test");
+  Sql(kSchemaVersion4);
+  {
+    std::unique_ptr<Store> store = Open();
+    ASSERT_NE(store, nullptr);
+    absl::StatusOr<std::vector<StoredRun>> runs = store->LoadRuns();
+    ASSERT_TRUE(runs.ok()) << runs.status();
+    ASSERT_EQ(runs->size(), 1u);
+    const StoredRun& r = (*runs)[0];
+    EXPECT_EQ(r.id, 1u);
+    EXPECT_EQ(r.owner, "alice");
+    EXPECT_EQ(r.kind, 2);
+    EXPECT_EQ(r.state, 2);
+    EXPECT_DOUBLE_EQ(r.created_unix, 1000.5);
+    EXPECT_DOUBLE_EQ(r.started_unix, 1001.0);
+    EXPECT_EQ(r.message, "running");
+    EXPECT_EQ(r.spec, "\x0a\x03spec");
+    EXPECT_EQ(r.priority, -1);
+    EXPECT_EQ(r.throughput, 250);
+    absl::StatusOr<std::vector<StoredJob>> jobs = store->LoadJobs(1);
+    ASSERT_TRUE(jobs.ok()) << jobs.status();
+    ASSERT_EQ(jobs->size(), 2u);
+    EXPECT_EQ((*jobs)[1].spec, "j2");
+    absl::StatusOr<std::vector<StoredResult>> results = store->LoadResults(1);
+    ASSERT_TRUE(results.ok()) << results.status();
+    ASSERT_EQ(results->size(), 1u);
+    EXPECT_EQ((*results)[0].worker_name, "pod-a");
+    EXPECT_EQ((*results)[0].lease_id, 77u);
+    EXPECT_EQ((*results)[0].result, "counts");
+    absl::StatusOr<std::vector<StoredEngine>> engines = store->LoadEngines();
+    ASSERT_TRUE(engines.ok()) << engines.status();
+    ASSERT_EQ(engines->size(), 1u);
+    EXPECT_EQ((*engines)[0].name, "sf");
+    EXPECT_EQ((*engines)[0].size_bytes, 4096u);
+    absl::StatusOr<std::vector<StoredToken>> tokens = store->LoadTokens();
+    ASSERT_TRUE(tokens.ok()) << tokens.status();
+    ASSERT_EQ(tokens->size(), 1u);
+    EXPECT_EQ((*tokens)[0].hash, "hash-a");
+    EXPECT_DOUBLE_EQ((*tokens)[0].last_used_unix, 950);
+    // New ids continue after the old ones.
+    StoredRun next = Run("next");
+    std::vector<StoredJob> next_jobs = Jobs({"j3"});
+    ASSERT_TRUE(store->CreateRun(next, next_jobs).ok());
+    EXPECT_EQ(next.id, 2u);
+    EXPECT_EQ(next_jobs[0].id, 3u);
+  }
+  EXPECT_EQ(UserVersion(), kSchemaVersion) << "the file now says what it holds";
+  std::unique_ptr<Store> again = Open();
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(again->LoadRuns()->size(), 2u);
+}
+
+// A store written by a newer arbiter, or by one too old to upgrade, is refused untouched, with
+// both versions and what to do in the message.
+TEST_F(StoreTest, ANewerOrTooOldSchemaIsRefusedWithBothVersionsNamed) {
+  for (const int version : {kSchemaVersion + 1, kUpgradableSchemaVersion - 1}) {
+    SCOPED_TRACE(version);
+    fs::remove(fs::path(dir_) / "arbiter.db");
+    Sql(kSchemaVersion4);
+    Sql("PRAGMA user_version = " + std::to_string(version));
+    absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(dir_);
+    ASSERT_FALSE(store.ok());
+    EXPECT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition);
+    const std::string want = "has schema version " + std::to_string(version) +
+                             "; this arbiter reads version " + std::to_string(kSchemaVersion) +
+                             " (start a new data directory, or use the arbiter that wrote it)";
+    EXPECT_NE(store.status().message().find(want), std::string::npos) << store.status();
+    EXPECT_EQ(UserVersion(), version) << "a refused file is left as it was";
+  }
 }
 
 TEST_F(StoreTest, ADamagedDatabaseIsRefused) {

@@ -58,7 +58,7 @@ TEST_F(WorkerRegistryTest, AWorkerIsConnectedWithinTheWindowAndTouchRenewsIt) {
   EXPECT_EQ(registry_.List(false).workers_size(), 1);
   const v1::ListWorkersResponse all = registry_.List(true);
   ASSERT_EQ(all.workers_size(), 2);
-  EXPECT_EQ(all.workers(0).name(), "a") << "connected ones first";
+  EXPECT_EQ(all.workers(0).worker().name(), "a") << "connected ones first";
   EXPECT_TRUE(all.workers(0).connected());
   EXPECT_FALSE(all.workers(1).connected());
   EXPECT_DOUBLE_EQ(all.workers(1).last_seen_seconds_ago(), 35);

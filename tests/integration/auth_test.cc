@@ -17,7 +17,10 @@
 #include "gtest/gtest.h"
 #include "net/client.h"
 #include "net/sha256.h"
-#include "proto/arbiter/v1/cluster.grpc.pb.h"
+#include "proto/arbiter/v1/admin_service.pb.h"
+#include "proto/arbiter/v1/run.pb.h"
+#include "proto/arbiter/v1/run_service.grpc.pb.h"
+#include "proto/arbiter/v1/work_service.grpc.pb.h"
 #include "tests/integration/process.h"
 #include "tests/integration/tokens.h"
 

@@ -12,7 +12,10 @@
 
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
-#include "proto/arbiter/v1/cluster.grpc.pb.h"
+#include "proto/arbiter/v1/admin_service.pb.h"
+#include "proto/arbiter/v1/engine.pb.h"
+#include "proto/arbiter/v1/run.pb.h"
+#include "proto/arbiter/v1/run_service.grpc.pb.h"
 #include "stats/ratings.h"
 #include "tests/integration/process.h"
 #include "tests/integration/tokens.h"

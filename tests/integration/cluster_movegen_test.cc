@@ -10,8 +10,9 @@
 
 #include "base/strings.h"
 #include "gtest/gtest.h"
-#include "proto/arbiter/v1/cluster.pb.h"
 #include "proto/arbiter/v1/movegen.pb.h"
+#include "proto/arbiter/v1/run.pb.h"
+#include "proto/arbiter/v1/run_service.pb.h"
 #include "tests/integration/process.h"
 
 namespace arbiter {

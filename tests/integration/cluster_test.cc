@@ -14,7 +14,11 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "net/sha256.h"
-#include "proto/arbiter/v1/cluster.grpc.pb.h"
+#include "proto/arbiter/v1/admin_service.pb.h"
+#include "proto/arbiter/v1/engine.pb.h"
+#include "proto/arbiter/v1/run.pb.h"
+#include "proto/arbiter/v1/run_service.grpc.pb.h"
+#include "proto/arbiter/v1/work_service.grpc.pb.h"
 #include "tests/integration/process.h"
 #include "tests/integration/tokens.h"
 
@@ -780,8 +784,8 @@ TEST_F(BadRequestTest, StaleAndForgedLeasesAreRefusedAndCompletionIsIdempotent) 
   {
     grpc::ClientContext ctx;
     v1::RegisterRequest req;
-    req.set_name("test-client");
-    req.set_threads(2);  // may ask for a second lease while it holds one
+    req.mutable_worker()->set_name("test-client");
+    req.mutable_worker()->set_threads(2);  // may ask for a second lease while it holds one
     ASSERT_TRUE(work_->Register(&ctx, req, &reg).ok());
   }
   v1::Run run;

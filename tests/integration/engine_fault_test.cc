@@ -9,7 +9,8 @@
 
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
-#include "proto/arbiter/v1/cluster.grpc.pb.h"
+#include "proto/arbiter/v1/admin_service.pb.h"
+#include "proto/arbiter/v1/run_service.pb.h"
 #include "tests/integration/process.h"
 #include "tests/integration/tokens.h"
 

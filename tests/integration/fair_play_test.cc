@@ -15,7 +15,11 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "net/client.h"
-#include "proto/arbiter/v1/cluster.grpc.pb.h"
+#include "proto/arbiter/v1/admin_service.pb.h"
+#include "proto/arbiter/v1/engine.pb.h"
+#include "proto/arbiter/v1/run.pb.h"
+#include "proto/arbiter/v1/run_service.grpc.pb.h"
+#include "proto/arbiter/v1/worker.pb.h"
 #include "tests/integration/process.h"
 #include "tests/integration/tokens.h"
 

@@ -13,7 +13,8 @@
 #include "base/strings.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
-#include "proto/arbiter/v1/cluster.grpc.pb.h"
+#include "proto/arbiter/v1/admin_service.pb.h"
+#include "proto/arbiter/v1/worker.pb.h"
 #include "tests/integration/process.h"
 #include "tests/integration/tokens.h"
 
@@ -120,8 +121,8 @@ TEST_F(SourceBenchTest, ABuildWhoseBenchDiffersTakesNoMoreJobsAndTheRunSaysWhy) 
   v1::ListWorkersResponse list;
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json.text, &list).ok()) << json.text;
   for (const v1::WorkerStatus& w : list.workers()) {
-    if (w.name() != "w3") continue;
-    EXPECT_TRUE(w.build_toolchain().empty());
+    if (w.worker().name() != "w3") continue;
+    EXPECT_TRUE(w.worker().build_toolchain().empty());
     EXPECT_EQ(w.games_per_minute(), 0) << json.text;
   }
 }

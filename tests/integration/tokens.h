@@ -12,7 +12,9 @@
 #include "coordinator/auth.h"
 #include "grpcpp/grpcpp.h"
 #include "net/client.h"
-#include "proto/arbiter/v1/cluster.grpc.pb.h"
+#include "proto/arbiter/v1/admin_service.grpc.pb.h"
+#include "proto/arbiter/v1/run.pb.h"
+#include "proto/arbiter/v1/run_service.grpc.pb.h"
 
 namespace arbiter::testing {
 

@@ -26,7 +26,7 @@ TEST(MatchCommand, JsonSummary) {
   for (const char* want :
        {"\"engines\":[\"a\",\"b\"]", "\"games\":\"4\"", "\"time_control\":\"10+0.1\"",
         "\"illegal_moves\":\"4\"", "\"terminations\":{\"illegal move\":\"4\"}", "\"ww\":\"2\"",
-        "\"game_list\":["})
+        "\"game_list\":[", "\"end\":\"GAME_END_ILLEGAL_MOVE\"", "\"termination\":\"illegal move\""})
     EXPECT_NE(out.find(want), std::string::npos) << want << "\n" << out;
 }
 

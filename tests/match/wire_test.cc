@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "match/stats_report.h"
+#include "proto/arbiter/v1/work_service.pb.h"
 
 namespace arbiter::match {
 namespace {

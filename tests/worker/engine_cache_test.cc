@@ -15,7 +15,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "net/sha256.h"
-#include "proto/arbiter/v1/cluster.grpc.pb.h"
+#include "proto/arbiter/v1/run_service.grpc.pb.h"
 
 namespace arbiter::worker {
 namespace {

@@ -14,7 +14,8 @@
 #include "engine/perft_lane.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
-#include "proto/arbiter/v1/cluster.grpc.pb.h"
+#include "proto/arbiter/v1/run.pb.h"
+#include "proto/arbiter/v1/work_service.grpc.pb.h"
 #include "worker/worker.h"
 
 namespace arbiter::worker {
