@@ -15,16 +15,26 @@ void AddSandboxOptions(CLI::App* cmd, SandboxFlags& f) {
                       "(default ",
                       f.mode.empty() ? "off on loopback, auto beyond it" : f.mode, ")"));
   match::ResourceLimits& l = f.limits;
-  cmd->add_option("--engine-memory-mb", l.memory_mb, "Sandbox: address space per engine (MB)");
+  // Bounded so that a negative value cannot wrap to "unlimited" and MB * 2^20 cannot overflow;
+  // 0 sets no limit of that kind.
+  const auto mb = CLI::Range(uint64_t(0), uint64_t(1) << 24);
+  const auto count = CLI::Range(uint64_t(0), uint64_t(1) << 22);
+  cmd->add_option("--engine-memory-mb", l.memory_mb, "Sandbox: address space per engine (MB)")
+      ->check(mb);
   cmd->add_option("--engine-processes", l.processes,
-                  "Sandbox: processes and threads of the engines' user (RLIMIT_NPROC)");
-  cmd->add_option("--engine-open-files", l.open_files, "Sandbox: open files per engine");
+                  "Sandbox: processes and threads of the engines' user (RLIMIT_NPROC)")
+      ->check(count);
+  cmd->add_option("--engine-open-files", l.open_files, "Sandbox: open files per engine")
+      ->check(count);
   cmd->add_option("--engine-file-size-mb", l.file_size_mb,
-                  "Sandbox: largest file an engine may write (MB)");
-  cmd->add_option("--engine-cpu-s", l.cpu_seconds, "Sandbox: CPU seconds per engine process");
+                  "Sandbox: largest file an engine may write (MB)")
+      ->check(mb);
+  cmd->add_option("--engine-cpu-s", l.cpu_seconds, "Sandbox: CPU seconds per engine process")
+      ->check(CLI::Range(uint64_t(0), uint64_t(1) << 31));
   cmd->add_option("--engine-disk-mb", l.disk_mb,
                   "Sandbox: disk an engine's directory may fill, all files together (MB; with "
-                  "namespaces also the size of its /tmp and /dev/shm)");
+                  "namespaces also the size of its /tmp and /dev/shm)")
+      ->check(mb);
   cmd->add_option("--engine-uids", f.engine_uids,
                   "Sandbox, as root: users FIRST-LAST that engines and builds each run as, one "
                   "per engine (--engine-processes then bounds one engine; what an engine leaves "

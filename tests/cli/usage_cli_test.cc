@@ -57,6 +57,26 @@ TEST(UsageCli, AnUnknownOptionExitsTwoNamingIt) {
   EXPECT_NE(value.text.find("--games"), std::string::npos) << value.text;
 }
 
+TEST(UsageCli, MalformedSandboxFlagsStopTheStartNamingTheFlag) {
+  // Each is refused before the worker dials anyone (the address refuses connections: a start
+  // that got past the flags would retry forever, and the test would time out).
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--engine-uids 5-3", "--engine-uids '5-3'"},
+      {"--engine-uids 2000000000-", "is not FIRST-LAST or none"},
+      {"--engine-uids 1000-999999", "at most 65536 users"},
+      {"--engine-memory-mb -1", "--engine-memory-mb"},
+      {"--engine-disk-mb -1", "--engine-disk-mb"},
+      {"--engine-processes 99999999999", "--engine-processes"},
+      {"--engine-read-dir relative/dir", "must be an absolute path"},
+  };
+  for (const auto& [flag, cause] : cases) {
+    Output o = RunArbiter(Cat("worker --coordinator 127.0.0.1:1 --wait-s 1 ", flag));
+    EXPECT_EQ(o.exit_code, 2) << flag << "\n" << o.text;
+    EXPECT_NE(o.text.find(cause), std::string::npos) << flag << "\n" << o.text;
+    EXPECT_EQ(o.text.find("register with"), std::string::npos) << flag << "\n" << o.text;
+  }
+}
+
 TEST(UsageCli, CutechessSpellingsGetTheirArbiterCounterparts) {
   Output o = RunArbiter(
       "match -engine cmd=builtin -engine cmd=builtin -each tc=1+0.1 -rounds 2 "
