@@ -13,9 +13,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <mutex>
+#include <sstream>
 
 #include "base/numbers.h"
 #include "base/status_macros.h"
@@ -477,6 +480,28 @@ void RemovePrivateDir(const std::string& dir) {
   if (own) ReleaseEngineUser(st.st_uid);
 }
 
+std::optional<double> ProcessStartTime(pid_t pid) {
+  // /proc/self also when the pid is ours: in a pid namespace the mounted /proc may be the host's.
+  std::ifstream in(pid == getpid() ? std::string("/proc/self/stat") : Cat("/proc/", pid, "/stat"));
+  std::string stat;
+  if (!std::getline(in, stat)) return std::nullopt;
+  // Field 22, starttime, in clock ticks since boot; the command (field 2) may hold spaces and
+  // parentheses, so count from the last ')'.
+  const size_t close = stat.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream fields(stat.substr(close + 1));
+  std::string field;
+  for (int i = 3; i <= 22 && fields >> field; ++i) {
+  }
+  double ticks = 0;
+  if (!fields || !ParseNumber(field, ticks)) return std::nullopt;
+  timespec real{}, boot{};
+  clock_gettime(CLOCK_REALTIME, &real);
+  clock_gettime(CLOCK_BOOTTIME, &boot);
+  const double booted = (real.tv_sec - boot.tv_sec) + (real.tv_nsec - boot.tv_nsec) * 1e-9;
+  return booted + ticks / double(sysconf(_SC_CLK_TCK));
+}
+
 int RemoveStalePrivateDirs(const SandboxOptions& options) {
   int removed = 0;
   std::error_code ec;
@@ -489,8 +514,19 @@ int RemoveStalePrivateDirs(const SandboxOptions& options) {
     long pid = 0;
     if (dash == std::string_view::npos || !ParseNumber(rest.substr(0, dash), pid) || pid <= 0)
       continue;
-    // The process that made it is gone (its directory was left by a crash or a kill -9).
-    if (kill(pid_t(pid), 0) == 0 || errno != ESRCH) continue;
+    // The process that made it is gone (its directory was left by a crash or a kill -9), or
+    // its pid now belongs to a process that started after the directory was last changed: a
+    // restarted container's PID 1 is the same number as the one that was killed. The status
+    // time (ctime), unlike the modification time, cannot be set back by what unpacks into it;
+    // a second of slack for the clocks' rounding.
+    if (kill(pid_t(pid), 0) != 0 && errno == ESRCH) {
+    } else {
+      struct stat st;
+      const std::optional<double> started = ProcessStartTime(pid_t(pid));
+      if (!started || stat(entry.path().c_str(), &st) != 0) continue;
+      const double changed = st.st_ctim.tv_sec + st.st_ctim.tv_nsec * 1e-9;
+      if (changed >= *started - 1.0) continue;
+    }
     std::error_code rm;
     std::filesystem::remove_all(entry.path(), rm);
     removed += !rm;

@@ -12,7 +12,10 @@
 //   ASSIGN_OR_RETURN(ProcessSpec boxed, Sandboxed(box, spec, private_dir));
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -115,8 +118,11 @@ int EngineUidOf(const SandboxOptions& options, const std::string& private_dir);
 // has every process killed first and is then free again.
 void RemovePrivateDir(const std::string& dir);
 // Removes the private directories under the work root whose making process is gone (a worker
-// that was killed leaves its engines' files behind); returns how many.
+// that was killed leaves its engines' files behind), also when its pid was reused by a later
+// process; returns how many.
 int RemoveStalePrivateDirs(const SandboxOptions& options);
+// When the process `pid` started, in seconds since the epoch; nullopt when it cannot be read.
+std::optional<double> ProcessStartTime(pid_t pid);
 
 // "exited with code 3", "exited with SIGXFSZ (file size limit)", from a wait status.
 std::string DescribeExit(int wait_status);

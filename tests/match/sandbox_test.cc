@@ -10,8 +10,10 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -205,6 +207,52 @@ TEST(SandboxDirs, StaleDirectoriesOfDeadProcessesAreRemoved) {
   EXPECT_FALSE(std::filesystem::exists(stale));
   EXPECT_TRUE(std::filesystem::exists(*live));
   EXPECT_TRUE(std::filesystem::exists(other));
+  std::filesystem::remove_all(templ);
+}
+
+// A container's worker is PID 1 before and after a restart, and its work volume survives the
+// restart: "the pid is alive" cannot tell its own directories from the tree its killed
+// predecessor left (a build of up to --build-disk-mb), which would never be removed.
+TEST(SandboxDirs, ARestartedPidOneRemovesWhatTheKilledPidOneLeft) {
+  char templ[] = "/tmp/arbiter-pid1-test-XXXXXX";
+  ASSERT_NE(mkdtemp(templ), nullptr);
+  const std::string left = Cat(templ, "/arbiter-engine-1-before");
+  std::filesystem::create_directories(left + "/tree");
+  std::ofstream(left + "/tree/main.o") << "left by a build that was killed";
+  struct stat st;
+  ASSERT_EQ(stat(left.c_str(), &st), 0);
+  // The new PID 1 starts past the directory's last change plus the sweep's slack of a second: a
+  // wait on the clock itself.
+  const auto last_change = std::chrono::system_clock::time_point(
+      std::chrono::seconds(st.st_ctim.tv_sec) + std::chrono::nanoseconds(st.st_ctim.tv_nsec));
+  while (std::chrono::system_clock::now() < last_change + std::chrono::milliseconds(1500))
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const pid_t outer = fork();
+  if (outer == 0) {
+    if (unshare(CLONE_NEWPID) != 0) _exit(77);
+    const pid_t init = fork();
+    if (init == 0) {
+      // PID 1 of a new pid namespace, as in a restarted container: its own directory first.
+      SandboxOptions o{.isolation = Isolation::kLimits, .work_root = templ, .root_drops_to = -1};
+      absl::StatusOr<std::string> own = MakePrivateDir(o);
+      if (getpid() != 1 || !own.ok()) _exit(10);
+      const int removed = RemoveStalePrivateDirs(o);
+      _exit(removed == 1 && std::filesystem::exists(*own) ? 0 : 20 + removed);
+    }
+    int status = 0;
+    waitpid(init, &status, 0);
+    _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 30);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(outer, &status, 0), outer);
+  ASSERT_TRUE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 77) {
+    std::filesystem::remove_all(templ);
+    GTEST_SKIP() << "no pid namespace here (root needed)";
+  }
+  EXPECT_EQ(WEXITSTATUS(status), 0)
+      << "20 + n: the new PID 1 removed n directories, not exactly the one left (10: no start)";
+  EXPECT_FALSE(std::filesystem::exists(left));
   std::filesystem::remove_all(templ);
 }
 
