@@ -69,6 +69,7 @@ struct WorkerFlags {
   double wait_seconds = 20;
   double bench_timeout_seconds = 120;
   bool no_build = false;
+  uint64_t engine_cache_mb = 4096;
   uint64_t build_cache_mb = 4096;
   double build_timeout_seconds = 900;
   uint64_t build_disk_mb = 4096;
@@ -278,6 +279,7 @@ int RunWorker(const WorkerFlags& f) {
                     .hash_mb = f.hash_mb,
                     .name = f.name,
                     .cache_dir = f.cache,
+                    .engine_cache_mb = f.engine_cache_mb,
                     .sandbox = *sandbox,
                     .engine_dirs = f.engine_dirs,
                     .labels = std::move(labels),
@@ -504,6 +506,10 @@ void AddClusterCommands(CLI::App& app, int& exit_code) {
     cmd->add_option("--metrics", f->metrics, "Serve Prometheus metrics on [HOST]:PORT");
     cmd->add_option("--listen", f->listen, "Health/reflection gRPC address [HOST]:PORT");
     cmd->add_option("--cache", f->cache, "Engine artifact cache directory");
+    cmd->add_option("--engine-cache-mb", f->engine_cache_mb,
+                    "Fetched engines and sources kept in --cache, MiB (least recently used go; "
+                    "builds have --build-cache-mb)")
+        ->check(CLI::Range(uint64_t(1), uint64_t(1) << 24));
     cmd->add_option("--name", f->name, "Name shown by the coordinator (default: host name)");
     cmd->add_option("--grace-s", f->grace_seconds,
                     "On SIGTERM: seconds to finish the current job before releasing it")

@@ -502,6 +502,17 @@ std::optional<double> ProcessStartTime(pid_t pid) {
   return booted + ticks / double(sysconf(_SC_CLK_TCK));
 }
 
+bool LeftByGoneProcess(pid_t pid, const std::string& path) {
+  if (kill(pid, 0) != 0 && errno == ESRCH) return true;
+  // The pid may belong to a later process: a restarted container's PID 1 has the number of the
+  // one that was killed. The status time (ctime), unlike the modification time, cannot be set
+  // back by what unpacks into a directory; a second of slack for the clocks' rounding.
+  struct stat st;
+  const std::optional<double> started = ProcessStartTime(pid);
+  if (!started || stat(path.c_str(), &st) != 0) return false;
+  return st.st_ctim.tv_sec + st.st_ctim.tv_nsec * 1e-9 < *started - 1.0;
+}
+
 int RemoveStalePrivateDirs(const SandboxOptions& options) {
   int removed = 0;
   std::error_code ec;
@@ -514,19 +525,8 @@ int RemoveStalePrivateDirs(const SandboxOptions& options) {
     long pid = 0;
     if (dash == std::string_view::npos || !ParseNumber(rest.substr(0, dash), pid) || pid <= 0)
       continue;
-    // The process that made it is gone (its directory was left by a crash or a kill -9), or
-    // its pid now belongs to a process that started after the directory was last changed: a
-    // restarted container's PID 1 is the same number as the one that was killed. The status
-    // time (ctime), unlike the modification time, cannot be set back by what unpacks into it;
-    // a second of slack for the clocks' rounding.
-    if (kill(pid_t(pid), 0) != 0 && errno == ESRCH) {
-    } else {
-      struct stat st;
-      const std::optional<double> started = ProcessStartTime(pid_t(pid));
-      if (!started || stat(entry.path().c_str(), &st) != 0) continue;
-      const double changed = st.st_ctim.tv_sec + st.st_ctim.tv_nsec * 1e-9;
-      if (changed >= *started - 1.0) continue;
-    }
+    // Left by a crash or a kill -9.
+    if (!LeftByGoneProcess(pid_t(pid), entry.path().string())) continue;
     std::error_code rm;
     std::filesystem::remove_all(entry.path(), rm);
     removed += !rm;

@@ -123,6 +123,10 @@ void RemovePrivateDir(const std::string& dir);
 int RemoveStalePrivateDirs(const SandboxOptions& options);
 // When the process `pid` started, in seconds since the epoch; nullopt when it cannot be read.
 std::optional<double> ProcessStartTime(pid_t pid);
+// Whether `path`, named with the pid of the process that made it, was left by a process that is
+// gone: no process has that pid, or the one that has it started after the path's last status
+// change (a restarted container's PID 1).
+bool LeftByGoneProcess(pid_t pid, const std::string& path);
 
 // "exited with code 3", "exited with SIGXFSZ (file size limit)", from a wait status.
 std::string DescribeExit(int wait_status);

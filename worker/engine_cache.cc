@@ -1,16 +1,21 @@
 #include "worker/engine_cache.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
+#include "base/numbers.h"
 #include "base/strings.h"
 #include "grpcpp/grpcpp.h"
+#include "match/sandbox.h"
 #include "net/sha256.h"
 #include "net/status.h"
 #include "proto/arbiter/v1/work_service.grpc.pb.h"
@@ -18,8 +23,68 @@
 
 namespace arbiter::worker {
 
-EngineCache::EngineCache(std::string dir, std::shared_ptr<grpc::Channel> channel, int engine_gid)
-    : dir_(std::move(dir)), engine_gid_(engine_gid), channel_(std::move(channel)) {}
+namespace {
+
+// An artifact is stored under its sha256; anything else in the directory (the builds, the
+// temporary files of fetches) is not one.
+bool IsArtifact(const std::filesystem::directory_entry& e) {
+  std::error_code ec;
+  return net::IsSha256Hex(e.path().filename().string()) && e.is_regular_file(ec);
+}
+
+}  // namespace
+
+EngineCache::EngineCache(std::string dir, std::shared_ptr<grpc::Channel> channel, int engine_gid,
+                         uint64_t cache_bytes)
+    : dir_(std::move(dir)),
+      engine_gid_(engine_gid),
+      cache_bytes_(cache_bytes),
+      channel_(std::move(channel)) {
+  // SHA.part.PID.N: a fetch of a worker that was killed (up to an engine's size each).
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir_, ec)) {
+    const std::string name = e.path().filename().string();
+    const size_t part = name.find(".part.");
+    long pid = 0;
+    if (part == std::string::npos) continue;
+    const std::string_view rest = std::string_view(name).substr(part + 6);
+    if (!ParseNumber(rest.substr(0, rest.find('.')), pid) || pid <= 0) continue;
+    if (!match::LeftByGoneProcess(pid_t(pid), e.path().string())) continue;
+    std::error_code rm;
+    if (std::filesystem::remove(e.path(), rm)) spdlog::info("removed a fetch left: {}", name);
+  }
+}
+
+void EngineCache::Evict(const std::string& keep) {
+  struct Entry {
+    std::filesystem::file_time_type used;
+    uint64_t size;
+    std::filesystem::path path;
+  };
+  std::vector<Entry> entries;
+  uint64_t total = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir_, ec)) {
+    if (!IsArtifact(e)) continue;
+    std::error_code sec;
+    const Entry entry{e.last_write_time(sec), e.file_size(sec), e.path()};
+    if (sec) continue;
+    total += entry.size;
+    entries.push_back(entry);
+  }
+  if (total <= cache_bytes_) return;
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry& a, const Entry& b) { return a.used < b.used; });
+  const auto recent = std::filesystem::file_time_type::clock::now() - std::chrono::minutes(10);
+  for (const Entry& e : entries) {
+    if (total <= cache_bytes_ || e.used >= recent) break;
+    if (e.path == keep) continue;
+    std::error_code rm;
+    if (!std::filesystem::remove(e.path, rm)) continue;
+    total -= e.size;
+    spdlog::info("engine cache: evicted {} ({} bytes)", e.path.filename().string(), e.size);
+  }
+}
 
 void EngineCache::Protect(const std::string& path, bool directory) const {
   if (engine_gid_ >= 0 && chown(path.c_str(), uid_t(-1), gid_t(engine_gid_)) != 0)
@@ -44,6 +109,7 @@ absl::StatusOr<std::string> EngineCache::Get(const std::string& sha256) {
     absl::StatusOr<std::string> have = net::Sha256OfFile(path);
     if (have.ok() && *have == sha256) {
       Protect(path, false);
+      utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // recently used: evicted last
       return path;
     }
     spdlog::warn("cached engine {} is corrupt; fetching it again", sha256);
@@ -51,6 +117,7 @@ absl::StatusOr<std::string> EngineCache::Get(const std::string& sha256) {
   }
   absl::Status st = Fetch(sha256, path);
   if (!st.ok()) return st;
+  Evict(path);
   return path;
 }
 

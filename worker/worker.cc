@@ -473,7 +473,8 @@ Worker::Worker(const WorkerOptions& options, prometheus::Registry* registry)
   const match::SandboxOptions& box = options.sandbox;
   const int engine_gid =
       geteuid() == 0 && box.isolation != match::Isolation::kNone ? box.root_drops_to : -1;
-  impl_->cache = std::make_unique<EngineCache>(cache_dir, impl_->channel, engine_gid);
+  impl_->cache = std::make_unique<EngineCache>(cache_dir, impl_->channel, engine_gid,
+                                               options.engine_cache_mb << 20);
   impl_->checker = std::make_unique<EngineChecker>(
       box, match::Millis(int64_t(options.bench_timeout_seconds * 1000)));
   impl_->cores = PhysicalCores();

@@ -42,8 +42,10 @@ struct WorkerOptions {
   std::string name;  // default: host name
   // The worker token's secret; empty = from the environment (net/client.h).
   std::string token;
-  // Engine artifacts are cached here by sha256 (empty = a folder under the temp dir).
+  // Engine artifacts are cached here by sha256 (empty = a folder under the temp dir), up to
+  // engine_cache_mb together (least recently used go).
   std::string cache_dir;
+  uint64_t engine_cache_mb = 4096;
   // The box every engine process runs in (isolation already resolved: see ResolveIsolation).
   match::SandboxOptions sandbox;
   // `path` engines only from these directories (empty: any path; `arbiter local`).

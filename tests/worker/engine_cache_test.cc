@@ -1,8 +1,10 @@
 // The worker's engine cache against a real coordinator on loopback: upload, fetch by sha256,
-// verification of the cached copy, and unknown hashes.
+// verification of the cached copy, unknown hashes, and the cache's bound.
 #include "worker/engine_cache.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -35,17 +37,8 @@ struct Coordinator {
   }
 };
 
-void StartWithEngine(const std::filesystem::path& dir, const std::string& bytes, Coordinator& out) {
-  coordinator::ServerOptions options;
-  options.listen = "127.0.0.1:0";
-  options.coordinator.data_dir = (dir / "data").string();
-  options.no_auth = true;  // loopback only; authentication has its own tests
-  auto server = coordinator::Server::Start(options);
-  ASSERT_TRUE(server.ok()) << server.status();
-  out.server = *std::move(server);
-  out.channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(out.server->port()),
-                                    grpc::InsecureChannelCredentials());
-  auto stub = v1::RunService::NewStub(out.channel);
+void Upload(const Coordinator& to, const std::string& bytes) {
+  auto stub = v1::RunService::NewStub(to.channel);
   grpc::ClientContext ctx;
   v1::UploadEngineResponse resp;
   auto writer = stub->UploadEngine(&ctx, &resp);
@@ -65,9 +58,22 @@ void StartWithEngine(const std::filesystem::path& dir, const std::string& bytes,
   EXPECT_EQ(resp.engine().size_bytes(), bytes.size());
 }
 
-std::string ThreeMiB() {
+void StartWithEngine(const std::filesystem::path& dir, const std::string& bytes, Coordinator& out) {
+  coordinator::ServerOptions options;
+  options.listen = "127.0.0.1:0";
+  options.coordinator.data_dir = (dir / "data").string();
+  options.no_auth = true;  // loopback only; authentication has its own tests
+  auto server = coordinator::Server::Start(options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  out.server = *std::move(server);
+  out.channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(out.server->port()),
+                                    grpc::InsecureChannelCredentials());
+  Upload(out, bytes);
+}
+
+std::string ThreeMiB(int seed = 0) {
   std::string bytes;
-  for (int i = 0; i < 3 << 20; ++i) bytes.push_back(char(i * 7 + (i >> 10)));
+  for (int i = 0; i < 3 << 20; ++i) bytes.push_back(char(i * 7 + (i >> 10) + seed));
   return bytes;
 }
 
@@ -145,6 +151,58 @@ TEST(EngineCache, TwoCachesOfOneDirectoryFetchTheSameEngineAtOnce) {
       EXPECT_EQ(ReadFile(*path), bytes) << "round " << round;
     }
   }
+  std::filesystem::remove_all(dir);
+}
+
+// One submitter's many uploads cannot fill a worker's disk (the pod is evicted past its volume's
+// limit): the cache keeps its bound by dropping what was used least recently, but not what was
+// used in the last ten minutes, and a fetch that a killed worker left is removed at start.
+TEST(EngineCache, KeepsItsBoundDroppingTheLeastRecentlyUsed) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("arbiter-cache-lru-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  const std::string a = ThreeMiB(1), b = ThreeMiB(2), c = ThreeMiB(3);
+  Coordinator coordinator;
+  ASSERT_NO_FATAL_FAILURE(StartWithEngine(dir, a, coordinator));
+  ASSERT_NO_FATAL_FAILURE(Upload(coordinator, b));
+  ASSERT_NO_FATAL_FAILURE(Upload(coordinator, c));
+  const std::filesystem::path cache_dir = dir / "cache";
+  // A fetch of a worker that is gone (a pid that existed and was reaped).
+  std::filesystem::create_directories(cache_dir);
+  const pid_t dead = fork();
+  if (dead == 0) _exit(0);
+  waitpid(dead, nullptr, 0);
+  const std::filesystem::path left =
+      cache_dir / (net::Sha256Hex(a) + ".part." + std::to_string(dead) + ".0");
+  std::ofstream(left) << "half an engine";
+  const uint64_t bound = 7 << 20;  // two of the three
+  EngineCache cache(cache_dir.string(), coordinator.channel, -1, bound);
+  EXPECT_FALSE(std::filesystem::exists(left));
+  absl::StatusOr<std::string> pa = cache.Get(net::Sha256Hex(a));
+  absl::StatusOr<std::string> pb = cache.Get(net::Sha256Hex(b));
+  ASSERT_TRUE(pa.ok() && pb.ok());
+  // a was last used an hour ago, b ten seconds ago (both older than c's fetch).
+  const auto ago = [](const std::string& path, int seconds) {
+    const timespec t{time(nullptr) - seconds, 0};
+    const timespec times[2] = {t, t};
+    ASSERT_EQ(utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
+  };
+  ago(*pa, 3600);
+  ago(*pb, 10);
+  absl::StatusOr<std::string> pc = cache.Get(net::Sha256Hex(c));
+  ASSERT_TRUE(pc.ok()) << pc.status();
+  EXPECT_FALSE(std::filesystem::exists(*pa)) << "the least recently used goes";
+  EXPECT_TRUE(std::filesystem::exists(*pb)) << "used in the last ten minutes: kept, over the bound";
+  EXPECT_EQ(ReadFile(*pc), c);
+  // A use refreshes: b, used again, stays; a comes back by a fetch and c (now oldest) goes.
+  ago(*pb, 3600);
+  ago(*pc, 7200);
+  ASSERT_TRUE(cache.Get(net::Sha256Hex(b)).ok());
+  pa = cache.Get(net::Sha256Hex(a));
+  ASSERT_TRUE(pa.ok()) << pa.status();
+  EXPECT_EQ(ReadFile(*pa), a);
+  EXPECT_TRUE(std::filesystem::exists(*pb));
+  EXPECT_FALSE(std::filesystem::exists(*pc));
   std::filesystem::remove_all(dir);
 }
 
