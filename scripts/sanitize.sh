@@ -24,10 +24,14 @@ if [[ "$what" == asan || "$what" == all ]]; then
   step "asan build" $t
   t=$SECONDS
   # The deployment tests (labels netns, prometheus) drive whole binaries through network faults
-  # and an outside Prometheus; they run once, in the Release build (scripts/test.sh), not here.
+  # and an outside Prometheus, and the browser tests (label browser) drive the dashboard's pages
+  # through Chromium; they run once, in the Release build (scripts/test.sh), not here. The C++
+  # they reach (the HTTP API, matches to an SPRT verdict) runs here in dashboard_api_test and
+  # the cluster tests.
   ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=0 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir build-asan -LE 'slow|netns|prometheus' --output-on-failure -j 2 --timeout 1800
+    ctest --test-dir build-asan -LE 'slow|netns|prometheus|browser' --output-on-failure -j 2 \
+      --timeout 1800
   step "asan tests" $t
 fi
 if [[ "$what" == tsan || "$what" == all ]]; then
