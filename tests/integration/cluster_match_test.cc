@@ -23,8 +23,10 @@
 namespace arbiter {
 namespace {
 
+using testing::Count;
 using testing::NumberAfter;
 using testing::Process;
+using testing::ReadFile;
 
 constexpr char kBook[] =
     "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq -\n"
@@ -41,12 +43,6 @@ long JsonNumber(const std::string& json, const std::string& key, size_t from = 0
   return std::atol(json.c_str() + at);
 }
 
-size_t Count(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = 0; (at = text.find(needle, at)) != std::string::npos; at += needle.size()) ++n;
-  return n;
-}
-
 // The PGN Round numbers of a PGN text, in order.
 std::vector<int> Rounds(const std::string& pgn) {
   std::vector<int> out;
@@ -55,11 +51,6 @@ std::vector<int> Rounds(const std::string& pgn) {
        ++it)
     out.push_back(std::stoi((*it)[1]));
   return out;
-}
-
-std::string ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 class ClusterMatchTest : public ::testing::Test {
@@ -81,14 +72,8 @@ class ClusterMatchTest : public ::testing::Test {
   // `arbiter local` with two workers on a free port.
   void StartLocal() {
     unsetenv("ARBITER_TOKEN_FILE");  // its clients find arbiter local's own token
-    server_ = Process::Start({ARBITER_BINARY, "local", "--workers", "2", "--listen", "127.0.0.1:0",
-                              "--data", (dir_ / "data").string()},
-                             (dir_ / "local.log").string());
-    ASSERT_TRUE(server_);
-    auto line = server_->ReadLineWith("coordinator on 127.0.0.1:", 60);
-    ASSERT_TRUE(line) << "arbiter local did not start; see " << (dir_ / "local.log");
-    port_ = NumberAfter(*line, "coordinator on 127.0.0.1:");
-    ASSERT_GT(port_, 0);
+    server_ = testing::StartLocal(dir_, 2, port_);
+    ASSERT_GT(port_, 0) << "arbiter local did not start; see " << (dir_ / "local.log");
   }
 
   // `arbiter coordinator` on `port` (0 = any free one).

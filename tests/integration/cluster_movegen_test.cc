@@ -18,7 +18,6 @@
 namespace arbiter {
 namespace {
 
-using testing::NumberAfter;
 using testing::Process;
 
 using Output = testing::CommandOutput;
@@ -39,14 +38,8 @@ class ClusterMovegenTest : public ::testing::Test {
     std::filesystem::remove_all(*dir_);
     std::filesystem::create_directories(*dir_);
     unsetenv("ARBITER_TOKEN_FILE");
-    server_ = Process::Start({ARBITER_BINARY, "local", "--workers", "2", "--listen", "127.0.0.1:0",
-                              "--data", (*dir_ / "data").string()},
-                             (*dir_ / "local.log").string())
-                  .release();
-    ASSERT_TRUE(server_);
-    auto line = server_->ReadLineWith("coordinator on 127.0.0.1:", 60);
-    ASSERT_TRUE(line) << "arbiter local did not start";
-    port_ = NumberAfter(*line, "coordinator on 127.0.0.1:");
+    server_ = testing::StartLocal(*dir_, 2, port_).release();
+    ASSERT_GT(port_, 0) << "arbiter local did not start; see " << (*dir_ / "local.log");
   }
   static void TearDownTestSuite() {
     delete server_;

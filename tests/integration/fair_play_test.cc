@@ -26,19 +26,10 @@
 namespace arbiter {
 namespace {
 
+using testing::Count;
 using testing::NumberAfter;
 using testing::Process;
-
-std::string ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-size_t Count(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = 0; (at = text.find(needle, at)) != std::string::npos; at += needle.size()) ++n;
-  return n;
-}
+using testing::ReadFile;
 
 // The test engine's real path: Bazel gives one relative to the runfiles root, through a symlink
 // that leaves the engine's folder, and workers resolve symlinks before they check --engine-dir.

@@ -24,14 +24,8 @@ using testing::NumberAfter;
 using testing::Process;
 
 using Output = testing::CommandOutput;
+using testing::ReadFile;
 using testing::RunCommand;
-
-std::string ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 class LogLevelTest : public ::testing::Test {
  protected:

@@ -1,4 +1,5 @@
-// Test helpers: real child processes with a readable stdout, HTTP scrapes of /metrics.
+// Test helpers: real child processes with a readable stdout, `arbiter local` on a free port, HTTP
+// scrapes of /metrics, and the small text helpers the integration tests share.
 #pragma once
 
 #include <netinet/in.h>
@@ -10,6 +11,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -67,6 +71,38 @@ class Process {
   int exit_code_ = -1;
   std::string output_;
 };
+
+// `arbiter local` with `workers` workers on a free loopback port, its data and log in `dir`;
+// sets `port` (-1: it did not start, and the log says why). The caller unsets
+// ARBITER_TOKEN_FILE first when its clients should find arbiter local's own token.
+inline std::unique_ptr<Process> StartLocal(const std::filesystem::path& dir, int workers,
+                                           int& port) {
+  port = -1;
+  std::unique_ptr<Process> local =
+      Process::Start({ARBITER_BINARY, "local", "--workers", std::to_string(workers), "--listen",
+                      "127.0.0.1:0", "--data", (dir / "data").string()},
+                     (dir / "local.log").string());
+  if (!local) return nullptr;
+  constexpr char kLabel[] = "coordinator on 127.0.0.1:";
+  if (std::optional<std::string> line = local->ReadLineWith(kLabel, 60)) {
+    const size_t at = line->find(kLabel);
+    port = std::atoi(line->c_str() + at + sizeof kLabel - 1);
+  }
+  return local;
+}
+
+// How many times `needle` occurs in `text`, not overlapping.
+inline size_t Count(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = 0; (at = text.find(needle, at)) != std::string::npos; at += needle.size()) ++n;
+  return n;
+}
+
+// A whole file ("" when it cannot be read).
+inline std::string ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
 
 // stdout of a shell command and its exit status (-1 when it did not exit).
 struct CommandOutput {

@@ -22,17 +22,12 @@ namespace arbiter {
 namespace {
 namespace fs = std::filesystem;
 
+using testing::Count;
 using testing::NumberAfter;
 using testing::Process;
 using testing::RunCommand;
 
 const fs::path kTrees = fs::path(ARBITER_PERFT_DATA).parent_path() / "source_engines";
-
-int CountOf(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
 
 class SourceBenchTest : public ::testing::Test {
  protected:
@@ -96,8 +91,8 @@ TEST_F(SourceBenchTest, ABuildWhoseBenchDiffersTakesNoMoreJobsAndTheRunSaysWhy) 
   std::ofstream(tree / "Makefile") << "engine: engine.c\n\t$(CC) -O2 -DBENCH_OFFSET=$(if $(filter "
                                       "v1,$(ARBITER_CPU_LEVEL)),1,0) -o engine engine.c\n";
   testing::CommandOutput workers = Arbiter("workers");
-  EXPECT_EQ(CountOf(workers.text, "builds: yes"), 2) << workers.text;
-  EXPECT_EQ(CountOf(workers.text, "builds: no"), 1) << workers.text;
+  EXPECT_EQ(Count(workers.text, "builds: yes"), 2u) << workers.text;
+  EXPECT_EQ(Count(workers.text, "builds: no"), 1u) << workers.text;
 
   testing::CommandOutput played =
       Arbiter(Cat("match --quiet --engine name=tiny,source=", tree.string(),
@@ -109,7 +104,7 @@ TEST_F(SourceBenchTest, ABuildWhoseBenchDiffersTakesNoMoreJobsAndTheRunSaysWhy) 
   ASSERT_EQ(shown.status, 0) << shown.text;
   // Both builders took a job (the run's first jobs go out together); one build's signature is
   // the reference, the other's is refused with both numbers.
-  EXPECT_EQ(CountOf(shown.text, "Refused by worker"), 1) << shown.text;
+  EXPECT_EQ(Count(shown.text, "Refused by worker"), 1u) << shown.text;
   EXPECT_NE(shown.text.find("other workers' builds"), std::string::npos) << shown.text;
   EXPECT_TRUE(shown.text.find("197282, other workers' builds 197281") != std::string::npos ||
               shown.text.find("197281, other workers' builds 197282") != std::string::npos)

@@ -17,22 +17,12 @@ namespace arbiter {
 namespace {
 namespace fs = std::filesystem;
 
-using testing::NumberAfter;
+using testing::Count;
 using testing::Process;
+using testing::ReadFile;
 using testing::RunCommand;
 
 const fs::path kTrees = fs::path(ARBITER_PERFT_DATA).parent_path() / "source_engines";
-
-size_t Count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
 
 class SourceEngineTest : public ::testing::Test {
  protected:
@@ -43,14 +33,8 @@ class SourceEngineTest : public ::testing::Test {
     unsetenv("ARBITER_TOKEN_FILE");
     // The workers' caches (engines and builds) in this test's directory, not the user's.
     setenv("TMPDIR", dir_->c_str(), 1);
-    server_ = Process::Start({ARBITER_BINARY, "local", "--workers", "2", "--listen", "127.0.0.1:0",
-                              "--data", (*dir_ / "data").string()},
-                             (*dir_ / "local.log").string())
-                  .release();
-    ASSERT_TRUE(server_);
-    auto line = server_->ReadLineWith("coordinator on 127.0.0.1:", 60);
-    ASSERT_TRUE(line) << "arbiter local did not start";
-    port_ = NumberAfter(*line, "coordinator on 127.0.0.1:");
+    server_ = testing::StartLocal(*dir_, 2, port_).release();
+    ASSERT_GT(port_, 0) << "arbiter local did not start; see " << (*dir_ / "local.log");
   }
   static void TearDownTestSuite() {
     delete server_;
