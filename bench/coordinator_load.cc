@@ -297,13 +297,13 @@ int main(int argc, char** argv) {
   } else {
     arbiter::v1::SubmitMatchRequest submit;
     for (const char* name : {"a", "b"}) {
-      arbiter::v1::EngineSpec* e = submit.add_engines();
+      arbiter::v1::EngineSpec* e = submit.mutable_settings()->add_engines();
       e->set_name(name);
       e->set_builtin(true);
     }
-    submit.set_tc("1+0.01");
+    submit.mutable_settings()->set_tc("1+0.01");
     submit.set_games(uint32_t(4 * jobs));
-    submit.set_pairs_per_job(2);
+    submit.mutable_settings()->set_pairs_per_job(2);
     grpc::ClientContext ctx;
     submit_status = runs->SubmitMatch(&ctx, submit, &submitted);
   }

@@ -417,15 +417,16 @@ void PrintRunLine(const v1::Run& run, std::ostream& out) {
     const v1::MatchResult& m = run.match().result();
     what = absl::StrFormat(
         "match %s vs %s at %s, %d games, Elo %.1f +- %.1f%s",
-        run.match().request().engines(0).name(), run.match().request().engines(1).name(),
-        run.match().request().tc(), m.games(), m.stats().elo(), m.stats().elo_error95(),
+        run.match().request().settings().engines(0).name(),
+        run.match().request().settings().engines(1).name(), run.match().request().settings().tc(),
+        m.games(), m.stats().elo(), m.stats().elo_error95(),
         m.stats().has_sprt() ? absl::StrFormat(", LLR %.2f", m.stats().sprt().llr())
                              : std::string());
   }
   if (run.has_tournament())
-    what = absl::StrFormat("%s of %d engines, %s",
-                           run.tournament().request().gauntlet() ? "gauntlet" : "round robin",
-                           run.tournament().request().engines_size(), TournamentProgress(run));
+    what = absl::StrFormat(
+        "%s of %d engines, %s", run.tournament().request().gauntlet() ? "gauntlet" : "round robin",
+        run.tournament().request().settings().engines_size(), TournamentProgress(run));
   if (run.has_perft())
     what = absl::StrFormat("perft depth %d of %s", run.perft().request().perft().depth(),
                            run.perft().result().fen());
@@ -493,8 +494,8 @@ void PrintRun(const v1::Run& run, std::ostream& out) {
     const v1::MatchRunStatus& m = run.match();
     const v1::MatchResult& r = m.result();
     const v1::StatsReport& st = r.stats();
-    out << absl::StrFormat("Match: %s vs %s at %s\n", m.request().engines(0).name(),
-                           m.request().engines(1).name(), m.request().tc());
+    out << absl::StrFormat("Match: %s vs %s at %s\n", m.request().settings().engines(0).name(),
+                           m.request().settings().engines(1).name(), m.request().settings().tc());
     out << absl::StrFormat("Games: %d (+%d =%d -%d), %d results refused\n", r.games(),
                            st.wdl().wins(), st.wdl().draws(), st.wdl().losses(),
                            m.rejected_results());
@@ -513,7 +514,7 @@ void PrintRun(const v1::Run& run, std::ostream& out) {
     const v1::TournamentRunStatus& t = run.tournament();
     out << absl::StrFormat("Tournament: %s of %d engines at %s, %d games per pairing\n",
                            t.request().gauntlet() ? "gauntlet" : "round robin",
-                           t.request().engines_size(), t.request().tc(),
+                           t.request().settings().engines_size(), t.request().settings().tc(),
                            t.request().games_per_pairing());
     for (const v1::MatchResult& m : t.pairings())
       out << absl::StrFormat("  %s vs %s: %d games (+%d =%d -%d), Elo %.1f +- %.1f\n", m.engines(0),

@@ -346,28 +346,38 @@ absl::Status RunFinished(const v1::Run& run) {
                                 run.message().empty() ? "" : ": " + run.message()));
 }
 
+// What a cluster match and tournament share: the engines (uploaded or named for the workers),
+// the clock, the book's text, the rules and the scheduling and batching flags.
+absl::Status FillGamesSettings(const MatchFlags& f, const match::MatchOptions& o,
+                               const std::vector<match::EngineSpec>& specs,
+                               const std::string& event, v1::GamesSettings& out) {
+  for (const match::EngineSpec& e : specs) {
+    absl::StatusOr<v1::EngineSpec> remote = RemoteEngineSpec(e, f.coordinator);
+    if (!remote.ok()) return remote.status();
+    *out.add_engines() = *remote;
+  }
+  out.set_tc(o.tc.ToString());
+  absl::StatusOr<std::string> openings = match::BookEpdText(o.book);
+  if (!openings.ok()) return openings.status();
+  out.set_openings(*openings);
+  out.set_openings_name(std::filesystem::path(o.book.path).filename().string());
+  if (f.concurrency_given) out.set_concurrency(uint32_t(std::max(1, f.concurrency)));
+  out.set_pairs_per_job(f.pairs_per_job);
+  *out.mutable_rules() = match::RulesToProto(o, event, f.engine_limits);
+  *out.mutable_scheduling() = f.scheduling;
+  if (f.scale_nps) out.set_scale_nps(*f.scale_nps);
+  return absl::OkStatus();
+}
+
 int RunRemoteMatchCommand(const MatchFlags& f, const match::MatchOptions& o,
                           const std::vector<match::EngineSpec>& specs) {
   // Before any gRPC thread exists: Ctrl-C then cancels the run (cli/cluster_client.h).
   BlockTerminationSignals();
   v1::SubmitMatchRequest req;
-  for (const match::EngineSpec& e : specs) {
-    absl::StatusOr<v1::EngineSpec> remote = RemoteEngineSpec(e, f.coordinator);
-    if (!remote.ok()) return Fail(remote.status());
-    *req.add_engines() = *remote;
-  }
-  req.set_tc(o.tc.ToString());
+  if (absl::Status st = FillGamesSettings(f, o, specs, f.event, *req.mutable_settings()); !st.ok())
+    return Fail(st);
   req.set_games(o.games);
   if (o.sprt) *req.mutable_sprt() = match::SprtSpecOf(*o.sprt);
-  absl::StatusOr<std::string> openings = match::BookEpdText(o.book);
-  if (!openings.ok()) return Fail(openings.status());
-  req.set_openings(*openings);
-  req.set_openings_name(std::filesystem::path(o.book.path).filename().string());
-  if (f.concurrency_given) req.set_concurrency(uint32_t(std::max(1, f.concurrency)));
-  req.set_pairs_per_job(f.pairs_per_job);
-  *req.mutable_rules() = match::RulesToProto(o, f.event, f.engine_limits);
-  *req.mutable_scheduling() = f.scheduling;
-  if (f.scale_nps) req.set_scale_nps(*f.scale_nps);
   absl::StatusOr<v1::Run> run = RunRemoteMatch(f.coordinator, req, f.quiet);
   if (!run.ok()) return Fail(run.status());
   // A cancelled run (Ctrl-C, `runs cancel`) still reports the games it played.
@@ -389,24 +399,12 @@ int RunRemoteTournamentCommand(const MatchFlags& f, const match::MatchOptions& b
                                const std::vector<match::EngineSpec>& specs) {
   BlockTerminationSignals();  // before any gRPC thread: Ctrl-C cancels the run
   v1::SubmitTournamentRequest req;
-  for (const match::EngineSpec& e : specs) {
-    absl::StatusOr<v1::EngineSpec> remote = RemoteEngineSpec(e, f.coordinator);
-    if (!remote.ok()) return Fail(remote.status());
-    *req.add_engines() = *remote;
-  }
-  req.set_tc(base.tc.ToString());
+  const std::string event =
+      f.event.empty() ? match::TournamentEvent(f.gauntlet, specs.size()) : f.event;
+  if (absl::Status st = FillGamesSettings(f, base, specs, event, *req.mutable_settings()); !st.ok())
+    return Fail(st);
   req.set_games_per_pairing(uint32_t(base.games));
   req.set_gauntlet(f.gauntlet);
-  absl::StatusOr<std::string> openings = match::BookEpdText(base.book);
-  if (!openings.ok()) return Fail(openings.status());
-  req.set_openings(*openings);
-  req.set_openings_name(std::filesystem::path(base.book.path).filename().string());
-  if (f.concurrency_given) req.set_concurrency(uint32_t(std::max(1, f.concurrency)));
-  req.set_pairs_per_job(f.pairs_per_job);
-  *req.mutable_scheduling() = f.scheduling;
-  *req.mutable_rules() = match::RulesToProto(
-      base, f.event.empty() ? match::TournamentEvent(f.gauntlet, specs.size()) : f.event,
-      f.engine_limits);
   absl::StatusOr<v1::Run> run = RunRemoteTournament(f.coordinator, req, f.quiet);
   if (!run.ok()) return Fail(run.status());
   if (absl::Status st = RunFinished(*run); !st.ok()) return Fail(st);

@@ -279,8 +279,8 @@ absl::StatusOr<v1::ListRunsResponse> Coordinator::ListRuns(const v1::ListRunsReq
     run.clear_refusals();
     if (run.has_match()) {
       v1::MatchRunStatus& m = *run.mutable_match();
-      m.mutable_request()->clear_openings();
-      m.mutable_request()->clear_rules();
+      m.mutable_request()->mutable_settings()->clear_openings();
+      m.mutable_request()->mutable_settings()->clear_rules();
       m.clear_history();
       m.mutable_result()->clear_game_list();
       m.mutable_result()->clear_terminations();
@@ -288,8 +288,8 @@ absl::StatusOr<v1::ListRunsResponse> Coordinator::ListRuns(const v1::ListRunsReq
       m.mutable_result()->clear_engine_time_controls();
     }
     if (run.has_tournament()) {
-      run.mutable_tournament()->mutable_request()->clear_openings();
-      run.mutable_tournament()->mutable_request()->clear_rules();
+      run.mutable_tournament()->mutable_request()->mutable_settings()->clear_openings();
+      run.mutable_tournament()->mutable_request()->mutable_settings()->clear_rules();
       for (v1::MatchResult& p : *run.mutable_tournament()->mutable_pairings()) {
         p.clear_game_list();
         p.clear_terminations();

@@ -17,11 +17,11 @@ void FillEngineReports(const Run& run, v1::Run& out) {
   const google::protobuf::RepeatedPtrField<v1::EngineSpec>* engines = nullptr;
   int64_t scale_nps = 0;
   if (out.has_match()) {
-    engines = &out.match().request().engines();
-    scale_nps = out.match().request().scale_nps();
+    engines = &out.match().request().settings().engines();
+    scale_nps = out.match().request().settings().scale_nps();
   } else if (out.has_tournament()) {
-    engines = &out.tournament().request().engines();
-    scale_nps = out.tournament().request().scale_nps();
+    engines = &out.tournament().request().settings().engines();
+    scale_nps = out.tournament().request().settings().scale_nps();
   }
   if (!engines) return;
   for (const v1::EngineSpec& e : *engines) {

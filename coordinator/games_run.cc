@@ -19,9 +19,10 @@ namespace {
 // A copy of a match or tournament request with the batch size filled in when it is left open.
 template <typename Request>
 Request WithPairsPerJob(Request request, const PlanContext& context) {
-  if (request.pairs_per_job() == 0)
-    request.set_pairs_per_job(
-        DefaultPairsPerJob(context.max_worker_threads, request.concurrency()));
+  v1::GamesSettings& settings = *request.mutable_settings();
+  if (settings.pairs_per_job() == 0)
+    settings.set_pairs_per_job(
+        DefaultPairsPerJob(context.max_worker_threads, settings.concurrency()));
   return request;
 }
 
@@ -164,14 +165,14 @@ class GamesRun : public RunHandler {
   // without it) and back into the stored spec.
   template <typename Request>
   void TakeBook(Request& request) {
-    openings_ = std::move(*request.mutable_openings());
-    request.clear_openings();
+    openings_ = std::move(*request.mutable_settings()->mutable_openings());
+    request.mutable_settings()->clear_openings();
     book_lines_ = BookLines(openings_);
   }
   template <typename Spec>
   std::string SpecWithBook(const Spec& spec) const {
     Spec copy = spec;
-    copy.mutable_request()->set_openings(openings_);
+    copy.mutable_request()->mutable_settings()->set_openings(openings_);
     return copy.SerializeAsString();
   }
   virtual void Count(const Job& job, const v1::MatchJobResult& result) = 0;
@@ -194,18 +195,20 @@ class MatchRun final : public GamesRun {
   explicit MatchRun(store::v1::StoredMatchRun spec)
       : spec_(std::move(spec)),
         sprt_(SprtOf(spec_.request())),
-        book_(BookSummaryOf(spec_.request().openings(), spec_.request().openings_name())) {
+        book_(BookSummaryOf(spec_.request().settings().openings(),
+                            spec_.request().settings().openings_name())) {
     TakeBook(*spec_.mutable_request());
   }
   v1::RunKind kind() const override { return v1::RUN_KIND_MATCH; }
   std::string SerializeSpec() const override { return SpecWithBook(spec_); }
   v1::WorkerRequirements Requirements() const override {
-    return WithEngineLevels(spec_.request().scheduling().requirements(), spec_.request().engines());
+    const v1::GamesSettings& settings = spec_.request().settings();
+    return WithEngineLevels(settings.scheduling().requirements(), settings.engines());
   }
   void FillStatus(const Run&, double elapsed, v1::Run& out) const override {
     v1::MatchRunStatus* ms = out.mutable_match();
     *ms->mutable_request() = spec_.request();
-    *ms->mutable_result() = MatchResultOf(spec_.request(), summary_, sprt_, elapsed);
+    *ms->mutable_result() = MatchResultOf(spec_.request().settings(), summary_, sprt_, elapsed);
     ms->set_rejected_results(rejected_);
     *ms->mutable_history() = {history_.begin(), history_.end()};
     *ms->mutable_book() = book_;
@@ -267,19 +270,19 @@ class MatchRun final : public GamesRun {
             summary_.games, " games (LLR ", r.llr, ")");
   }
   void FillPgnEngines(PgnSource& source) const override {
-    source.engines.emplace_back(spec_.request().engines(0).name(),
-                                spec_.request().engines(1).name());
+    source.engines.emplace_back(spec_.request().settings().engines(0).name(),
+                                spec_.request().settings().engines(1).name());
   }
   std::vector<RunPairing> Pairings() const override {
-    return {
-        {spec_.request().engines(0).name(), spec_.request().engines(1).name(), summary_.trinomial}};
+    return {{spec_.request().settings().engines(0).name(),
+             spec_.request().settings().engines(1).name(), summary_.trinomial}};
   }
 
   std::vector<const v1::EngineSpec*> EnginesOf(uint32_t) const override {
-    return {&spec_.request().engines(0), &spec_.request().engines(1)};
+    return {&spec_.request().settings().engines(0), &spec_.request().settings().engines(1)};
   }
   v1::MatchJob WorkOf(const MatchSlice& slice) const override {
-    return MatchJobOf(spec_.request(), book_lines_, slice, 0);
+    return MatchJobOf(spec_.request().settings(), book_lines_, slice, 0);
   }
 
   store::v1::StoredMatchRun spec_;
@@ -295,13 +298,15 @@ class TournamentRun final : public GamesRun {
       : spec_(std::move(spec)),
         pairings_(TournamentPairings(spec_.request())),
         tallies_(pairings_.size()),
-        book_(BookSummaryOf(spec_.request().openings(), spec_.request().openings_name())) {
+        book_(BookSummaryOf(spec_.request().settings().openings(),
+                            spec_.request().settings().openings_name())) {
     TakeBook(*spec_.mutable_request());
   }
   v1::RunKind kind() const override { return v1::RUN_KIND_TOURNAMENT; }
   std::string SerializeSpec() const override { return SpecWithBook(spec_); }
   v1::WorkerRequirements Requirements() const override {
-    return WithEngineLevels(spec_.request().scheduling().requirements(), spec_.request().engines());
+    const v1::GamesSettings& settings = spec_.request().settings();
+    return WithEngineLevels(settings.scheduling().requirements(), settings.engines());
   }
   void FillStatus(const Run&, double elapsed, v1::Run& out) const override {
     v1::TournamentRunStatus* ts = out.mutable_tournament();
@@ -318,7 +323,8 @@ class TournamentRun final : public GamesRun {
   void FillPgnEngines(PgnSource& source) const override {
     const v1::SubmitTournamentRequest& req = spec_.request();
     for (auto [i, j] : TournamentPairings(req))
-      source.engines.emplace_back(req.engines(i).name(), req.engines(j).name());
+      source.engines.emplace_back(req.settings().engines(i).name(),
+                                  req.settings().engines(j).name());
     source.games_per_pairing = req.games_per_pairing();
   }
   std::vector<RunPairing> Pairings() const override {
@@ -326,21 +332,21 @@ class TournamentRun final : public GamesRun {
     std::vector<RunPairing> out;
     const std::vector<std::pair<int, int>> pairings = TournamentPairings(req);
     for (size_t p = 0; p < pairings.size() && p < tallies_.size(); ++p)
-      out.push_back({req.engines(pairings[p].first).name(), req.engines(pairings[p].second).name(),
-                     tallies_[p].trinomial});
+      out.push_back({req.settings().engines(pairings[p].first).name(),
+                     req.settings().engines(pairings[p].second).name(), tallies_[p].trinomial});
     return out;
   }
 
   std::vector<const v1::EngineSpec*> EnginesOf(uint32_t pairing) const override {
     if (pairing >= pairings_.size()) return {};
-    return {&spec_.request().engines(pairings_[pairing].first),
-            &spec_.request().engines(pairings_[pairing].second)};
+    return {&spec_.request().settings().engines(pairings_[pairing].first),
+            &spec_.request().settings().engines(pairings_[pairing].second)};
   }
   v1::MatchJob WorkOf(const MatchSlice& slice) const override {
     const auto [first, second] = pairings_[std::min<size_t>(slice.pairing, pairings_.size() - 1)];
-    return MatchJobOf(PairingRequest(spec_.request(), first, second, /*with_openings=*/false),
-                      book_lines_, slice,
-                      uint64_t(slice.pairing) * spec_.request().games_per_pairing());
+    return MatchJobOf(
+        PairingRequest(spec_.request(), first, second, /*with_openings=*/false).settings(),
+        book_lines_, slice, uint64_t(slice.pairing) * spec_.request().games_per_pairing());
   }
 
   store::v1::StoredTournamentRun spec_;
@@ -377,15 +383,16 @@ absl::StatusOr<RunPlan> PlanMatchRun(const v1::SubmitMatchRequest& submitted,
                                      const PlanContext& context) {
   const v1::SubmitMatchRequest request = WithPairsPerJob(submitted, context);
   RETURN_IF_ERROR(ValidateMatchRequest(request, context.engine_known));
+  const v1::GamesSettings& settings = request.settings();
   RETURN_IF_ERROR(
-      CheckThreadsFit(request.engines(), request.concurrency(), context.max_worker_threads));
+      CheckThreadsFit(settings.engines(), settings.concurrency(), context.max_worker_threads));
   store::v1::StoredMatchRun spec;
   *spec.mutable_request() = request;
   RunPlan plan = PlanOf(std::make_unique<MatchRun>(std::move(spec)), PlanMatchSlices(request),
-                        request.engines());
+                        settings.engines());
   plan.summary =
-      Cat("match ", request.engines(0).name(), " vs ", request.engines(1).name(), " at ",
-          request.tc(), ", ", plan.job_specs.size(), " jobs", request.has_sprt() ? " (SPRT)" : "");
+      Cat("match ", settings.engines(0).name(), " vs ", settings.engines(1).name(), " at ",
+          settings.tc(), ", ", plan.job_specs.size(), " jobs", request.has_sprt() ? " (SPRT)" : "");
   return plan;
 }
 
@@ -393,16 +400,17 @@ absl::StatusOr<RunPlan> PlanTournamentRun(const v1::SubmitTournamentRequest& sub
                                           const PlanContext& context) {
   const v1::SubmitTournamentRequest request = WithPairsPerJob(submitted, context);
   RETURN_IF_ERROR(ValidateTournamentRequest(request, context.engine_known));
+  const v1::GamesSettings& settings = request.settings();
   RETURN_IF_ERROR(
-      CheckThreadsFit(request.engines(), request.concurrency(), context.max_worker_threads));
+      CheckThreadsFit(settings.engines(), settings.concurrency(), context.max_worker_threads));
   store::v1::StoredTournamentRun spec;
   *spec.mutable_request() = request;
   const size_t pairings = TournamentPairings(request).size();
   RunPlan plan = PlanOf(std::make_unique<TournamentRun>(std::move(spec)),
-                        PlanTournamentSlices(request), request.engines());
+                        PlanTournamentSlices(request), settings.engines());
   plan.summary =
-      Cat(request.gauntlet() ? "gauntlet" : "round robin", " of ", request.engines_size(),
-          " engines at ", request.tc(), ", ", pairings, " pairings of ",
+      Cat(request.gauntlet() ? "gauntlet" : "round robin", " of ", settings.engines_size(),
+          " engines at ", settings.tc(), ", ", pairings, " pairings of ",
           request.games_per_pairing(), " games, ", plan.job_specs.size(), " jobs");
   return plan;
 }

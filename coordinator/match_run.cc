@@ -264,14 +264,25 @@ absl::Status CheckForfeit(const v1::MatchJob& job, const v1::ReportedGame& g, ma
 
 }  // namespace
 
+absl::Status ValidateGamesSettings(const v1::GamesSettings& settings,
+                                   const std::function<bool(const std::string&)>& engine_known,
+                                   bool unknown_is_invalid) {
+  RETURN_IF_ERROR(ValidateEngineList(settings.engines(), engine_known, unknown_is_invalid));
+  RETURN_IF_ERROR(CheckTimeControl(settings.tc()));
+  RETURN_IF_ERROR(ValidateOpenings(settings.openings(), settings.openings_name()));
+  RETURN_IF_ERROR(ValidateRules(settings.rules()));
+  RETURN_IF_ERROR(CheckScaleNps(settings.has_scale_nps(), settings.scale_nps()));
+  return ValidateBatching(settings.pairs_per_job(), settings.concurrency());
+}
+
 absl::Status ValidateMatchRequest(const v1::SubmitMatchRequest& request,
                                   const std::function<bool(const std::string&)>& engine_known) {
-  const auto& engines = request.engines();
+  const auto& engines = request.settings().engines();
   if (engines.empty()) return absl::InvalidArgumentError("the engine list is empty");
   if (engines.size() != 2)
     return absl::InvalidArgumentError(Cat("a match needs exactly 2 engines, got ", engines.size()));
-  RETURN_IF_ERROR(ValidateEngineList(engines, engine_known, /*unknown_is_invalid=*/false));
-  RETURN_IF_ERROR(CheckTimeControl(request.tc()));
+  RETURN_IF_ERROR(
+      ValidateGamesSettings(request.settings(), engine_known, /*unknown_is_invalid=*/false));
   if (request.games() > kMaxMatchGames)
     return absl::InvalidArgumentError(
         Cat("games must be at most ", kMaxMatchGames, ", got ", request.games()));
@@ -295,35 +306,28 @@ absl::Status ValidateMatchRequest(const v1::SubmitMatchRequest& request,
       return absl::InvalidArgumentError(
           Cat("sprt: model must be normalized or logistic, got ", v1::SprtModel_Name(s.model())));
   }
-  RETURN_IF_ERROR(ValidateOpenings(request.openings(), request.openings_name()));
-  RETURN_IF_ERROR(ValidateRules(request.rules()));
-  RETURN_IF_ERROR(CheckScaleNps(request.has_scale_nps(), request.scale_nps()));
-  return ValidateBatching(request.pairs_per_job(), request.concurrency());
+  return absl::OkStatus();
 }
 
 absl::Status ValidateTournamentRequest(
     const v1::SubmitTournamentRequest& request,
     const std::function<bool(const std::string&)>& engine_known) {
-  const auto& engines = request.engines();
+  const v1::GamesSettings& settings = request.settings();
+  const auto& engines = settings.engines();
   if (engines.size() < 2)
     return absl::InvalidArgumentError(
         Cat("a tournament needs at least 2 engines, got ", engines.size()));
   if (engines.size() > kMaxTournamentEngines)
     return absl::InvalidArgumentError(Cat("a tournament takes at most ", kMaxTournamentEngines,
                                           " engines, got ", engines.size()));
-  RETURN_IF_ERROR(ValidateEngineList(engines, engine_known, /*unknown_is_invalid=*/true));
-  RETURN_IF_ERROR(CheckTimeControl(request.tc()));
+  RETURN_IF_ERROR(ValidateGamesSettings(settings, engine_known, /*unknown_is_invalid=*/true));
   if (request.games_per_pairing() == 0 || request.games_per_pairing() % 2 != 0)
     return absl::InvalidArgumentError(
         Cat("games_per_pairing must be even and positive, got ", request.games_per_pairing()));
   if (request.games_per_pairing() > kMaxGamesPerPairing)
     return absl::InvalidArgumentError(Cat("games_per_pairing must be at most ", kMaxGamesPerPairing,
                                           ", got ", request.games_per_pairing()));
-  RETURN_IF_ERROR(ValidateOpenings(request.openings(), request.openings_name()));
-  RETURN_IF_ERROR(ValidateRules(request.rules()));
-  RETURN_IF_ERROR(CheckScaleNps(request.has_scale_nps(), request.scale_nps()));
-  RETURN_IF_ERROR(ValidateBatching(request.pairs_per_job(), request.concurrency()));
-  const uint64_t per_job = request.pairs_per_job() > 0 ? request.pairs_per_job() : 2;
+  const uint64_t per_job = settings.pairs_per_job() > 0 ? settings.pairs_per_job() : 2;
   const uint64_t jobs = TournamentPairings(request).size() *
                         ((request.games_per_pairing() / 2 + per_job - 1) / per_job);
   if (jobs > kMaxRunJobs)
@@ -334,21 +338,19 @@ absl::Status ValidateTournamentRequest(
 }
 
 std::vector<std::pair<int, int>> TournamentPairings(const v1::SubmitTournamentRequest& request) {
-  return match::TournamentPairings(request.engines_size(), request.gauntlet());
+  return match::TournamentPairings(request.settings().engines_size(), request.gauntlet());
 }
 
 v1::SubmitMatchRequest PairingRequest(const v1::SubmitTournamentRequest& request, int first,
                                       int second, bool with_openings) {
   v1::SubmitMatchRequest m;
-  *m.add_engines() = request.engines(first);
-  *m.add_engines() = request.engines(second);
-  m.set_tc(request.tc());
+  v1::GamesSettings& settings = *m.mutable_settings();
+  settings = request.settings();
+  settings.clear_engines();
+  *settings.add_engines() = request.settings().engines(first);
+  *settings.add_engines() = request.settings().engines(second);
+  if (!with_openings) settings.clear_openings();
   m.set_games(request.games_per_pairing());
-  if (with_openings) m.set_openings(request.openings());
-  m.set_pairs_per_job(request.pairs_per_job());
-  m.set_concurrency(request.concurrency());
-  *m.mutable_rules() = request.rules();
-  if (request.has_scale_nps()) m.set_scale_nps(request.scale_nps());
   return m;
 }
 
@@ -358,7 +360,7 @@ std::vector<MatchSlice> PlanTournamentSlices(const v1::SubmitTournamentRequest& 
   // pairing, so that every pairing progresses at the same pace.
   v1::SubmitMatchRequest pairing;
   pairing.set_games(request.games_per_pairing());
-  pairing.set_pairs_per_job(request.pairs_per_job());
+  pairing.mutable_settings()->set_pairs_per_job(request.settings().pairs_per_job());
   const std::vector<MatchSlice> slices = PlanMatchSlices(pairing);
   std::vector<MatchSlice> out;
   out.reserve(slices.size() * pairings);
@@ -370,12 +372,13 @@ std::vector<MatchSlice> PlanTournamentSlices(const v1::SubmitTournamentRequest& 
 
 std::vector<v1::MatchJob> PlanTournamentJobs(const v1::SubmitTournamentRequest& request) {
   const std::vector<std::pair<int, int>> pairings = TournamentPairings(request);
-  const std::vector<std::string_view> book = BookLines(request.openings());
+  const std::vector<std::string_view> book = BookLines(request.settings().openings());
   std::vector<v1::MatchJob> out;
   for (const MatchSlice& slice : PlanTournamentSlices(request)) {
     const auto [first, second] = pairings[slice.pairing];
-    out.push_back(MatchJobOf(PairingRequest(request, first, second, /*with_openings=*/false), book,
-                             slice, uint64_t(slice.pairing) * request.games_per_pairing()));
+    out.push_back(
+        MatchJobOf(PairingRequest(request, first, second, /*with_openings=*/false).settings(), book,
+                   slice, uint64_t(slice.pairing) * request.games_per_pairing()));
   }
   return out;
 }
@@ -403,7 +406,8 @@ std::vector<std::string_view> BookLines(std::string_view openings) {
 std::vector<MatchSlice> PlanMatchSlices(const v1::SubmitMatchRequest& request) {
   const uint64_t games = request.games() > 0 ? request.games() : kMaxSprtGames;
   const uint64_t pairs = games / 2;
-  const uint64_t per_job = request.pairs_per_job() > 0 ? request.pairs_per_job() : 2;
+  const uint32_t pairs_per_job = request.settings().pairs_per_job();
+  const uint64_t per_job = pairs_per_job > 0 ? pairs_per_job : 2;
   std::vector<MatchSlice> slices;
   slices.reserve((pairs + per_job - 1) / per_job);
   for (uint64_t first = 0; first < pairs; first += per_job)
@@ -411,12 +415,12 @@ std::vector<MatchSlice> PlanMatchSlices(const v1::SubmitMatchRequest& request) {
   return slices;
 }
 
-v1::MatchJob MatchJobOf(const v1::SubmitMatchRequest& request,
+v1::MatchJob MatchJobOf(const v1::GamesSettings& settings,
                         const std::vector<std::string_view>& book, const MatchSlice& slice,
                         uint64_t round_offset) {
   v1::MatchJob job;
-  *job.mutable_engines() = request.engines();
-  job.set_tc(request.tc());
+  *job.mutable_engines() = settings.engines();
+  job.set_tc(settings.tc());
   // Each job carries only its own openings, not the whole book (books can be megabytes).
   if (!book.empty()) {
     std::string openings;
@@ -426,21 +430,21 @@ v1::MatchJob MatchJobOf(const v1::SubmitMatchRequest& request,
     job.set_openings_per_pair(true);
   }
   job.set_openings_format("epd");
-  *job.mutable_rules() = request.rules();
+  *job.mutable_rules() = settings.rules();
   job.set_first_pair(slice.first_pair);
   job.set_pairs(slice.pairs);
   job.set_pairing(slice.pairing);
   job.set_round_offset(round_offset);
-  job.set_concurrency(request.concurrency());
-  job.set_scale_nps(request.scale_nps());
+  job.set_concurrency(settings.concurrency());
+  job.set_scale_nps(settings.scale_nps());
   return job;
 }
 
 std::vector<v1::MatchJob> PlanMatchJobs(const v1::SubmitMatchRequest& request) {
-  const std::vector<std::string_view> book = BookLines(request.openings());
+  const std::vector<std::string_view> book = BookLines(request.settings().openings());
   std::vector<v1::MatchJob> jobs;
   for (const MatchSlice& slice : PlanMatchSlices(request))
-    jobs.push_back(MatchJobOf(request, book, slice, 0));
+    jobs.push_back(MatchJobOf(request.settings(), book, slice, 0));
   return jobs;
 }
 
@@ -513,10 +517,10 @@ void CountGames(const v1::MatchJobResult& result, match::MatchSummary& summary) 
     summary.AddPair(GameCountOf(result.games(i)), GameCountOf(result.games(i + 1)));
 }
 
-v1::MatchResult MatchResultOf(const v1::SubmitMatchRequest& request, match::MatchSummary summary,
+v1::MatchResult MatchResultOf(const v1::GamesSettings& settings, match::MatchSummary summary,
                               const std::optional<stats::SprtParams>& sprt, double seconds) {
-  for (int i = 0; i < 2 && i < request.engines_size(); ++i)
-    summary.names[i] = request.engines(i).name();
+  for (int i = 0; i < 2 && i < settings.engines_size(); ++i)
+    summary.names[i] = settings.engines(i).name();
   summary.seconds = seconds;
   if (summary.moves > 0) {
     // Measured by the workers inside their game loops; the slots of a cluster are not known.
@@ -526,9 +530,9 @@ v1::MatchResult MatchResultOf(const v1::SubmitMatchRequest& request, match::Matc
     summary.overhead_ms_per_move = summary.game_loop_overhead_ms_per_move;
   }
   v1::MatchResult out = match::ToMatchResult(summary, sprt);
-  out.set_time_control(request.tc());
-  for (const v1::EngineSpec& e : request.engines())
-    out.add_engine_time_controls(e.tc().empty() ? request.tc() : e.tc());
+  out.set_time_control(settings.tc());
+  for (const v1::EngineSpec& e : settings.engines())
+    out.add_engine_time_controls(e.tc().empty() ? settings.tc() : e.tc());
   return out;
 }
 
@@ -542,15 +546,15 @@ void FillTournamentStatus(const v1::SubmitTournamentRequest& request,
   uint64_t games = 0;
   for (size_t k = 0; k < pairings.size() && k < tallies.size(); ++k) {
     *out.add_pairings() =
-        MatchResultOf(PairingRequest(request, pairings[k].first, pairings[k].second), tallies[k],
-                      std::nullopt, seconds);
+        MatchResultOf(PairingRequest(request, pairings[k].first, pairings[k].second).settings(),
+                      tallies[k], std::nullopt, seconds);
     games += tallies[k].games;
     if (tallies[k].games > 0)
       results.push_back({pairings[k].first, pairings[k].second, tallies[k].trinomial});
   }
   out.set_games(games);
   std::vector<std::string> names;
-  for (const v1::EngineSpec& e : request.engines()) names.push_back(e.name());
+  for (const v1::EngineSpec& e : request.settings().engines()) names.push_back(e.name());
   (void)AddStandings(names, results, *out.mutable_standings());  // fails until games connect all
 }
 

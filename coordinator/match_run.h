@@ -60,6 +60,13 @@ absl::Status ValidateEngineLimits(const v1::EngineLimits& limits, std::string_vi
 
 uint32_t DefaultPairsPerJob(uint32_t max_worker_threads, uint32_t concurrency);
 
+// Checks what a match and a tournament share: the engine list (each engine's source; an unknown
+// upload is INVALID_ARGUMENT when `unknown_is_invalid`, else NOT_FOUND), the clock, the book, the
+// rules, scale_nps and the batching. The engine count is the caller's to check.
+absl::Status ValidateGamesSettings(const v1::GamesSettings& settings,
+                                   const std::function<bool(const std::string&)>& engine_known,
+                                   bool unknown_is_invalid);
+
 // Checks a match request; `engine_known(sha256)` says whether an upload exists.
 absl::Status ValidateMatchRequest(const v1::SubmitMatchRequest& request,
                                   const std::function<bool(const std::string&)>& engine_known);
@@ -101,9 +108,9 @@ std::vector<MatchSlice> PlanMatchSlices(const v1::SubmitMatchRequest& request);
 // progresses at the same pace.
 std::vector<MatchSlice> PlanTournamentSlices(const v1::SubmitTournamentRequest& request);
 
-// The job of `slice`: `request`'s engines, clock and rules, the openings of its pairs from
+// The job of `slice`: the settings' engines, clock and rules, the openings of its pairs from
 // `book` (pair p plays line p mod the book's size) and the PGN round offset.
-v1::MatchJob MatchJobOf(const v1::SubmitMatchRequest& request,
+v1::MatchJob MatchJobOf(const v1::GamesSettings& settings,
                         const std::vector<std::string_view>& book, const MatchSlice& slice,
                         uint64_t round_offset);
 
@@ -133,7 +140,7 @@ void CountGames(const v1::MatchJobResult& result, match::MatchSummary& summary);
 // A match's (or a tournament pairing's) result: the engines and time controls of `request`,
 // `summary`'s counts with Elo and (with `sprt`) the SPRT, the overhead the workers measured in
 // their game loops, and `seconds` of wall time.
-v1::MatchResult MatchResultOf(const v1::SubmitMatchRequest& request, match::MatchSummary summary,
+v1::MatchResult MatchResultOf(const v1::GamesSettings& settings, match::MatchSummary summary,
                               const std::optional<stats::SprtParams>& sprt, double seconds);
 
 // Fills a tournament's status: each pairing's result (`tallies` in TournamentPairings order)

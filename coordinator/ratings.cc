@@ -46,8 +46,8 @@ absl::Status ValidateRatingsRequest(const v1::GetRatingsRequest& request) {
 
 EngineIdentities IdentitiesOf(const v1::Run& run) {
   const google::protobuf::RepeatedPtrField<v1::EngineSpec>* specs = nullptr;
-  if (run.has_match()) specs = &run.match().request().engines();
-  if (run.has_tournament()) specs = &run.tournament().request().engines();
+  if (run.has_match()) specs = &run.match().request().settings().engines();
+  if (run.has_tournament()) specs = &run.tournament().request().settings().engines();
   EngineIdentities out;
   if (!specs) return out;
   for (const v1::EngineSpec& e : *specs) {

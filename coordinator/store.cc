@@ -12,6 +12,8 @@
 
 #include "base/status_macros.h"
 #include "base/strings.h"
+#include "coordinator/store_upgrade.h"
+#include "proto/arbiter/v1/run.pb.h"
 #include "spdlog/spdlog.h"
 
 namespace arbiter::coordinator {
@@ -22,8 +24,10 @@ namespace {
 // result and side at fault) and match scores as MatchResult; version 5 may hold streamed perft
 // runs, whose jobs come over time from a cursor in the run's spec: an arbiter of version 4 would
 // ignore the cursor and finish such a run when its first chunks are counted, so it must refuse
-// the file. A version 4 file holds no streamed run and is the same tables: it is upgraded in
-// place. Older databases are refused.
+// the file; version 6 stores a match's and a tournament's shared fields in GamesSettings (a
+// version 5 arbiter would read such a request as empty). Versions 4 and 5 are the same tables:
+// they are upgraded in place, their match and tournament records converted
+// (coordinator/store_upgrade.h). Older databases are refused.
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS runs (
   id INTEGER PRIMARY KEY AUTOINCREMENT, kind INTEGER NOT NULL, state INTEGER NOT NULL,
@@ -185,7 +189,8 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir) {
             "' is a SQLite database of something else (its tables are not "
             "arbiter's): give the coordinator its own data directory"));
   const int found = version != "0" ? std::atoi(version.c_str()) : tables != "0" ? 1 : 0;
-  if (found != 0 && found != kSchemaVersion && found != kUpgradableSchemaVersion) {
+  const bool upgrade = found >= kOldestUpgradableSchemaVersion && found < kSchemaVersion;
+  if (found != 0 && found != kSchemaVersion && !upgrade) {
     return absl::FailedPreconditionError(
         Cat("database '", path, "' has schema version ", found, "; this arbiter reads version ",
             kSchemaVersion, " (start a new data directory, or use the arbiter that wrote it)"));
@@ -200,10 +205,17 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir) {
                                     "WHERE name = 'token'"));
   if (has_token == "0")
     RETURN_IF_ERROR(store->Exec("ALTER TABLE results ADD COLUMN token TEXT NOT NULL DEFAULT ''"));
-  RETURN_IF_ERROR(store->Exec(Cat("PRAGMA user_version = ", kSchemaVersion).c_str()));
-  if (found == kUpgradableSchemaVersion)
+  if (upgrade) {
+    // The records and the version change in one transaction: a crash leaves the old file.
+    RETURN_IF_ERROR(store->InTransaction([&]() -> absl::Status {
+      RETURN_IF_ERROR(store->UpgradeRuns());
+      return store->Exec(Cat("PRAGMA user_version = ", kSchemaVersion).c_str());
+    }));
     spdlog::info("database '{}' upgraded from schema version {} to {}", path, found,
                  kSchemaVersion);
+  } else {
+    RETURN_IF_ERROR(store->Exec(Cat("PRAGMA user_version = ", kSchemaVersion).c_str()));
+  }
   return store;
 }
 
@@ -321,6 +333,43 @@ absl::Status Store::Commit(const std::vector<StoredResult>& results,
     }
     return absl::OkStatus();
   });
+}
+
+absl::Status Store::UpgradeRuns() {
+  struct Row {
+    uint64_t id = 0;
+    int kind = 0;
+    std::string spec, result;
+  };
+  std::vector<Row> rows;
+  {
+    Stmt s(db_, "SELECT id, kind, spec, result FROM runs WHERE kind IN (?, ?)");
+    if (!s.ok()) return SqlError(db_, "prepare upgrade runs");
+    s.BindAll(int(v1::RUN_KIND_MATCH), int(v1::RUN_KIND_TOURNAMENT));
+    while (s.Step() == SQLITE_ROW) {
+      Row& r = rows.emplace_back();
+      s.Columns(r.id, r.kind, r.spec, r.result);
+    }
+  }
+  Stmt update(db_, "UPDATE runs SET spec = ?, result = ? WHERE id = ?");
+  Stmt update_spec(db_, "UPDATE runs SET spec = ? WHERE id = ?");
+  if (!update.ok() || !update_spec.ok()) return SqlError(db_, "prepare upgrade run");
+  for (const Row& r : rows) {
+    absl::StatusOr<std::string> spec = UpgradeRunSpec(r.kind, r.spec);
+    absl::StatusOr<std::string> result = UpgradeRunResult(r.result);
+    // A record that does not parse stays as it is: loading it fails that run alone, as it
+    // would have before the upgrade.
+    if (!spec.ok() || !result.ok()) {
+      spdlog::warn("run {}: left as it was: {}", r.id,
+                   std::string((spec.ok() ? result.status() : spec.status()).message()));
+      continue;
+    }
+    // A run without a final status keeps its NULL result.
+    if (!(r.result.empty() ? update_spec.Execute(*spec, r.id)
+                           : update.Execute(*spec, *result, r.id)))
+      return SqlError(db_, "upgrade run");
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<StoredRun>> Store::LoadRuns() {

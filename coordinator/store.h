@@ -16,9 +16,9 @@ struct sqlite3;
 namespace arbiter::coordinator {
 
 // The schema this build reads and writes (PRAGMA user_version); another is refused at Open, but
-// for kUpgradableSchemaVersion, which is upgraded in place.
-inline constexpr int kSchemaVersion = 5;
-inline constexpr int kUpgradableSchemaVersion = 4;
+// for kOldestUpgradableSchemaVersion and the versions after it, which are upgraded in place.
+inline constexpr int kSchemaVersion = 6;
+inline constexpr int kOldestUpgradableSchemaVersion = 4;
 
 struct StoredRun {
   uint64_t id = 0;
@@ -135,6 +135,8 @@ class Store {
   absl::StatusOr<std::string> QueryText(const char* sql);
   // BEGIN IMMEDIATE, `body`, then COMMIT, or ROLLBACK when `body` fails (its error is returned).
   absl::Status InTransaction(const std::function<absl::Status()>& body);
+  // Converts the match and tournament runs an older schema stored (inside Open's transaction).
+  absl::Status UpgradeRuns();
   absl::Mutex mu_;
   sqlite3* db_;
   int lock_fd_ = -1;  // flock'd DATA/arbiter.lock

@@ -42,18 +42,18 @@ absl::StatusOr<v1::Run> Coordinator::SubmitPerft(const v1::SubmitPerftRequest& r
 
 absl::StatusOr<v1::Run> Coordinator::SubmitMatch(const v1::SubmitMatchRequest& request,
                                                  const Caller& caller) {
-  RETURN_IF_ERROR(CheckScheduling(request.scheduling(), caller));
+  RETURN_IF_ERROR(CheckScheduling(request.settings().scheduling(), caller));
   RETURN_IF_ERROR(CheckOwnerLimits(caller.name));
   return Submit(PlanInSlot([&] { return PlanMatchRun(request, Context()); }), caller,
-                request.scheduling());
+                request.settings().scheduling());
 }
 
 absl::StatusOr<v1::Run> Coordinator::SubmitTournament(const v1::SubmitTournamentRequest& request,
                                                       const Caller& caller) {
-  RETURN_IF_ERROR(CheckScheduling(request.scheduling(), caller));
+  RETURN_IF_ERROR(CheckScheduling(request.settings().scheduling(), caller));
   RETURN_IF_ERROR(CheckOwnerLimits(caller.name));
   return Submit(PlanInSlot([&] { return PlanTournamentRun(request, Context()); }), caller,
-                request.scheduling());
+                request.settings().scheduling());
 }
 
 absl::StatusOr<v1::Run> Coordinator::SubmitMovegenCheck(

@@ -215,13 +215,13 @@ TEST_F(CoordinatorTest, RestartKeepsCommittedResultsAndCountsThemOnce) {
 TEST_F(CoordinatorTest, TournamentResumesAfterRestartAndRatesEveryEngine) {
   v1::SubmitTournamentRequest req;
   for (const char* name : {"a", "b", "c"}) {
-    v1::EngineSpec* e = req.add_engines();
+    v1::EngineSpec* e = req.mutable_settings()->add_engines();
     e->set_name(name);
     e->set_builtin(true);
   }
-  req.set_tc("depth=3");
+  req.mutable_settings()->set_tc("depth=3");
   req.set_games_per_pairing(4);
-  req.set_pairs_per_job(2);
+  req.mutable_settings()->set_pairs_per_job(2);
   absl::StatusOr<v1::Run> run = c_->SubmitTournament(req);
   ASSERT_TRUE(run.ok()) << run.status();
   ASSERT_EQ(run->kind(), v1::RUN_KIND_TOURNAMENT);

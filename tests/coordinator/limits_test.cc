@@ -197,39 +197,40 @@ TEST_F(CoordinatorTest, OversizedRequestsAreRefused) {
   refused(c_->SubmitPerft(perft), "split_depth 7 expands more than");
   v1::SubmitMatchRequest match;
   for (const char* name : {"a", "b"}) {
-    v1::EngineSpec* e = match.add_engines();
+    v1::EngineSpec* e = match.mutable_settings()->add_engines();
     e->set_name(name);
     e->set_builtin(true);
   }
-  match.set_tc("10+0.1");
+  match.mutable_settings()->set_tc("10+0.1");
   match.set_games(4'294'967'294ull);
   refused(c_->SubmitMatch(match), "games must be at most");
   match.set_games(uint64_t(1) << 33);
   refused(c_->SubmitMatch(match), "games must be at most");
   match.set_games(10);
-  match.set_tc("abc");
+  match.mutable_settings()->set_tc("abc");
   refused(c_->SubmitMatch(match), "tc 'abc'");
-  match.set_tc("0+0");
+  match.mutable_settings()->set_tc("0+0");
   refused(c_->SubmitMatch(match), "no time at all");
-  match.set_tc("10+0.1");
+  match.mutable_settings()->set_tc("10+0.1");
   match.mutable_sprt()->set_elo0(0);
   match.mutable_sprt()->set_elo1(std::numeric_limits<double>::infinity());
   match.mutable_sprt()->set_alpha(0.05);
   match.mutable_sprt()->set_beta(0.05);
   refused(c_->SubmitMatch(match), "finite");
   match.clear_sprt();
-  match.mutable_engines(0)->mutable_options()->insert({"X", std::string(5000, 'x')});
+  match.mutable_settings()->mutable_engines(0)->mutable_options()->insert(
+      {"X", std::string(5000, 'x')});
   refused(c_->SubmitMatch(match), "at most 1024 bytes");
-  match.mutable_engines(0)->clear_options();
+  match.mutable_settings()->mutable_engines(0)->clear_options();
   // Newlines would forge log lines and PGN tags, or inject commands into the engine's input.
-  match.mutable_engines(0)->set_name("a\n[info] run 1: succeeded");
+  match.mutable_settings()->mutable_engines(0)->set_name("a\n[info] run 1: succeeded");
   refused(c_->SubmitMatch(match), "control characters");
-  match.mutable_engines(0)->set_name("a");
-  match.mutable_rules()->set_event("x\"]\n[Result \"1-0");
+  match.mutable_settings()->mutable_engines(0)->set_name("a");
+  match.mutable_settings()->mutable_rules()->set_event("x\"]\n[Result \"1-0");
   refused(c_->SubmitMatch(match), "rules.event");
-  match.mutable_rules()->set_event(std::string(5000, 'e'));
+  match.mutable_settings()->mutable_rules()->set_event(std::string(5000, 'e'));
   refused(c_->SubmitMatch(match), "rules.event");
-  match.mutable_rules()->clear_event();
+  match.mutable_settings()->mutable_rules()->clear_event();
   v1::RegisterRequest worker;
   worker.mutable_worker()->set_name("w\r\nforged");
   EXPECT_EQ(c_->Register(worker, Caller{"", v1::ROLE_WORKER}).status().code(),

@@ -12,14 +12,14 @@ namespace {
 v1::SubmitTournamentRequest Tournament(int engines, uint32_t games, bool gauntlet = false) {
   v1::SubmitTournamentRequest req;
   for (int i = 0; i < engines; ++i) {
-    v1::EngineSpec* e = req.add_engines();
+    v1::EngineSpec* e = req.mutable_settings()->add_engines();
     e->set_name(std::string(1, char('a' + i)));
     e->set_builtin(true);
   }
-  req.set_tc("depth=3");
+  req.mutable_settings()->set_tc("depth=3");
   req.set_games_per_pairing(games);
   req.set_gauntlet(gauntlet);
-  req.set_pairs_per_job(2);
+  req.mutable_settings()->set_pairs_per_job(2);
   return req;
 }
 
@@ -43,8 +43,8 @@ TEST(TournamentPlan, JobsCoverEveryPairOnceInterleaved) {
   uint64_t games = 0;
   for (const v1::MatchJob& job : jobs) {
     const auto pairing = TournamentPairings(req)[job.pairing()];
-    EXPECT_EQ(job.engines(0).name(), req.engines(pairing.first).name());
-    EXPECT_EQ(job.engines(1).name(), req.engines(pairing.second).name());
+    EXPECT_EQ(job.engines(0).name(), req.settings().engines(pairing.first).name());
+    EXPECT_EQ(job.engines(1).name(), req.settings().engines(pairing.second).name());
     for (uint64_t p = job.first_pair(); p < job.first_pair() + job.pairs(); ++p)
       for (int g = 0; g < 2; ++g) rounds.insert(job.round_offset() + 2 * p + g + 1), ++games;
   }
@@ -57,14 +57,14 @@ TEST(TournamentPlan, JobsCoverEveryPairOnceInterleaved) {
 // A job carries one opening per pair (the book wraps), not the whole book.
 TEST(MatchPlan, JobsCarryTheirOwnOpenings) {
   v1::SubmitMatchRequest req = PairingRequest(Tournament(2, 10), 0, 1);
-  req.set_openings("# book\nFEN0\n\nFEN1\nFEN2\n");
+  req.mutable_settings()->set_openings("# book\nFEN0\n\nFEN1\nFEN2\n");
   const std::vector<v1::MatchJob> jobs = PlanMatchJobs(req);
   ASSERT_EQ(jobs.size(), 3u);
   EXPECT_EQ(jobs[0].openings(), "FEN0\nFEN1\n");
   EXPECT_EQ(jobs[1].openings(), "FEN2\nFEN0\n");
   EXPECT_EQ(jobs[2].openings(), "FEN1\n");
   for (const v1::MatchJob& job : jobs) EXPECT_TRUE(job.openings_per_pair());
-  req.clear_openings();
+  req.mutable_settings()->clear_openings();
   EXPECT_FALSE(PlanMatchJobs(req)[0].openings_per_pair());
 }
 
@@ -86,20 +86,21 @@ TEST(TournamentPlan, BadRequestsAreInvalidArgument) {
   check(Tournament(3, 3), "games_per_pairing must be even and positive, got 3");
   check(Tournament(3, 0), "games_per_pairing must be even and positive, got 0");
   v1::SubmitTournamentRequest same = Tournament(3, 2);
-  same.mutable_engines(2)->set_name("a");
+  same.mutable_settings()->mutable_engines(2)->set_name("a");
   check(same, "engines 1 and 3 are both named 'a'");
   v1::SubmitTournamentRequest unknown = Tournament(3, 2);
-  unknown.mutable_engines(1)->set_sha256(std::string(64, 'c'));
+  unknown.mutable_settings()->mutable_engines(1)->set_sha256(std::string(64, 'c'));
   check(unknown, "engine 'b': no engine with sha256 cccc");
   v1::SubmitTournamentRequest relative = Tournament(2, 2);
-  relative.mutable_engines(1)->set_path("bin/engine");
+  relative.mutable_settings()->mutable_engines(1)->set_path("bin/engine");
   check(relative, "path must be absolute");
   EXPECT_TRUE(ValidateTournamentRequest(Tournament(3, 2), NoUploads).ok());
   v1::SubmitTournamentRequest greedy = Tournament(3, 2);
-  greedy.mutable_rules()->mutable_engine_limits()->set_memory_mb(uint64_t(1) << 21);
+  greedy.mutable_settings()->mutable_rules()->mutable_engine_limits()->set_memory_mb(uint64_t(1)
+                                                                                     << 21);
   check(greedy, "rules.engine_limits.memory_mb must be at most 1048576, got 2097152");
-  greedy.mutable_rules()->mutable_engine_limits()->set_memory_mb(512);
-  greedy.mutable_rules()->mutable_engine_limits()->set_processes(1 << 20);
+  greedy.mutable_settings()->mutable_rules()->mutable_engine_limits()->set_memory_mb(512);
+  greedy.mutable_settings()->mutable_rules()->mutable_engine_limits()->set_processes(1 << 20);
   check(greedy, "rules.engine_limits.processes must be at most 65536");
 }
 
@@ -116,6 +117,48 @@ v1::ReportedGame Game(uint64_t pair, uint32_t g, v1::GameResult result, v1::Game
 }
 
 // Faults go to the engine that played the faulty colour in that game.
+// The fields a match and a tournament share are checked once, in GamesSettings: the same bad
+// setting is refused with the same message in both kinds of request.
+TEST(GamesSettings, OneCheckForMatchesAndTournaments) {
+  const auto both = [](const std::function<void(v1::GamesSettings&)>& spoil) {
+    v1::SubmitTournamentRequest tournament = Tournament(2, 2);
+    v1::SubmitMatchRequest match = PairingRequest(tournament, 0, 1);
+    spoil(*tournament.mutable_settings());
+    spoil(*match.mutable_settings());
+    const absl::Status t = ValidateTournamentRequest(tournament, NoUploads);
+    const absl::Status m = ValidateMatchRequest(match, NoUploads);
+    EXPECT_EQ(t.code(), absl::StatusCode::kInvalidArgument) << t;
+    EXPECT_EQ(t, m);
+    return std::string(t.message());
+  };
+  EXPECT_NE(both([](v1::GamesSettings& s) { s.set_tc("abc"); }), "");
+  EXPECT_NE(both([](v1::GamesSettings& s) { s.set_scale_nps(0); }).find("scale_nps"),
+            std::string::npos);
+  EXPECT_NE(both([](v1::GamesSettings& s) { s.set_openings_name(std::string(300, 'x')); }), "");
+  EXPECT_NE(both([](v1::GamesSettings& s) { s.set_pairs_per_job(100000); }), "");
+  EXPECT_TRUE(ValidateGamesSettings(Tournament(2, 2).settings(), NoUploads, true).ok());
+}
+
+// A pairing plays with the tournament's settings and its two engines.
+TEST(TournamentPlan, APairingKeepsTheTournamentsSettings) {
+  v1::SubmitTournamentRequest t = Tournament(3, 4);
+  t.mutable_settings()->set_concurrency(3);
+  t.mutable_settings()->set_scale_nps(500000);
+  t.mutable_settings()->mutable_rules()->set_event("cup");
+  t.mutable_settings()->set_openings("FEN0\n");
+  const v1::SubmitMatchRequest m = PairingRequest(t, 0, 2, /*with_openings=*/false);
+  ASSERT_EQ(m.settings().engines_size(), 2);
+  EXPECT_EQ(m.settings().engines(0).name(), "a");
+  EXPECT_EQ(m.settings().engines(1).name(), "c");
+  EXPECT_EQ(m.settings().tc(), "depth=3");
+  EXPECT_EQ(m.settings().concurrency(), 3u);
+  EXPECT_EQ(m.settings().scale_nps(), 500000);
+  EXPECT_EQ(m.settings().rules().event(), "cup");
+  EXPECT_EQ(m.settings().openings(), "");
+  EXPECT_EQ(m.games(), 4u);
+  EXPECT_EQ(PairingRequest(t, 0, 1).settings().openings(), "FEN0\n");
+}
+
 TEST(CountGames, FaultsByEngineAndPentanomial) {
   match::MatchSummary tally;
   v1::MatchJobResult r;
@@ -137,10 +180,10 @@ TEST(CountGames, FaultsByEngineAndPentanomial) {
   EXPECT_EQ(tally.terminations["time forfeit"], 1u);
   EXPECT_EQ(tally.terminations["normal"], 2u);
   v1::SubmitMatchRequest request;
-  request.set_tc("1+0.1");
-  request.add_engines()->set_name("x");
-  request.add_engines()->set_name("y");
-  const v1::MatchResult status = MatchResultOf(request, tally, std::nullopt, 10);
+  request.mutable_settings()->set_tc("1+0.1");
+  request.mutable_settings()->add_engines()->set_name("x");
+  request.mutable_settings()->add_engines()->set_name("y");
+  const v1::MatchResult status = MatchResultOf(request.settings(), tally, std::nullopt, 10);
   ASSERT_EQ(status.faults_size(), 2);
   EXPECT_EQ(status.faults(1).name(), "y");
   EXPECT_EQ(status.faults(1).time_losses(), 1u);
@@ -155,10 +198,10 @@ TEST(CountGames, StatusCarriesTheSprt) {
   tally.pentanomial.counts[3] = 300;
   tally.pentanomial.counts[2] = 100;
   v1::SubmitMatchRequest request;
-  request.add_engines()->set_name("x");
-  request.add_engines()->set_name("y");
+  request.mutable_settings()->add_engines()->set_name("x");
+  request.mutable_settings()->add_engines()->set_name("y");
   stats::SprtParams sprt{.elo0 = 0, .elo1 = 5};
-  const v1::MatchResult status = MatchResultOf(request, tally, sprt, 0);
+  const v1::MatchResult status = MatchResultOf(request.settings(), tally, sprt, 0);
   const stats::SprtResult expected = stats::EvaluateSprt(tally.pentanomial, sprt);
   EXPECT_EQ(status.stats().sprt().llr(), expected.llr);
   EXPECT_EQ(status.stats().sprt().upper_bound(), expected.upper);
@@ -329,17 +372,17 @@ TEST(MatchReplay, AResignationIsTheLossOfTheSideToMove) {
 // refused at submit.
 TEST(TournamentPlan, EngineProtocolIsChecked) {
   v1::SubmitTournamentRequest xboard = Tournament(2, 2);
-  xboard.mutable_engines(1)->set_path("/usr/games/fairymax");
-  xboard.mutable_engines(1)->set_protocol(v1::ENGINE_PROTOCOL_XBOARD);
+  xboard.mutable_settings()->mutable_engines(1)->set_path("/usr/games/fairymax");
+  xboard.mutable_settings()->mutable_engines(1)->set_protocol(v1::ENGINE_PROTOCOL_XBOARD);
   EXPECT_TRUE(ValidateTournamentRequest(xboard, NoUploads).ok());
   v1::SubmitTournamentRequest builtin = Tournament(2, 2);
-  builtin.mutable_engines(0)->set_protocol(v1::ENGINE_PROTOCOL_XBOARD);
+  builtin.mutable_settings()->mutable_engines(0)->set_protocol(v1::ENGINE_PROTOCOL_XBOARD);
   absl::Status st = ValidateTournamentRequest(builtin, NoUploads);
   EXPECT_NE(st.message().find("the builtin engine speaks UCI, not xboard"), std::string::npos)
       << st;
   v1::SubmitTournamentRequest unknown = Tournament(2, 2);
-  unknown.mutable_engines(1)->set_path("/usr/games/fairymax");
-  unknown.mutable_engines(1)->set_protocol(v1::EngineProtocol(9));
+  unknown.mutable_settings()->mutable_engines(1)->set_path("/usr/games/fairymax");
+  unknown.mutable_settings()->mutable_engines(1)->set_protocol(v1::EngineProtocol(9));
   EXPECT_NE(ValidateTournamentRequest(unknown, NoUploads).message().find("unknown protocol 9"),
             std::string::npos);
 }
@@ -354,12 +397,12 @@ TEST(ThreadsPerGame, ReadsTheOptionInAnyCase) {
   (*e->mutable_options())["threads"] = "4";
   EXPECT_EQ(ThreadsPerGame(engines), 4u);
   v1::SubmitMatchRequest req;
-  *req.add_engines() = *e;
-  (*req.mutable_engines(0)->mutable_options())["THREADS"] = "0";
-  v1::EngineSpec* b = req.add_engines();
+  *req.mutable_settings()->add_engines() = *e;
+  (*req.mutable_settings()->mutable_engines(0)->mutable_options())["THREADS"] = "0";
+  v1::EngineSpec* b = req.mutable_settings()->add_engines();
   b->set_name("b");
   b->set_builtin(true);
-  req.set_tc("1+0.1");
+  req.mutable_settings()->set_tc("1+0.1");
   req.set_games(2);
   const absl::Status st = ValidateMatchRequest(req, {});
   EXPECT_NE(st.message().find("option Threads must be 1.."), std::string::npos) << st;

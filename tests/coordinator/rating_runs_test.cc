@@ -74,10 +74,10 @@ TEST(RateRuns, OptionsAreTheEnginesIdentityToo) {
   v1::Run r1, r2;
   for (v1::Run* r : {&r1, &r2}) {
     v1::SubmitMatchRequest& m = *r->mutable_match()->mutable_request();
-    v1::EngineSpec& sf = *m.add_engines();
+    v1::EngineSpec& sf = *m.mutable_settings()->add_engines();
     sf.set_name("sf");
     sf.set_path("/usr/games/stockfish");
-    v1::EngineSpec& b = *m.add_engines();
+    v1::EngineSpec& b = *m.mutable_settings()->add_engines();
     b.set_name("b");
     b.set_builtin(true);
     v1::RunEngine& seen = *r->add_engines();
@@ -85,7 +85,11 @@ TEST(RateRuns, OptionsAreTheEnginesIdentityToo) {
     seen.set_sha256(kShaA);
     seen.add_sha256s(kShaA);
   }
-  (*r2.mutable_match()->mutable_request()->mutable_engines(0)->mutable_options())["Hash"] = "64";
+  (*r2.mutable_match()
+        ->mutable_request()
+        ->mutable_settings()
+        ->mutable_engines(0)
+        ->mutable_options())["Hash"] = "64";
   const EngineIdentities i1 = IdentitiesOf(r1), i2 = IdentitiesOf(r2);
   EXPECT_EQ(i1.at("sf"), "sha256 " + kShaA);
   EXPECT_EQ(i2.at("sf"), "sha256 " + kShaA + " options Hash=64");
@@ -104,7 +108,7 @@ TEST(RateRuns, OptionsAreTheEnginesIdentityToo) {
 // A path engine no worker reported (it never ran) is known by its path.
 TEST(RateRuns, AnEngineNoWorkerRanIsKnownByItsPath) {
   v1::Run r;
-  v1::EngineSpec& e = *r.mutable_tournament()->mutable_request()->add_engines();
+  v1::EngineSpec& e = *r.mutable_tournament()->mutable_request()->mutable_settings()->add_engines();
   e.set_name("x");
   e.set_path("/opt/x");
   e.add_args("--uci");

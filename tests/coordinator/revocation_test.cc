@@ -23,13 +23,16 @@ class RevocationTest : public CoordinatorTest {
   uint64_t SubmitUnservable(const Caller& who) {
     v1::SubmitMatchRequest req;
     for (const char* name : {"a", "b"}) {
-      v1::EngineSpec* e = req.add_engines();
+      v1::EngineSpec* e = req.mutable_settings()->add_engines();
       e->set_name(name);
       e->set_builtin(true);
     }
-    req.set_tc("depth=1");
+    req.mutable_settings()->set_tc("depth=1");
     req.set_games(4);
-    (*req.mutable_scheduling()->mutable_requirements()->mutable_labels())["pool"] = "elsewhere";
+    (*req.mutable_settings()
+          ->mutable_scheduling()
+          ->mutable_requirements()
+          ->mutable_labels())["pool"] = "elsewhere";
     absl::StatusOr<v1::Run> run = c_->SubmitMatch(req, who);
     EXPECT_TRUE(run.ok()) << run.status();
     return run->id();

@@ -19,15 +19,15 @@ class RunMemoryTest : public CoordinatorTest {
   static v1::SubmitMatchRequest Match(uint64_t games) {
     v1::SubmitMatchRequest req;
     for (const char* name : {"a", "b"}) {
-      v1::EngineSpec* e = req.add_engines();
+      v1::EngineSpec* e = req.mutable_settings()->add_engines();
       e->set_name(name);
       e->set_builtin(true);
     }
-    req.set_tc("depth=1");
+    req.mutable_settings()->set_tc("depth=1");
     req.set_games(games);
-    req.set_pairs_per_job(2);
-    req.mutable_rules()->set_event(std::string(4096, 'e'));
-    req.set_openings(
+    req.mutable_settings()->set_pairs_per_job(2);
+    req.mutable_settings()->mutable_rules()->set_event(std::string(4096, 'e'));
+    req.mutable_settings()->set_openings(
         "# three openings\n"
         "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2\n"
         "rnbqkbnr/pp1ppppp/8/2p5/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2\n"
@@ -45,7 +45,8 @@ TEST_F(RunMemoryTest, AJobIsStoredAsItsSliceAndLeasedWhole) {
   const v1::SubmitMatchRequest req = Match(2000);
   absl::StatusOr<v1::Run> run = c_->SubmitMatch(req, alice_);
   ASSERT_TRUE(run.ok()) << run.status();
-  EXPECT_TRUE(run->match().request().openings().empty()) << "the status carries the book's summary";
+  EXPECT_TRUE(run->match().request().settings().openings().empty())
+      << "the status carries the book's summary";
   EXPECT_EQ(run->match().book().positions(), 3u);
   // The worker gets what a whole plan would have given it: engines, rules, its own openings.
   const std::vector<v1::MatchJob> whole = PlanMatchJobs(req);

@@ -57,13 +57,13 @@ TEST_F(SchedulingTest, EqualMatchRunsAlternate) {
   auto submit = [&](const std::string& owner) {
     v1::SubmitMatchRequest req;
     for (const char* name : {"a", "b"}) {
-      v1::EngineSpec* e = req.add_engines();
+      v1::EngineSpec* e = req.mutable_settings()->add_engines();
       e->set_name(name);
       e->set_builtin(true);
     }
-    req.set_tc("depth=1");
+    req.mutable_settings()->set_tc("depth=1");
     req.set_games(200);
-    req.set_pairs_per_job(1);
+    req.mutable_settings()->set_pairs_per_job(1);
     absl::StatusOr<v1::Run> run = c_->SubmitMatch(req, Caller{owner, v1::ROLE_SUBMITTER});
     EXPECT_TRUE(run.ok()) << run.status();
     return run.ok() ? run->id() : 0;
@@ -245,21 +245,21 @@ TEST_F(RequirementsTest, RunWaitsWithItsReasonUntilAMatchingWorkerRegisters) {
 TEST_F(RequirementsTest, EngineLevelsAndBusyWorkers) {
   v1::SubmitMatchRequest match;
   for (const char* name : {"a", "b"}) {
-    v1::EngineSpec* e = match.add_engines();
+    v1::EngineSpec* e = match.mutable_settings()->add_engines();
     e->set_name(name);
     e->set_builtin(true);
   }
-  match.mutable_engines(1)->set_cpu_level(3);
-  match.set_tc("depth=1");
+  match.mutable_settings()->mutable_engines(1)->set_cpu_level(3);
+  match.mutable_settings()->set_tc("depth=1");
   match.set_games(2);
-  match.set_pairs_per_job(1);
+  match.mutable_settings()->set_pairs_per_job(1);
   absl::StatusOr<v1::Run> run = c_->SubmitMatch(match);
   ASSERT_TRUE(run.ok()) << run.status();
   EXPECT_EQ(run->scheduling().requirements().cpu_level(), 3u);
   EXPECT_EQ(run->waiting(), "no worker is connected");
-  match.mutable_engines(0)->set_cpu_level(5);
+  match.mutable_settings()->mutable_engines(0)->set_cpu_level(5);
   EXPECT_EQ(c_->SubmitMatch(match).status().code(), absl::StatusCode::kInvalidArgument);
-  match.mutable_engines(0)->set_cpu_level(0);
+  match.mutable_settings()->mutable_engines(0)->set_cpu_level(0);
   ASSERT_TRUE(c_->CancelRun(run->id(), "test").ok());
 
   // A single v3 worker of one thread, leased to an older run: the match waits for it.

@@ -1,7 +1,7 @@
 // Store on its own, on real SQLite files in a temporary directory: what is written is read back
 // after a reopen, ids keep growing, a failed transaction leaves nothing behind, duplicates are
-// ignored, a store of the previous schema is upgraded with its data, and a locked, newer, too old
-// or damaged database is refused.
+// ignored, a store of the previous schemas is upgraded with its data (match and tournament
+// requests converted), and a locked, newer, too old or damaged database is refused.
 #include "coordinator/store.h"
 
 #include <gtest/gtest.h>
@@ -12,6 +12,9 @@
 #include <fstream>
 #include <string>
 #include <vector>
+
+#include "proto/arbiter/store/v1/store.pb.h"
+#include "proto/arbiter/v1/run.pb.h"
 
 namespace arbiter::coordinator {
 namespace {
@@ -253,7 +256,7 @@ TEST_F(StoreTest, ANewerSchemaIsRefusedAndTheUpgradableOneIsUpgraded) {
   EXPECT_NE(newer.status().message().find(std::to_string(kSchemaVersion + 1)), std::string::npos)
       << newer.status();
 
-  Sql("PRAGMA user_version = " + std::to_string(kUpgradableSchemaVersion));
+  Sql("PRAGMA user_version = " + std::to_string(kOldestUpgradableSchemaVersion));
   ASSERT_NE(Open(), nullptr);
   EXPECT_EQ(UserVersion(), kSchemaVersion);
 }
@@ -294,7 +297,7 @@ PRAGMA user_version = 4;
 // A store of the previous schema is upgraded in place and keeps every row: the coordinator that
 // opens it resumes the runs, results, engines and tokens the older one left.
 TEST_F(StoreTest, ThePreviousSchemaIsUpgradedWithItsDataKept) {
-  static_assert(kUpgradableSchemaVersion == 4 && kSchemaVersion == 5,
+  static_assert(kOldestUpgradableSchemaVersion == 4 && kSchemaVersion == 6,
                 "a new schema version needs its predecessor's DDL in this test");
   Sql(kSchemaVersion4);
   {
@@ -347,10 +350,134 @@ TEST_F(StoreTest, ThePreviousSchemaIsUpgradedWithItsDataKept) {
   EXPECT_EQ(again->LoadRuns()->size(), 2u);
 }
 
+// Protobuf wire encoding, by hand, so that the old requests below do not depend on today's
+// messages.
+std::string Varint(uint64_t v) {
+  std::string out;
+  for (; v >= 0x80; v >>= 7) out += char(0x80 | (v & 0x7f));
+  return out + char(v);
+}
+std::string VarintField(int number, uint64_t v) {
+  return Varint(uint64_t(number) << 3) + Varint(v);
+}
+std::string BytesField(int number, const std::string& bytes) {
+  return Varint(uint64_t(number) << 3 | 2) + Varint(bytes.size()) + bytes;
+}
+
+// The fields a match and a tournament shared as schema 5 stored them, in the request itself:
+// engines 1, tc 2, openings 5, pairs_per_job 6, concurrency 7, rules 8, scheduling 9,
+// scale_nps 30, openings_name 31.
+std::string OldSharedFields(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& name : names) {
+    v1::EngineSpec e;
+    e.set_name(name);
+    e.set_builtin(true);
+    out += BytesField(1, e.SerializeAsString());
+  }
+  v1::GameRules rules;
+  rules.set_event("old event");
+  v1::Scheduling scheduling;
+  scheduling.set_priority(-3);
+  return out + BytesField(2, "10+0.1") + BytesField(5, "8/8/8/8/8/8/8/K1k5 w - -\n") +
+         VarintField(6, 4) + VarintField(7, 3) + BytesField(8, rules.SerializeAsString()) +
+         BytesField(9, scheduling.SerializeAsString()) + VarintField(30, 250000) +
+         BytesField(31, "old.epd");
+}
+
+void ExpectSettings(const v1::GamesSettings& s, const std::vector<std::string>& names) {
+  ASSERT_EQ(s.engines_size(), int(names.size()));
+  for (size_t i = 0; i < names.size(); ++i) {
+    EXPECT_EQ(s.engines(int(i)).name(), names[i]);
+    EXPECT_TRUE(s.engines(int(i)).builtin());
+  }
+  EXPECT_EQ(s.tc(), "10+0.1");
+  EXPECT_EQ(s.openings(), "8/8/8/8/8/8/8/K1k5 w - -\n");
+  EXPECT_EQ(s.pairs_per_job(), 4u);
+  EXPECT_EQ(s.concurrency(), 3u);
+  EXPECT_EQ(s.rules().event(), "old event");
+  EXPECT_EQ(s.scheduling().priority(), -3);
+  ASSERT_TRUE(s.has_scale_nps());
+  EXPECT_EQ(s.scale_nps(), 250000);
+  EXPECT_EQ(s.openings_name(), "old.epd");
+}
+
+// A schema 5 store with a running match, a finished tournament (with its final status) and a
+// perft run: the requests' shared fields move into their GamesSettings, the rest is kept.
+TEST_F(StoreTest, MatchAndTournamentRequestsOfSchema5AreConverted) {
+  static_assert(kSchemaVersion == 6, "a new schema version needs its predecessor's rows here");
+  Open().reset();  // today's tables are schema 5's (the upgrade changes only the records)
+  const std::string old_match = OldSharedFields({"new", "base"}) + VarintField(3, 20);
+  const std::string old_tournament =
+      OldSharedFields({"a", "b", "c"}) + VarintField(3, 10) + VarintField(4, 1);
+  const std::string match_spec = BytesField(1, old_match);            // StoredMatchRun
+  const std::string tournament_spec = BytesField(1, old_tournament);  // StoredTournamentRun
+  // v1::Run: id 1, kind 2, tournament 22 { request 1 }.
+  const std::string tournament_result =
+      VarintField(1, 2) + VarintField(2, 3) + BytesField(22, BytesField(1, old_tournament));
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((fs::path(dir_) / "arbiter.db").c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db,
+                                 "INSERT INTO runs (id, kind, state, created_unix, spec, result) "
+                                 "VALUES (?, ?, ?, 1, ?, ?)",
+                                 -1, &st, nullptr),
+              SQLITE_OK);
+    const auto insert = [&](int id, int kind, int state, const std::string& spec,
+                            const std::string* result) {
+      sqlite3_bind_int(st, 1, id);
+      sqlite3_bind_int(st, 2, kind);
+      sqlite3_bind_int(st, 3, state);
+      sqlite3_bind_blob(st, 4, spec.data(), int(spec.size()), SQLITE_TRANSIENT);
+      if (result)
+        sqlite3_bind_blob(st, 5, result->data(), int(result->size()), SQLITE_TRANSIENT);
+      else
+        sqlite3_bind_null(st, 5);
+      EXPECT_EQ(sqlite3_step(st), SQLITE_DONE);
+      sqlite3_reset(st);
+      sqlite3_clear_bindings(st);
+    };
+    insert(1, v1::RUN_KIND_MATCH, v1::RUN_STATE_RUNNING, match_spec, nullptr);
+    insert(2, v1::RUN_KIND_TOURNAMENT, v1::RUN_STATE_SUCCEEDED, tournament_spec,
+           &tournament_result);
+    insert(3, v1::RUN_KIND_PERFT, v1::RUN_STATE_QUEUED, "perft spec", nullptr);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+  }
+  Sql("PRAGMA user_version = 5");
+  std::unique_ptr<Store> store = Open();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(UserVersion(), kSchemaVersion);
+  absl::StatusOr<std::vector<StoredRun>> runs = store->LoadRuns();
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  ASSERT_EQ(runs->size(), 3u);
+
+  store::v1::StoredMatchRun match;
+  ASSERT_TRUE(match.ParseFromString((*runs)[0].spec));
+  ExpectSettings(match.request().settings(), {"new", "base"});
+  EXPECT_EQ(match.request().games(), 20u);
+  EXPECT_TRUE(match.request().GetReflection()->GetUnknownFields(match.request()).empty());
+  EXPECT_TRUE((*runs)[0].result.empty()) << "a running run keeps its empty result";
+
+  store::v1::StoredTournamentRun tournament;
+  ASSERT_TRUE(tournament.ParseFromString((*runs)[1].spec));
+  ExpectSettings(tournament.request().settings(), {"a", "b", "c"});
+  EXPECT_EQ(tournament.request().games_per_pairing(), 10u);
+  EXPECT_TRUE(tournament.request().gauntlet());
+  v1::Run final_status;
+  ASSERT_TRUE(final_status.ParseFromString((*runs)[1].result));
+  EXPECT_EQ(final_status.id(), 2u);
+  ExpectSettings(final_status.tournament().request().settings(), {"a", "b", "c"});
+  EXPECT_EQ(final_status.tournament().request().games_per_pairing(), 10u);
+
+  EXPECT_EQ((*runs)[2].spec, "perft spec") << "other kinds are left as they are";
+}
+
 // A store written by a newer arbiter, or by one too old to upgrade, is refused untouched, with
 // both versions and what to do in the message.
 TEST_F(StoreTest, ANewerOrTooOldSchemaIsRefusedWithBothVersionsNamed) {
-  for (const int version : {kSchemaVersion + 1, kUpgradableSchemaVersion - 1}) {
+  for (const int version : {kSchemaVersion + 1, kOldestUpgradableSchemaVersion - 1}) {
     SCOPED_TRACE(version);
     fs::remove(fs::path(dir_) / "arbiter.db");
     Sql(kSchemaVersion4);

@@ -21,13 +21,13 @@ TEST_F(CoordinatorTest, UploadedEnginesOnlyOnIsolatedWorkers) {
       c_->AddEngine("up", file.string(), Caller{"sam", v1::ROLE_SUBMITTER});
   ASSERT_TRUE(engine.ok()) << engine.status();
   v1::SubmitMatchRequest req;
-  v1::EngineSpec* a = req.add_engines();
+  v1::EngineSpec* a = req.mutable_settings()->add_engines();
   a->set_name("up");
   a->set_sha256(engine->sha256());
-  v1::EngineSpec* b = req.add_engines();
+  v1::EngineSpec* b = req.mutable_settings()->add_engines();
   b->set_name("builtin");
   b->set_builtin(true);
-  req.set_tc("10+0.1");
+  req.mutable_settings()->set_tc("10+0.1");
   req.set_games(2);
   ASSERT_TRUE(c_->SubmitMatch(req, Caller{"sam", v1::ROLE_SUBMITTER}).ok());
   auto worker = [&](const std::string& name, const std::string& isolation) {
@@ -71,13 +71,13 @@ TEST_F(CoordinatorTest, AWorkerFetchesAnEngineOnlyForAJobItHolds) {
             absl::StatusCode::kPermissionDenied)
       << "no lease yet";
   v1::SubmitMatchRequest req;
-  v1::EngineSpec* a = req.add_engines();
+  v1::EngineSpec* a = req.mutable_settings()->add_engines();
   a->set_name("up");
   a->set_sha256(engine->sha256());
-  v1::EngineSpec* b = req.add_engines();
+  v1::EngineSpec* b = req.mutable_settings()->add_engines();
   b->set_name("builtin");
   b->set_builtin(true);
-  req.set_tc("10+0.1");
+  req.mutable_settings()->set_tc("10+0.1");
   req.set_games(2);
   ASSERT_TRUE(c_->SubmitMatch(req, Caller{"sam", v1::ROLE_SUBMITTER}).ok());
   ASSERT_TRUE(Acquire(w, "w"));
@@ -91,13 +91,13 @@ TEST_F(CoordinatorTest, AWorkerFetchesAnEngineOnlyForAJobItHolds) {
 // allows is refused at submit (with none connected, the workers decide).
 TEST_F(CoordinatorTest, PathEnginesOnlyWhereAWorkersEngineDirAllows) {
   v1::SubmitMatchRequest req;
-  v1::EngineSpec* a = req.add_engines();
+  v1::EngineSpec* a = req.mutable_settings()->add_engines();
   a->set_name("sf");
   a->set_path("/opt/engines/stockfish");
-  v1::EngineSpec* b = req.add_engines();
+  v1::EngineSpec* b = req.mutable_settings()->add_engines();
   b->set_name("builtin");
   b->set_builtin(true);
-  req.set_tc("10+0.1");
+  req.mutable_settings()->set_tc("10+0.1");
   req.set_games(2);
   const Caller sam{"sam", v1::ROLE_SUBMITTER};
   ASSERT_TRUE(c_->SubmitMatch(req, sam).ok()) << "no worker connected: accepted";
@@ -242,14 +242,15 @@ TEST_F(CoordinatorTest, DrainedWorkersGetNoNewJobs) {
 v1::SubmitMatchRequest BuiltinMatch(std::map<std::string, std::string> options = {}) {
   v1::SubmitMatchRequest req;
   for (const char* name : {"a", "b"}) {
-    v1::EngineSpec* e = req.add_engines();
+    v1::EngineSpec* e = req.mutable_settings()->add_engines();
     e->set_name(name);
     e->set_builtin(true);
   }
-  for (const auto& [k, v] : options) (*req.mutable_engines(0)->mutable_options())[k] = v;
-  req.set_tc("10+0.1");
+  for (const auto& [k, v] : options)
+    (*req.mutable_settings()->mutable_engines(0)->mutable_options())[k] = v;
+  req.mutable_settings()->set_tc("10+0.1");
   req.set_games(4);
-  req.set_pairs_per_job(1);
+  req.mutable_settings()->set_pairs_per_job(1);
   return req;
 }
 
@@ -259,7 +260,7 @@ v1::SubmitMatchRequest BuiltinMatch(std::map<std::string, std::string> options =
 TEST_F(CoordinatorTest, BenchRefusalFlagsTheWorkerAndExcludesItFromTheRun) {
   const Caller sam{"sam", v1::ROLE_SUBMITTER};
   v1::SubmitMatchRequest req = BuiltinMatch();
-  req.mutable_engines(0)->set_bench(999);
+  req.mutable_settings()->mutable_engines(0)->set_bench(999);
   ASSERT_TRUE(c_->SubmitMatch(req, sam).ok());
   auto worker = [&](const std::string& name) {
     v1::RegisterRequest r;
@@ -395,7 +396,7 @@ TEST_F(CoordinatorTest, EngineThreadsNeverOversubscribeAWorker) {
             std::string::npos)
       << refused.status();
   v1::SubmitMatchRequest two = BuiltinMatch({{"Threads", "2"}});
-  two.set_concurrency(2);
+  two.mutable_settings()->set_concurrency(2);
   refused = c_->SubmitMatch(two, sam);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("concurrency 2 x Threads 2 = 4 threads"),

@@ -278,15 +278,15 @@ TEST_F(AuthTest, StartupFailuresAreLoudAndOneCoordinatorPerPortAndDirectory) {
     ASSERT_EQ(sqlite3_exec(db, pragma.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
     sqlite3_close(db);
   };
-  // A database of version 4 (no streamed perft runs) is upgraded in place to 5, and is then
-  // refused by an arbiter of version 4 (which would end a streamed run early).
+  // A database of version 4 (no streamed perft runs, requests without GamesSettings) is upgraded
+  // in place to 6, and is then refused by older arbiters.
   set_version(4);
   {
     auto upgraded = Coordinator({"--listen", "127.0.0.1:0"}, port, "schema4.log");
     EXPECT_GT(port, 0) << Log("schema4.log");
     upgraded->Signal(SIGTERM);
     EXPECT_EQ(upgraded->Wait(), 0) << Log("schema4.log");
-    EXPECT_NE(Log("schema4.log").find("upgraded from schema version 4 to 5"), std::string::npos)
+    EXPECT_NE(Log("schema4.log").find("upgraded from schema version 4 to 6"), std::string::npos)
         << Log("schema4.log");
   }
   {
@@ -302,7 +302,7 @@ TEST_F(AuthTest, StartupFailuresAreLoudAndOneCoordinatorPerPortAndDirectory) {
                   &version, nullptr),
               SQLITE_OK);
     sqlite3_close(db);
-    EXPECT_EQ(version, 5);
+    EXPECT_EQ(version, 6);
   }
   // A database of an older schema (3: games stored with text ends and results) or of a newer one
   // is refused, naming the version found and the version expected.
@@ -312,7 +312,7 @@ TEST_F(AuthTest, StartupFailuresAreLoudAndOneCoordinatorPerPortAndDirectory) {
     auto refused = Coordinator({"--listen", "127.0.0.1:0"}, port, log);
     EXPECT_EQ(refused->Wait(), 2);
     EXPECT_NE(Log(log).find("has schema version " + std::to_string(version) +
-                            "; this arbiter reads version 5"),
+                            "; this arbiter reads version 6"),
               std::string::npos)
         << Log(log);
   }

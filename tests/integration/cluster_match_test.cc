@@ -316,8 +316,8 @@ TEST_F(ClusterMatchTest, RoundRobinOfThreeOnCluster) {
     EXPECT_EQ(run.tournament().standings_size(), 3);
     EXPECT_EQ(run.tournament().games(), 12u);
     // The third engine was uploaded by the CLI and fetched by the workers by sha256.
-    EXPECT_EQ(run.tournament().request().engines(2).sha256().size(), 64u);
-    EXPECT_EQ(run.tournament().request().engines(2).args(0), "uci");
+    EXPECT_EQ(run.tournament().request().settings().engines(2).sha256().size(), 64u);
+    EXPECT_EQ(run.tournament().request().settings().engines(2).args(0), "uci");
   }
   auto submit = [&](const v1::SubmitTournamentRequest& req) {
     grpc::ClientContext ctx;
@@ -325,9 +325,9 @@ TEST_F(ClusterMatchTest, RoundRobinOfThreeOnCluster) {
     return stub->SubmitTournament(&ctx, req, &resp);
   };
   v1::SubmitTournamentRequest one;
-  one.set_tc("depth=3");
+  one.mutable_settings()->set_tc("depth=3");
   one.set_games_per_pairing(2);
-  v1::EngineSpec* a = one.add_engines();
+  v1::EngineSpec* a = one.mutable_settings()->add_engines();
   a->set_name("a");
   a->set_builtin(true);
   grpc::Status s = submit(one);
@@ -335,7 +335,7 @@ TEST_F(ClusterMatchTest, RoundRobinOfThreeOnCluster) {
   EXPECT_NE(s.error_message().find("at least 2 engines, got 1"), std::string::npos)
       << s.error_message();
   v1::SubmitTournamentRequest unknown = one;
-  v1::EngineSpec* b = unknown.add_engines();
+  v1::EngineSpec* b = unknown.mutable_settings()->add_engines();
   b->set_name("b");
   b->set_sha256(std::string(64, 'b'));
   s = submit(unknown);

@@ -484,15 +484,15 @@ TEST_F(ClusterTest, MatchRunStoppedBySprtWithForgedGameRefused) {
   ASSERT_NO_FATAL_FAILURE(StartCoordinator({"--lease-s", "5"}));
   v1::SubmitMatchRequest req;
   for (int i = 0; i < 2; ++i) {
-    v1::EngineSpec* e = req.add_engines();
+    v1::EngineSpec* e = req.mutable_settings()->add_engines();
     e->set_name(i == 0 ? "sf-strong" : "sf-weak");
     e->set_path("/usr/games/stockfish");
     (*e->mutable_options())["Skill Level"] = i == 0 ? "20" : "0";
     (*e->mutable_options())["Threads"] = "1";
   }
-  req.set_tc("nodes=3000");
+  req.mutable_settings()->set_tc("nodes=3000");
   req.set_games(200);
-  req.set_pairs_per_job(2);
+  req.mutable_settings()->set_pairs_per_job(2);
   req.mutable_sprt()->set_elo0(0);
   req.mutable_sprt()->set_elo1(300);
   req.mutable_sprt()->set_alpha(0.1);
@@ -739,7 +739,7 @@ TEST_F(BadRequestTest, DepthTooLarge) {
 
 TEST_F(BadRequestTest, MatchWithoutEngines) {
   v1::SubmitMatchRequest req;
-  req.set_tc("10+0.1");
+  req.mutable_settings()->set_tc("10+0.1");
   grpc::Status s = SubmitMatch(req);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(s.error_message().find("engine list is empty"), std::string::npos) << s.error_message();
@@ -747,11 +747,11 @@ TEST_F(BadRequestTest, MatchWithoutEngines) {
 
 TEST_F(BadRequestTest, MatchWithAnEngineNeverUploaded) {
   v1::SubmitMatchRequest req;
-  req.set_tc("10+0.1");
-  auto* a = req.add_engines();
+  req.mutable_settings()->set_tc("10+0.1");
+  auto* a = req.mutable_settings()->add_engines();
   a->set_name("a");
   a->set_sha256(std::string(64, 'a'));
-  auto* b = req.add_engines();
+  auto* b = req.mutable_settings()->add_engines();
   b->set_name("b");
   b->set_builtin(true);
   grpc::Status s = SubmitMatch(req);

@@ -305,13 +305,13 @@ TEST_F(FairPlayTest, BadScaleNpsIsInvalidArgument) {
   // And through the API, a tournament too.
   v1::SubmitTournamentRequest req;
   for (const char* name : {"a", "b"}) {
-    v1::EngineSpec& e = *req.add_engines();
+    v1::EngineSpec& e = *req.mutable_settings()->add_engines();
     e.set_name(name);
     e.set_builtin(true);
   }
-  req.set_tc("10+0.1");
+  req.mutable_settings()->set_tc("10+0.1");
   req.set_games_per_pairing(2);
-  req.set_scale_nps(0);
+  req.mutable_settings()->set_scale_nps(0);
   grpc::ClientContext ctx;
   v1::SubmitRunResponse resp;
   const grpc::Status s = stub_->SubmitTournament(&ctx, req, &resp);

@@ -71,7 +71,7 @@ class DashboardApiTest(unittest.TestCase):
 
     def test_roles_decide_who_submits_and_cancels(self):
         self.assertEqual(self.perft(self.c.tokens["viewer"]).status, 403)
-        r = self.c.request("POST", "/api/v1/runs/match", {"engines": [], "tc": "1+0"},
+        r = self.c.request("POST", "/api/v1/runs/match", {"settings": {"engines": [], "tc": "1+0"}},
                            token=self.c.tokens["viewer"])
         self.assertEqual(r.status, 403)
         r = self.perft(self.c.tokens["submitter"], depth=9)
@@ -319,6 +319,34 @@ class DashboardApiTest(unittest.TestCase):
         self.assertEqual(r.json()["outcome"]["verdict"], "RUN_VERDICT_PENDING")
         c = self.c.request("POST", f"/api/v1/runs/{r.json()['id']}/cancel", {}, token=sub)
         self.assertEqual(c.json()["outcome"]["verdict"], "RUN_VERDICT_INCONCLUSIVE")
+
+    def test_games_runs_carry_their_shared_fields_in_settings(self):
+        sub = self.c.tokens["submitter"]
+        req = match_request(games=1000, sprt=False)
+        req["settings"]["scale_nps"] = "500000"
+        r = self.c.request("POST", "/api/v1/runs/match", req, token=sub)
+        self.assertEqual(r.status, 200, r.body)
+        got = r.json()["match"]["request"]
+        self.assertEqual([e["name"] for e in got["settings"]["engines"]], ["base", "weak-knight"])
+        self.assertEqual(got["settings"]["tc"], "1+0.02")
+        self.assertEqual(got["settings"]["scale_nps"], "500000")
+        self.assertEqual(got["games"], "1000")
+        self.c.request("POST", f"/api/v1/runs/{r.json()['id']}/cancel", {}, token=sub)
+        t = {"settings": {"engines": [{"name": n, "builtin": True} for n in ("x", "y", "z")],
+                          "tc": "nodes=2000", "concurrency": 1},
+             "games_per_pairing": 2, "gauntlet": True}
+        r = self.c.request("POST", "/api/v1/runs/tournament", t, token=sub)
+        self.assertEqual(r.status, 200, r.body)
+        got = r.json()["tournament"]["request"]
+        self.assertEqual(len(got["settings"]["engines"]), 3)
+        self.assertEqual(got["settings"]["concurrency"], 1)
+        self.assertTrue(got["gauntlet"])
+        self.c.request("POST", f"/api/v1/runs/{r.json()['id']}/cancel", {}, token=sub)
+        # The shared fields at the top level are not part of a request: refused.
+        flat = {"engines": req["settings"]["engines"], "tc": "1+0.02", "games": "2"}
+        r = self.c.request("POST", "/api/v1/runs/match", flat, token=sub)
+        self.assertEqual(r.status, 400, r.body)
+        self.assertIn("Cannot find field", r.body)
 
     def test_runs_are_paged_and_filtered(self):
         ids = []

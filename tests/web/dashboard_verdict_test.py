@@ -53,9 +53,9 @@ def sprt_match(first, second, tc="nodes=3000"):
     in the given order: base first ends in H1, weak first in H0."""
     engines = {"base": {"name": "base", "builtin": True},
                "weak": {"name": "weak", "builtin": True, "options": {"KnightValueMg": "150"}}}
-    return {"engines": [engines[first], engines[second]], "tc": tc, "games": "0",
-            "openings": book("standard.epd"), "openings_name": "standard.epd",
-            "sprt": {"elo0": 0, "elo1": 40, "alpha": 0.05, "beta": 0.05}}
+    return {"settings": {"engines": [engines[first], engines[second]], "tc": tc,
+                         "openings": book("standard.epd"), "openings_name": "standard.epd"},
+            "games": "0", "sprt": {"elo0": 0, "elo1": 40, "alpha": 0.05, "beta": 0.05}}
 
 
 class Page:
@@ -158,7 +158,7 @@ class VerdictBrowserTest(unittest.TestCase, Page):
             st = self.runs[rid]["match"]["result"]
             games, draws = int(st["games"]), int(st["stats"]["wdl"].get("draws", 0))
             self.assertEqual(self.text("#draw-ratio"), f"{100 * draws / games:.1f} %")
-            self.assertIn(f"{self.runs[rid]['match']['request']['engines'][0]['name']}'s side", body)
+            self.assertIn(f"{self.runs[rid]['match']['request']['settings']['engines'][0]['name']}'s side", body)
             for cell in ("#run-started", "#run-ended", "#run-duration"):
                 self.assertNotEqual(self.text(cell), "—", cell)
             self.assertEqual(self.text("#run-eta"), "—")
@@ -204,16 +204,17 @@ class VerdictBrowserTest(unittest.TestCase, Page):
     def test_the_list_stays_small_and_updates_in_place(self):
         sub = self.c.tokens["submitter"]
         r = self.c.request("POST", "/api/v1/runs/match", {
-            "engines": [{"name": "a", "builtin": True}, {"name": "b", "builtin": True}],
-            "tc": "nodes=2000", "games": "1000", "openings": book("fischer960.epd"),
-            "openings_name": "fischer960.epd"}, token=sub)
+            "settings": {"engines": [{"name": "a", "builtin": True}, {"name": "b", "builtin": True}],
+                         "tc": "nodes=2000", "openings": book("fischer960.epd"),
+                         "openings_name": "fischer960.epd"},
+            "games": "1000"}, token=sub)
         self.assertEqual(r.status, 200, r.body)
         big = int(r.json()["id"])
         self.assertGreater(len(book("fischer960.epd")), 40000)
         listed = self.c.request("GET", "/api/v1/runs", token=self.c.admin)
         self.assertLess(len(listed.body), 40 * 1024)
         run = next(x for x in listed.json()["runs"] if int(x["id"]) == big)
-        self.assertEqual(run["match"]["request"].get("openings", ""), "")
+        self.assertEqual(run["match"]["request"]["settings"].get("openings", ""), "")
         self.assertEqual(run["match"].get("history", []), [])
         self.assertEqual(int(run["match"]["book"]["positions"]), 960)
         self.assertEqual(self.c.request("GET", "/api/v1/runs?owner_prefix=subm", token=self.c.admin)
@@ -287,10 +288,12 @@ class VerdictBrowserTest(unittest.TestCase, Page):
 
     def test_a_tournament_shows_its_engines_and_standings(self):
         r = self.c.request("POST", "/api/v1/runs/tournament", {
-            "engines": [{"name": "t-base", "builtin": True},
-                        {"name": "t-weak", "builtin": True, "options": {"KnightValueMg": "150"}},
-                        {"name": "t-rook", "builtin": True, "options": {"RookValueMg": "400"}}],
-            "tc": "nodes=2000", "games_per_pairing": 2}, token=self.c.tokens["submitter"])
+            "settings": {"engines": [
+                {"name": "t-base", "builtin": True},
+                {"name": "t-weak", "builtin": True, "options": {"KnightValueMg": "150"}},
+                {"name": "t-rook", "builtin": True, "options": {"RookValueMg": "400"}}],
+                "tc": "nodes=2000"},
+            "games_per_pairing": 2}, token=self.c.tokens["submitter"])
         self.assertEqual(r.status, 200, r.body)
         rid = r.json()["id"]
         run = self.c.wait_run(rid, lambda run: run["state"] == "RUN_STATE_SUCCEEDED", 300)
@@ -331,8 +334,8 @@ class VerdictBrowserTest(unittest.TestCase, Page):
                   and d.execute_script("return location.hash") != f"#/runs/{self.h0}", 30, "new run")
         rid = self.d.execute_script("return location.hash").split("/")[-1]
         req = self.c.run(rid)["match"]["request"]
-        self.assertEqual(req["engines"][0]["options"], {"KnightValueMg": "150"})
-        self.assertEqual(req["openings_name"], "standard.epd")
+        self.assertEqual(req["settings"]["engines"][0]["options"], {"KnightValueMg": "150"})
+        self.assertEqual(req["settings"]["openings_name"], "standard.epd")
         self.assertEqual(req["games"], "2")
         self.c.request("POST", f"/api/v1/runs/{rid}/cancel", {}, token=self.c.tokens["submitter"])
 

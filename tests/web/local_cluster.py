@@ -120,9 +120,11 @@ class NoRedirect(urllib.request.HTTPRedirectHandler):
 
 def match_request(games=0, sprt=True, tc="1+0.02"):
     """Builtin engine, default vs a weaker knight value (the quick start's SPRT)."""
-    r = {"engines": [{"name": "base", "builtin": True},
-                     {"name": "weak-knight", "builtin": True, "options": {"KnightValueMg": "200"}}],
-         "tc": tc, "games": str(games)}
+    r = {"settings": {"engines": [{"name": "base", "builtin": True},
+                                  {"name": "weak-knight", "builtin": True,
+                                   "options": {"KnightValueMg": "200"}}],
+                      "tc": tc},
+         "games": str(games)}
     if sprt:
         r["sprt"] = {"elo0": 0, "elo1": 50, "alpha": 0.05, "beta": 0.05}
     return r

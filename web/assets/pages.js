@@ -59,7 +59,7 @@ async function showRatings(params) {
   // Groups of engines joined by the runs they played in (union-find over names).
   const parent = {};
   const find = (n) => { while (parent[n] !== n) n = parent[n] = parent[parent[n]]; return n; };
-  const namesOf = (r) => ((r.match || r.tournament).request.engines || []).map((e) => e.name);
+  const namesOf = (r) => (((r.match || r.tournament).request.settings || {}).engines || []).map((e) => e.name);
   for (const r of runs) {
     const names = namesOf(r);
     for (const n of names) if (!(n in parent)) parent[n] = n;

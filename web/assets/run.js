@@ -122,17 +122,17 @@ function sprtText(sprt) {
 // ---- sections ---------------------------------------------------------------------------------
 
 function matchSection(run, workers) {
-  const m = run.match, req = m.request || {}, r = m.result || {}, st = r.stats || {};
+  const m = run.match, req = m.request || {}, s = req.settings || {}, r = m.result || {}, st = r.stats || {};
   const wdl = st.wdl || {}, penta = st.penta || {}, sprt = st.sprt;
   const hasSprt = sprt && num(sprt.upper_bound) > 0;
   const games = num(r.games);
-  const [newName, baseName] = (req.engines || []).map((e) => e.name);
+  const [newName, baseName] = (s.engines || []).map((e) => e.name);
   // Every chart starts at no games: LLR 0, Elo 0.
   const history = [{ games: 0, llr: 0, elo: 0, elo_error95: 0 }].concat(m.history || []);
   const elo = (games > 0 ? plusMinus(st.elo, st.elo_error95) : "—");
   const parts = [
     el("h2", {}, "What was tested"),
-    enginesTable(run, req.engines || [], req.tc),
+    enginesTable(run, s.engines || [], s.tc),
     kv([["Book", bookText(m.book), "book"],
         ["Games planned", num(req.games) ? req.games : hasSprt ? "until the SPRT decides" : "—"],
         hasSprt ? ["SPRT", sprtText(sprt), "sprt"] : null]),
@@ -230,7 +230,7 @@ function movegenSection(run) {
 }
 
 function tournamentSection(run) {
-  const t = run.tournament, req = t.request || {}, names = (req.engines || []).map((e) => e.name);
+  const t = run.tournament, req = t.request || {}, s = req.settings || {}, names = (s.engines || []).map((e) => e.name);
   const standings = (t.standings || []).map((s, i) => el("tr", {}, el("td", {}, i + 1), el("td", {}, s.name),
     el("td", { class: "num" }, s.name === names[0] ? "0 (anchor)" : plusMinus(s.elo, s.elo_error95)),
     el("td", { class: "num" }, s.games || 0),
@@ -246,7 +246,7 @@ function tournamentSection(run) {
     names.map((b) => el("td", { class: "num" }, a === b ? "—" : cell[`${a}|${b}`] || ""))));
   const per = (t.pairings || []).map((p) => el("tr", {}, el("td", {}, (p.engines || []).join(" vs ")),
     el("td", { class: "num" }, p.games || 0)));
-  return [el("h2", {}, "What was tested"), enginesTable(run, req.engines || [], req.tc),
+  return [el("h2", {}, "What was tested"), enginesTable(run, s.engines || [], s.tc),
     kv([["Book", bookText(t.book), "book"], ["Format", req.gauntlet ? `gauntlet of ${names[0]}` : "round robin"],
         ["Games per pairing", req.games_per_pairing]]),
     el("h2", {}, `Standings (Elo relative to ${names[0]})`),

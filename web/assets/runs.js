@@ -5,9 +5,9 @@
 
 // "new vs base", from the request (the list's runs carry no book text and no history).
 function runEngines(run) {
-  const req = (run.match || run.tournament || {}).request || {};
-  if (run.match) return (req.engines || []).map((e) => e.name).join(" vs ");
-  if (run.tournament) return (req.engines || []).map((e) => e.name).join(", ");
+  const s = ((run.match || run.tournament || {}).request || {}).settings || {};
+  if (run.match) return (s.engines || []).map((e) => e.name).join(" vs ");
+  if (run.tournament) return (s.engines || []).map((e) => e.name).join(", ");
   if (run.movegen_check) return ((run.movegen_check.request || {}).engine || {}).name || "";
   if (run.perft) return "arbiter perft";
   return "";
@@ -15,8 +15,9 @@ function runEngines(run) {
 function runTc(run) {
   const req = (run.match || run.tournament || {}).request;
   if (!req) return run.perft ? `depth ${run.perft.request.perft.depth}` : "";
-  const own = (req.engines || []).filter((e) => e.tc).map((e) => `${e.name} ${e.tc}`);
-  return own.length ? `${req.tc} (${own.join(", ")})` : req.tc;
+  const s = req.settings || {};
+  const own = (s.engines || []).filter((e) => e.tc).map((e) => `${e.name} ${e.tc}`);
+  return own.length ? `${s.tc} (${own.join(", ")})` : s.tc;
 }
 
 function runSummary(run) {

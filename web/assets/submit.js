@@ -82,9 +82,10 @@ const schedulingOf = (form, kind) => ({ priority: Number(form.querySelector(`#${
   throughput: Number(form.querySelector(`#${kind}-throughput`).value) });
 
 function matchForm(engineOptions, req) {
-  req = req || { engines: [{ name: "new", builtin: true }, { name: "base", builtin: true }], tc: "1+0.01",
+  req = req || { settings: { engines: [{ name: "new", builtin: true }, { name: "base", builtin: true }], tc: "1+0.01" },
                  games: 0, sprt: { elo0: 0, elo1: 5, alpha: 0.05, beta: 0.05 } };
-  const [a, b] = req.engines || [];
+  const s = req.settings || {};
+  const [a, b] = s.engines || [];
   const sprt = req.sprt || null;
   const form = el("form", { class: "submit", id: "match-form" },
     el("div", { class: "row" },
@@ -99,7 +100,7 @@ function matchForm(engineOptions, req) {
           "NAME=VALUE, comma separated"),
     el("span", { class: "field-error", id: "match-engines-error", role: "alert" }),
     el("div", { class: "row" },
-      field("match-tc", "Time control", el("input", { value: req.tc || "1+0.01" }),
+      field("match-tc", "Time control", el("input", { value: s.tc || "1+0.01" }),
             "e.g. 10+0.1, 40/60, movetime=0.1, nodes=5000, depth=8"),
       field("match-games", "Games (0 = until the SPRT decides)", el("input", { type: "number", value: num(req.games), min: 0 }))),
     el("div", { class: "row" },
@@ -111,8 +112,8 @@ function matchForm(engineOptions, req) {
        " SPRT (normalized model: bounds in nElo)"),
     el("span", { class: "field-error", id: "match-sprt-error", role: "alert" }),
     field("match-book", "Opening book (EPD or PGN file)", el("input", { type: "file", accept: ".epd,.pgn,.txt" }),
-          req.openings_name ? `a clone keeps ${req.openings_name} unless you choose another` : null),
-    schedulingFields("match", req.scheduling),
+          s.openings_name ? `a clone keeps ${s.openings_name} unless you choose another` : null),
+    schedulingFields("match", s.scheduling),
     el("span", { class: "field-error", id: "match-form-error", role: "alert" }),
     el("button", { type: "submit", id: "match-submit" }, "Start match"));
   form.addEventListener("submit", (e) => { e.preventDefault(); submitForm("match", form, async () => {
@@ -122,11 +123,12 @@ function matchForm(engineOptions, req) {
     first.options = optionsOf(q("#match-options1").value);
     second.options = optionsOf(q("#match-options2").value);
     const book = await readBook(q("#match-book"));
-    const out = { engines: [first, second], tc: q("#match-tc").value.trim(), games: q("#match-games").value || "0",
-                  openings: book.text || req.openings || "", openings_name: book.name || (book.text ? "" : req.openings_name || ""),
-                  scheduling: schedulingOf(form, "match") };
+    const settings = { engines: [first, second], tc: q("#match-tc").value.trim(),
+                       openings: book.text || s.openings || "", openings_name: book.name || (book.text ? "" : s.openings_name || ""),
+                       scheduling: schedulingOf(form, "match") };
     // A clone keeps what the form does not show: game rules, concurrency, fair clocks.
-    for (const k of ["rules", "concurrency", "scale_nps"]) if (req[k] !== undefined) out[k] = req[k];
+    for (const k of ["rules", "concurrency", "scale_nps"]) if (s[k] !== undefined) settings[k] = s[k];
+    const out = { settings, games: q("#match-games").value || "0" };
     if (q("#match-use-sprt").checked) out.sprt = { elo0: Number(q("#match-elo0").value), elo1: Number(q("#match-elo1").value),
       alpha: Number(q("#match-alpha").value), beta: Number(q("#match-beta").value), model: sprt && sprt.model || undefined };
     return out;
@@ -153,17 +155,18 @@ function perftForm(req) {
 }
 
 function tournamentForm(req) {
-  req = req || { engines: ["a", "b", "c"].map((name) => ({ name, builtin: true })), tc: "1+0.01", games_per_pairing: 10 };
+  req = req || { settings: { engines: ["a", "b", "c"].map((name) => ({ name, builtin: true })), tc: "1+0.01" }, games_per_pairing: 10 };
+  const s = req.settings || {};
   const line = (e) => `${e.name}=${specValue(e)}` + (e.options ? "," + optionsText(e.options) : "");
   const form = el("form", { class: "submit", id: "tournament-form" },
     field("tournament-engines", "Engines, one per line: NAME=builtin, NAME=SHA256, NAME=source:SHA256 or NAME=/path, then ,OPTION=VALUE…",
-      el("textarea", { rows: 4 }, (req.engines || []).map(line).join("\n"))),
+      el("textarea", { rows: 4 }, (s.engines || []).map(line).join("\n"))),
     el("div", { class: "row" },
-      field("tournament-tc", "Time control", el("input", { value: req.tc })),
+      field("tournament-tc", "Time control", el("input", { value: s.tc })),
       field("tournament-games", "Games per pairing", el("input", { type: "number", value: req.games_per_pairing, min: 2, step: 2 }))),
     el("label", {}, el("input", { type: "checkbox", id: "tournament-gauntlet", checked: !!req.gauntlet }), " Gauntlet (the first plays all others)"),
     field("tournament-book", "Opening book (EPD)", el("input", { type: "file", accept: ".epd,.txt" })),
-    schedulingFields("tournament", req.scheduling),
+    schedulingFields("tournament", s.scheduling),
     el("span", { class: "field-error", id: "tournament-form-error", role: "alert" }),
     el("button", { type: "submit", id: "tournament-submit" }, "Start tournament"));
   form.addEventListener("submit", (e) => { e.preventDefault(); submitForm("tournament", form, async () => {
@@ -176,9 +179,10 @@ function tournamentForm(req) {
       return spec;
     });
     const book = await readBook(q("#tournament-book"));
-    return { engines, tc: q("#tournament-tc").value.trim(), games_per_pairing: Number(q("#tournament-games").value),
-             gauntlet: q("#tournament-gauntlet").checked, openings: book.text || req.openings || "",
-             openings_name: book.name || req.openings_name || "", scheduling: schedulingOf(form, "tournament") };
+    const settings = { engines, tc: q("#tournament-tc").value.trim(), openings: book.text || s.openings || "",
+                       openings_name: book.name || s.openings_name || "", scheduling: schedulingOf(form, "tournament") };
+    for (const k of ["rules", "concurrency", "scale_nps"]) if (s[k] !== undefined) settings[k] = s[k];
+    return { settings, games_per_pairing: Number(q("#tournament-games").value), gauntlet: q("#tournament-gauntlet").checked };
   }); });
   return form;
 }
@@ -228,7 +232,9 @@ async function showSubmit(kind, cloneId) {
     const run = await api("GET", `runs/${cloneId}`);
     kind = run.match ? "match" : run.perft ? "perft" : "tournament";
     from = (run.match || run.perft || run.tournament).request;
-    from = Object.assign({}, from, { scheduling: run.scheduling });
+    // The run's scheduling now (SetScheduling may have changed it), where the request keeps it.
+    from = from.settings ? Object.assign({}, from, { settings: Object.assign({}, from.settings, { scheduling: run.scheduling }) })
+      : Object.assign({}, from, { scheduling: run.scheduling });
     title = `Clone of run ${run.id}`;
   }
   const tabs = el("div", { class: "tabs" }, ["match", "perft", "tournament", "movegen-check"].map((k) =>
