@@ -88,7 +88,19 @@ class ClusterTest : public ::testing::Test {
         Process::Start(args, (dir_ / ("worker" + std::to_string(n) + ".log")).string()));
     auto line = workers_.back()->ReadLineWith("health on port", 60);
     EXPECT_TRUE(line);
-    return line ? NumberAfter(*line, "metrics on port ") : -1;
+    if (!line) return -1;
+    // Its port is printed before it registers: a test that lists the workers at once would find
+    // none on a loaded machine.
+    const int metrics = NumberAfter(*line, "metrics on port ");
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (MetricValue(Metrics(metrics), "arbiter_worker_registered") != 1.0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        ADD_FAILURE() << "worker " << n << " did not register";
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return metrics;
   }
 
   std::string Address() const { return "127.0.0.1:" + std::to_string(port_); }
