@@ -16,6 +16,7 @@
 #include "proto/arbiter/v1/run_service.grpc.pb.h"
 #include "proto/arbiter/v1/worker.pb.h"
 #include "proto/roles.h"
+#include "proto/wire_enums.h"
 
 namespace arbiter::cli {
 namespace {
@@ -208,13 +209,16 @@ void AddAccessCommands(CLI::App& app, int& exit_code) {
         std::string labels;
         for (const auto& [k, v] : sorted) labels += absl::StrFormat(" %s=%s", k, v);
         if (!labels.empty()) labels = "  labels" + labels;
-        if (!w.worker().perft_path().empty()) labels += "  perft " + w.worker().perft_path();
+        if (w.worker().perft_core_path() != v1::PERFT_PATH_UNSPECIFIED)
+          labels += "  perft " + PerftPathString(w.worker().perft_core_path());
         labels += w.worker().build_toolchain().empty() ? "  builds: no" : "  builds: yes";
         std::cout << absl::StrFormat(
             "%-20s %-12s %-16s %3s %7d %6d %-10s %5s %8.0fs  %s%s%s%s%s\n", w.worker().name(),
             w.token(), w.worker().hostname().empty() ? "-" : w.worker().hostname(),
             CpuLevelName(int(w.worker().cpu_level())), w.worker().threads(), w.leases(),
-            w.worker().isolation().empty() ? "?" : w.worker().isolation(),
+            w.worker().engine_isolation() == v1::ISOLATION_UNSPECIFIED
+                ? "?"
+                : IsolationString(w.worker().engine_isolation()),
             mem ? absl::StrFormat("%dM", mem) : "-", w.last_seen_seconds_ago(),
             dirs.empty() ? "(any path)" : dirs, labels, runs, w.draining() ? "  [draining]" : "",
             w.connected() ? "" : "  [disconnected]");

@@ -15,6 +15,7 @@
 #include "engine/perft_hash.h"
 #include "engine/perft_path.h"
 #include "proto/arbiter/v1/perft.pb.h"
+#include "proto/wire_enums.h"
 
 namespace arbiter::cli {
 namespace {
@@ -52,7 +53,7 @@ v1::PerftResult ToProto(const Position& pos, const PerftOptions& opts, const Per
   out.set_nodes_per_second(r.seconds > 0 ? r.nodes / r.seconds : 0);
   out.set_threads(r.threads);
   out.set_hash_mb(opts.hash_mb);
-  out.set_perft_path(r.path);
+  out.set_perft_core_path(PerftPathFromString(r.path));
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include "coordinator/match_run.h"
 #include "coordinator/metrics.h"
 #include "proto/run_states.h"
+#include "proto/wire_enums.h"
 #include "spdlog/spdlog.h"
 
 namespace arbiter::coordinator {
@@ -24,15 +25,30 @@ absl::Status UnknownWorkerError(const std::string& worker_id) {
 }
 
 // What the worker declared: RegisterRequest.worker, or from a worker older than it the
-// deprecated fields of the same numbers, read as a WorkerInfo.
+// deprecated fields of the same numbers, read as a WorkerInfo. The one place the old strings
+// become enums; an enum value this coordinator does not know reads as unspecified, so the
+// registry holds known values only and an unknown isolation confines nothing.
 v1::WorkerInfo DeclaredWorker(const v1::RegisterRequest& request) {
-  if (request.has_worker()) return request.worker();
   v1::WorkerInfo info;
-  info.ParseFromString(request.SerializeAsString());
-  // results_in_flight, perft_lanes: the request's own fields, unknown to WorkerInfo. Cleared at
-  // the top only: protobuf 3.21's DiscardUnknownFields walks into the labels map and reads freed
-  // memory (a SEGV under ThreadSanitizer).
-  info.GetReflection()->MutableUnknownFields(&info)->Clear();
+  if (request.has_worker()) {
+    info = request.worker();
+  } else {
+    info.ParseFromString(request.SerializeAsString());
+    // results_in_flight, perft_lanes: the request's own fields, and isolation and perft_path,
+    // WorkerInfo's reserved ones, all unknown to it. Cleared at the top only: protobuf 3.21's
+    // DiscardUnknownFields walks into the labels map and reads freed memory (a SEGV under
+    // ThreadSanitizer).
+    info.GetReflection()->MutableUnknownFields(&info)->Clear();
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    info.set_engine_isolation(IsolationFromString(request.isolation()));
+    info.set_perft_core_path(PerftPathFromString(request.perft_path()));
+#pragma GCC diagnostic pop
+  }
+  if (!v1::Isolation_IsValid(info.engine_isolation()))
+    info.set_engine_isolation(v1::ISOLATION_UNSPECIFIED);
+  if (!v1::PerftPath_IsValid(info.perft_core_path()))
+    info.set_perft_core_path(v1::PERFT_PATH_UNSPECIFIED);
   return info;
 }
 
@@ -42,15 +58,13 @@ absl::StatusOr<v1::RegisterResponse> Coordinator::Register(const v1::RegisterReq
                                                            const Caller& caller) {
   const v1::WorkerInfo declared = DeclaredWorker(request);
   if (declared.name().size() > 256 || declared.version().size() > 256 ||
-      declared.isolation().size() > 64 || declared.hash_group().size() > 256 ||
-      declared.cpu_flags_size() > 512)
+      declared.hash_group().size() > 256 || declared.cpu_flags_size() > 512)
     return absl::InvalidArgumentError(
         "worker name, version and hash_group must have at most 256 bytes, cpu_flags 512 entries");
   if (HasControl(declared.name()) || HasControl(declared.version()) ||
-      HasControl(declared.hostname()) || HasControl(declared.hash_group()) ||
-      HasControl(declared.isolation()))
+      HasControl(declared.hostname()) || HasControl(declared.hash_group()))
     return absl::InvalidArgumentError(
-        "worker name, version, hostname, hash_group and isolation may not hold control characters");
+        "worker name, version, hostname and hash_group may not hold control characters");
   if (declared.engine_dirs_size() > 64)
     return absl::InvalidArgumentError(
         Cat("at most 64 engine directories, got ", declared.engine_dirs_size()));
@@ -63,9 +77,6 @@ absl::StatusOr<v1::RegisterResponse> Coordinator::Register(const v1::RegisterReq
   if (declared.build_toolchain().size() > 256)
     return absl::InvalidArgumentError(Cat("build_toolchain must have at most 256 bytes, got ",
                                           declared.build_toolchain().size()));
-  if (declared.perft_path().size() > 16)
-    return absl::InvalidArgumentError(
-        Cat("perft_path must have at most 16 bytes, got ", declared.perft_path().size()));
   if (declared.cpu_level() > 4 || declared.hostname().size() > 256)
     return absl::InvalidArgumentError(Cat("cpu_level must be 0..4 (got ", declared.cpu_level(),
                                           ") and hostname at most 256 bytes (got ",
@@ -93,8 +104,7 @@ absl::StatusOr<v1::RegisterResponse> Coordinator::Register(const v1::RegisterReq
   // Empty (only the worker id tells it apart) when the caller is known by neither.
   if (!caller.name.empty() || !caller.peer.empty())
     info.identity = Cat(caller.name, "@", caller.peer);
-  info.isolated = declared.isolation() == "namespaces" || declared.isolation() == "landlock";
-  info.isolation = declared.isolation();
+  info.isolation = declared.engine_isolation();
   info.version = declared.version();
   info.cores = declared.cores();
   info.engine_dirs.assign(declared.engine_dirs().begin(), declared.engine_dirs().end());
@@ -103,7 +113,7 @@ absl::StatusOr<v1::RegisterResponse> Coordinator::Register(const v1::RegisterReq
   info.memory_bytes = declared.memory_bytes();
   info.labels.insert(declared.labels().begin(), declared.labels().end());
   info.hostname = declared.hostname();
-  info.perft_path = declared.perft_path();
+  info.perft_path = declared.perft_core_path();
   info.perft_lanes = request.perft_lanes();
   info.build_toolchain = declared.build_toolchain();
   info.cpu_flags.assign(declared.cpu_flags().begin(), declared.cpu_flags().end());
@@ -112,8 +122,9 @@ absl::StatusOr<v1::RegisterResponse> Coordinator::Register(const v1::RegisterReq
       "worker {} registered: name '{}', {} threads, {} cores, cpu {}, perft path {}, version "
       "'{}', engine isolation '{}'",
       id, workers_.Find(id)->name, declared.threads(), declared.cores(),
-      CpuLevelName(std::max<int>(1, int(declared.cpu_level()))), declared.perft_path(),
-      declared.version(), declared.isolation());
+      CpuLevelName(std::max<int>(1, int(declared.cpu_level()))),
+      PerftPathString(declared.perft_core_path()), declared.version(),
+      IsolationString(declared.engine_isolation()));
   v1::RegisterResponse out;
   out.set_worker_id(id);
   out.set_heartbeat_seconds(options_.heartbeat_seconds);

@@ -9,6 +9,7 @@
 #include "base/strings.h"
 #include "coordinator/coordinator.h"
 #include "proto/run_states.h"
+#include "proto/wire_enums.h"
 #include "spdlog/spdlog.h"
 
 namespace arbiter::coordinator {
@@ -120,8 +121,9 @@ std::string Coordinator::IneligibleLocked(const std::string& worker_id, const Wo
   // Someone else's uploaded program runs only where it is boxed in, unless an admin vouched;
   // a `path` engine only where the worker's --engine-dir allows it.
   const RunHandler& handler = *run.handler;
-  if (!worker.isolated && !run.trusted && handler.RunsUploadedCode(job))
-    return Cat("isolation '", worker.isolation, "', the run's uploaded engines need namespaces");
+  if (!IsolationConfines(worker.isolation) && !run.trusted && handler.RunsUploadedCode(job))
+    return Cat("isolation '", IsolationString(worker.isolation),
+               "', the run's uploaded engines need namespaces or landlock");
   if (worker.build_toolchain.empty() && handler.BuildsSource(job))
     return "no compiler, the run's engines are built from source";
   if (!AllowsEnginePaths(worker, handler.EnginePaths(job)))

@@ -7,6 +7,7 @@
 
 #include "base/cpu.h"
 #include "base/strings.h"
+#include "proto/wire_enums.h"
 
 namespace arbiter::coordinator {
 
@@ -269,7 +270,7 @@ void SetDeprecatedWorkerFields(v1::WorkerStatus& s) {
   s.set_version(w.version());
   s.set_threads(w.threads());
   s.set_cores(w.cores());
-  s.set_isolation(w.isolation());
+  s.set_isolation(w.engine_isolation() ? IsolationString(w.engine_isolation()) : "");
   *s.mutable_engine_dirs() = w.engine_dirs();
   *s.mutable_engine_limits() = w.engine_limits();
   s.set_hash_group(w.hash_group());
@@ -278,7 +279,7 @@ void SetDeprecatedWorkerFields(v1::WorkerStatus& s) {
   s.set_hostname(w.hostname());
   s.set_memory_bytes(w.memory_bytes());
   *s.mutable_cpu_flags() = w.cpu_flags();
-  s.set_perft_path(w.perft_path());
+  s.set_perft_path(w.perft_core_path() ? PerftPathString(w.perft_core_path()) : "");
   s.set_build_toolchain(w.build_toolchain());
 #pragma GCC diagnostic pop
 }
@@ -304,14 +305,14 @@ v1::ListWorkersResponse WorkerRegistry::List(bool all) const {
     info.set_version(w->version);
     info.set_threads(w->threads);
     info.set_cores(w->cores);
-    info.set_isolation(w->isolation);
+    info.set_engine_isolation(w->isolation);
     for (const std::string& d : w->engine_dirs) info.add_engine_dirs(d);
     *info.mutable_engine_limits() = w->engine_limits;
     info.set_hash_group(w->hash_group);
     info.set_cpu_level(uint32_t(w->cpu_level));
     info.mutable_labels()->insert(w->labels.begin(), w->labels.end());
     info.set_hostname(w->hostname);
-    info.set_perft_path(w->perft_path);
+    info.set_perft_core_path(w->perft_path);
     info.set_build_toolchain(w->build_toolchain);
     info.set_memory_bytes(w->memory_bytes);
     for (const std::string& f : w->cpu_flags) info.add_cpu_flags(f);

@@ -40,8 +40,10 @@ struct WorkerInfo {
   uint32_t results_in_flight = 0;
   // Leases it may hold: one a thread, and one for the job whose result is on its way.
   uint32_t LeaseSlots() const { return threads + results_in_flight; }
-  bool isolated = false;  // confines engines: namespaces or landlock (RegisterRequest.isolation)
-  std::string isolation, version;
+  // Known values only (Register maps the rest to UNSPECIFIED); it confines engines when
+  // IsolationConfines says so.
+  v1::Isolation isolation = v1::ISOLATION_UNSPECIFIED;
+  std::string version;
   uint32_t cores = 0;
   // `path` engines must lie in one of these (empty: any path).
   std::vector<std::string> engine_dirs;
@@ -52,7 +54,7 @@ struct WorkerInfo {
   uint64_t memory_bytes = 0;
   std::map<std::string, std::string> labels;
   std::string hostname;
-  std::string perft_path;       // RegisterRequest.perft_path
+  v1::PerftPath perft_path = v1::PERFT_PATH_UNSPECIFIED;
   bool perft_lanes = false;     // counts a perft job's lane of keys (RegisterRequest.perft_lanes)
   std::string build_toolchain;  // empty: it cannot build source engines
   std::vector<std::string> cpu_flags;

@@ -28,6 +28,7 @@
 #include "proto/arbiter/v1/engine.pb.h"
 #include "proto/arbiter/v1/run.pb.h"
 #include "proto/arbiter/v1/work_service.grpc.pb.h"
+#include "proto/wire_enums.h"
 #include "spdlog/spdlog.h"
 #include "worker/engine_cache.h"
 #include "worker/match_job.h"
@@ -157,14 +158,15 @@ struct Worker::Impl {
       info.set_cpu_level(uint32_t(CpuLevel()));
       info.mutable_labels()->insert(options.labels.begin(), options.labels.end());
       info.set_hostname(HostName());
-      info.set_perft_path(ActivePerftPath().name);
+      info.set_perft_core_path(PerftPathFromString(ActivePerftPath().name));
       info.set_version(Cat("arbiter ", kVersion, " (", kRevision, ")"));
       info.set_threads(options.threads);
       req.set_results_in_flight(1);  // Execute reports while the next job counts
       req.set_perft_lanes(true);     // RunPerftJob counts a job's lane of keys alone
       if (builder) info.set_build_toolchain(builder->toolchain());
       if (options.shared_hash) info.set_hash_group(options.hash_group);
-      info.set_isolation(std::string(match::IsolationName(options.sandbox.isolation)));
+      const std::string_view isolation = match::IsolationName(options.sandbox.isolation);
+      info.set_engine_isolation(IsolationFromString(isolation));
       for (const std::string& dir : options.engine_dirs) {
         std::error_code ec;
         const std::filesystem::path real = std::filesystem::weakly_canonical(dir, ec);
@@ -180,8 +182,14 @@ struct Worker::Impl {
         out.set_cpu_seconds(l.cpu_seconds);
       }
       // The same in the deprecated fields of the same numbers, for coordinators older than
-      // `worker`.
+      // `worker`; the enums, which have none there, as their strings.
       req.MergeFromString(info.SerializeAsString());
+      req.GetReflection()->MutableUnknownFields(&req)->Clear();
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+      req.set_isolation(std::string(isolation));
+      req.set_perft_path(ActivePerftPath().name);
+#pragma GCC diagnostic pop
       v1::RegisterResponse resp;
       grpc::ClientContext ctx;
       ctx.set_deadline(Deadline(5));

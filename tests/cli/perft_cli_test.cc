@@ -70,14 +70,18 @@ TEST(PerftCli, PerftPathIsReportedAndCanBeForced) {
   v1::PerftResult r;
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(best.text, &r).ok()) << best.text;
   EXPECT_EQ(r.nodes(), 197281u);
-  EXPECT_TRUE(r.perft_path() == "v2" || r.perft_path() == "v3" || r.perft_path() == "v4")
+  EXPECT_TRUE(r.perft_core_path() == v1::PERFT_PATH_V2 ||
+              r.perft_core_path() == v1::PERFT_PATH_V3 || r.perft_core_path() == v1::PERFT_PATH_V4)
       << best.text;
   // Every x86-64-v2 CPU runs v2 in the portable build; a build for one level carries only its own.
   Output forced = RunArbiter("perft --startpos --depth 4 --json", "ARBITER_PERFT_PATH=v2");
   if (forced.exit_code == 0) {
     ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(forced.text, &r).ok()) << forced.text;
-    EXPECT_EQ(r.perft_path(), "v2");
+    EXPECT_EQ(r.perft_core_path(), v1::PERFT_PATH_V2) << forced.text;
     EXPECT_EQ(r.nodes(), 197281u);
+    // People read the path as ARBITER_PERFT_PATH spells it.
+    Output text = RunArbiter("perft --startpos --depth 3", "ARBITER_PERFT_PATH=v2");
+    EXPECT_NE(text.text.find(", v2 (magic sliders"), std::string::npos) << text.text;
   } else {
     EXPECT_EQ(forced.exit_code, 2) << forced.text;
     EXPECT_NE(forced.text.find("is not in this binary"), std::string::npos) << forced.text;

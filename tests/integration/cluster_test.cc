@@ -19,6 +19,7 @@
 #include "proto/arbiter/v1/run.pb.h"
 #include "proto/arbiter/v1/run_service.grpc.pb.h"
 #include "proto/arbiter/v1/work_service.grpc.pb.h"
+#include "proto/wire_enums.h"
 #include "tests/integration/process.h"
 #include "tests/integration/tokens.h"
 
@@ -602,8 +603,24 @@ TEST_F(ClusterTest, WorkersShowTheirEngineDirsAndPathEnginesOutsideThemAreRefuse
   EXPECT_NE(json.find("\"w1\""), std::string::npos) << json;
   EXPECT_NE(json.find("\"/usr/games\""), std::string::npos) << json;
   EXPECT_NE(json.find("\"isolation\""), std::string::npos) << json;
+  // The enum by name in `worker`; its spelling for people in the deprecated copy.
+  EXPECT_NE(json.find(Cat("\"perft_core_path\":\"",
+                          v1::PerftPath_Name(PerftPathFromString(ActivePerftPath().name)), "\"")),
+            std::string::npos)
+      << json;
   EXPECT_NE(json.find(Cat("\"perft_path\":\"", ActivePerftPath().name, "\"")), std::string::npos)
       << json;
+  // And `arbiter workers` prints the spellings people know.
+  auto text = Process::Start({ARBITER_BINARY, "workers", "--coordinator", Address()},
+                             (dir_ / "workers-text.log").string());
+  const std::string table = text->ReadAll();
+  ASSERT_EQ(text->Wait(), 0) << table;
+  EXPECT_NE(table.find(Cat("  perft ", ActivePerftPath().name)), std::string::npos) << table;
+  EXPECT_TRUE(table.find(" landlock ") != std::string::npos ||
+              table.find(" namespaces ") != std::string::npos ||
+              table.find(" limits ") != std::string::npos ||
+              table.find(" none ") != std::string::npos)
+      << table;
   auto match = Process::Start(
       {ARBITER_BINARY, "match", "--engine", "name=x,cmd=/opt/nowhere/engine", "--engine",
        "name=b,cmd=builtin", "--tc", "1+0.01", "--games", "2", "--coordinator", Address()},

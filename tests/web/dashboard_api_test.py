@@ -418,6 +418,15 @@ class DashboardApiTest(unittest.TestCase):
         self.assertTrue(all(x["connected"] for x in w["workers"]))
         # Their speed comes from the perft results they delivered.
         self.assertTrue(any(x["nodes_per_second"] > 0 for x in w["workers"]), w)
+        # The enums by name in `worker`; the deprecated strings spell them as people do.
+        for x in w["workers"]:
+            self.assertRegex(x["worker"]["engine_isolation"],
+                             r"^ISOLATION_(NONE|LIMITS|LANDLOCK|NAMESPACES)$", x)
+            self.assertRegex(x["worker"]["perft_core_path"], r"^PERFT_PATH_V[234]$", x)
+            self.assertEqual(x["isolation"],
+                             x["worker"]["engine_isolation"][len("ISOLATION_"):].lower(), x)
+            self.assertEqual(x["perft_path"],
+                             x["worker"]["perft_core_path"][len("PERFT_PATH_"):].lower(), x)
         e = self.c.request("GET", "/api/v1/engines", token=self.c.tokens["viewer"])
         self.assertEqual(e.status, 200)
         self.assertIn("engines", e.json())

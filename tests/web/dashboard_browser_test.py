@@ -248,6 +248,8 @@ class DashboardBrowserTest(unittest.TestCase):
                   "two workers")
         # Each worker names the copy of the perft core it runs (v2, v3 or v4).
         self.assertRegex(self.text("#workers tbody"), r"\(perft v[234]\)")
+        # and its engine isolation as the CLI spells it.
+        self.assertRegex(self.text("#workers tbody"), r"\b(none|limits|landlock|namespaces)\b")
         self.shot("workers")
         self.d.get(self.c.base + "/#/engines")
         self.wait(lambda d: d.find_elements(By.ID, "engines"), 30, "engines table")

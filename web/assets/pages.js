@@ -4,6 +4,10 @@
 
 // The CLI's spelling (base/cpu.h CpuLevelName): v1 is plain x86-64.
 const cpuLevels = ["any", "v1", "v2", "v3", "v4"];
+// The CLI's spellings of the enums (proto/wire_enums.h); unspecified shows as nothing.
+const isolations = { ISOLATION_NONE: "none", ISOLATION_LIMITS: "limits", ISOLATION_LANDLOCK: "landlock",
+  ISOLATION_NAMESPACES: "namespaces" };
+const perftPaths = { PERFT_PATH_V2: "v2", PERFT_PATH_V3: "v3", PERFT_PATH_V4: "v4" };
 
 async function showWorkers() {
   const data = await api("GET", "workers?all=1");
@@ -11,8 +15,9 @@ async function showWorkers() {
     el("td", {}, w.name, w.draining ? el("span", { class: "muted" }, " (draining)") : "",
       w.quarantine ? el("span", { class: "muted", title: w.quarantine }, " (quarantined: " + w.quarantine + ")") : ""),
     el("td", { class: "hide-small" }, w.hostname || ""), el("td", { class: "num" }, w.threads),
-    el("td", { class: "hide-small" }, cpuLevels[w.cpu_level] || "", w.perft_path ? el("span", { class: "muted" }, ` (perft ${w.perft_path})`) : ""),
-    el("td", { class: "hide-small" }, w.isolation || ""),
+    el("td", { class: "hide-small" }, cpuLevels[w.cpu_level] || "", perftPaths[(w.worker || {}).perft_core_path]
+      ? el("span", { class: "muted" }, ` (perft ${perftPaths[w.worker.perft_core_path]})`) : ""),
+    el("td", { class: "hide-small" }, isolations[(w.worker || {}).engine_isolation] || ""),
     el("td", {}, (w.leased_runs || []).map((r) => el("a", { href: `#/runs/${r}` }, `run ${r} `))),
     el("td", { class: "num" }, num(w.nodes_per_second) ? `${fmt(num(w.nodes_per_second) / 1e6)} Mnodes/s` : "—"),
     el("td", { class: "num" }, num(w.games_per_minute) ? `${fmt(w.games_per_minute)} games/min` : "—"),
