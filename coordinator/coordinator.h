@@ -84,8 +84,9 @@ struct CoordinatorOptions {
   // one of them was recounted by a different worker (another token or host, not sharing its hash)
   // and agreed; after that, this share of its jobs is recounted at random. 0: no recounts.
   double perft_spot_check_percent = 3;
-  // A perft lease whose heartbeats report no progress (nodes counted) for this long is taken back
-  // and its job queued again: heartbeats alone do not hold a job. 0: not watched.
+  // A lease whose heartbeats report no progress (perft nodes counted, match moves played, movegen
+  // positions checked) for this long is taken back and its job queued again: heartbeats alone do
+  // not hold a job (but for an older worker's match and movegen leases). 0: not watched.
   double lease_progress_seconds = 300;
 };
 

@@ -61,6 +61,9 @@ class GamesRun : public RunHandler {
   double Estimate(const Job& job) const override {
     return job.index < slices_.size() ? slices_[job.index].pairs : 0;
   }
+  // Heartbeats carry the moves played in the job's games.
+  bool ReportsProgress() const override { return true; }
+  bool ProgressDeclared() const override { return true; }
   bool RunsUploadedCode(const Job& job) const override {
     if (job.index >= slices_.size()) return false;
     for (const v1::EngineSpec* e : EnginesOf(slices_[job.index].pairing))

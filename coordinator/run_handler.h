@@ -203,6 +203,9 @@ class RunHandler {
   // Whether workers report the job's progress in heartbeats (a lease without progress is taken
   // back: CoordinatorOptions::lease_progress_seconds).
   virtual bool ReportsProgress() const { return false; }
+  // Whether only workers that declare it report that progress (RegisterRequest.job_progress):
+  // an older worker's leases of the kind are then held by heartbeats alone.
+  virtual bool ProgressDeclared() const { return false; }
   // Whether a counted job can be counted again (a quarantined token's results are voided): true
   // for kinds whose results can be recomputed exactly (perft).
   virtual bool Recountable() const { return false; }

@@ -54,6 +54,7 @@ struct WorkerInfo {
   std::string hostname;
   std::string perft_path;       // RegisterRequest.perft_path
   bool perft_lanes = false;     // counts a perft job's lane of keys (RegisterRequest.perft_lanes)
+  bool job_progress = false;    // heartbeats carry match and movegen progress (RegisterRequest)
   std::string build_toolchain;  // empty: it cannot build source engines
   std::vector<std::string> cpu_flags;
   // Why it is suspect (an engine's bench differed on it), newest last, at most kMaxWorkerFlags.
