@@ -635,6 +635,7 @@ void AddClusterCommands(CLI::App& app, int& exit_code) {
       v1::Run run;
       print_run(CallRunService(*address, &v1::RunService::Stub::CancelRun, req, &run), run);
     });
+    AddResidualsCommand(*runs, address, json, exit_code);
     CLI::App* set = runs->add_subcommand("set",
                                          "Change a run's priority or throughput (its owner; an "
                                          "admin for priority > 0 or throughput > 100)");
