@@ -158,13 +158,14 @@ TEST_F(ResidualsTest, ALiarIsSetAsideAndItsGamesVoided) {
   EXPECT_GT(v.residual(), v.threshold());
   const uint64_t liar_pairs = v.pentanomial(4);
   EXPECT_GE(liar_pairs, stats::kResidualMinPairs);
-  EXPECT_LT(liar_pairs, 100u) << "caught late";
-  EXPECT_EQ(honest + liar_pairs, 400u) << "the liar took jobs after it was set aside";
+  // A quarter of the jobs would be its own had it kept taking them after the flag.
+  EXPECT_LT(liar_pairs, 40u) << "caught late, or it took jobs after it was set aside";
+  EXPECT_EQ(honest + liar_pairs, 400u) << "a pair played twice or not at all";
   EXPECT_EQ(r.match().result().pairs(), honest) << "its games are still counted";
   EXPECT_EQ(r.state(), v1::RUN_STATE_RUNNING) << "finished with games awaiting a decision";
   EXPECT_EQ(r.jobs().done(), r.jobs().total());
   EXPECT_NE(r.message().find("set aside by the residual check"), std::string::npos) << r.message();
-  // The worker carries a flag; another worker of its token gets no job of the run either.
+  // The worker carries a flag (`arbiter workers`).
   bool flagged = false;
   const v1::ListWorkersResponse listed = c_->ListWorkers({});
   for (const v1::WorkerStatus& w : listed.workers())
