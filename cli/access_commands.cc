@@ -42,6 +42,53 @@ grpc::Status Call(const std::string& address,
 
 }  // namespace
 
+void AddResidualsCommand(CLI::App& runs, std::shared_ptr<std::string> address,
+                         std::shared_ptr<bool> json, int& exit_code) {
+  CLI::App* cmd = runs.add_subcommand(
+      "residuals",
+      "A match run's residual check: the workers whose games it set aside, or (admin) accept "
+      "a worker's games back into the count or void them for good");
+  auto id = std::make_shared<uint64_t>(0);
+  auto accept = std::make_shared<std::string>();
+  auto voided = std::make_shared<std::string>();
+  cmd->add_option("id", *id, "Run id")->required();
+  CLI::Option* accept_opt =
+      cmd->add_option("--accept", *accept, "Count this worker's set-aside games (worker id)");
+  cmd->add_option("--void", *voided, "Void this worker's set-aside games for good (worker id)")
+      ->excludes(accept_opt);
+  cmd->callback([=, &exit_code] {
+    v1::Run run;
+    grpc::Status s;
+    if (accept->empty() && voided->empty()) {
+      v1::GetRunRequest req;
+      req.set_run_id(*id);
+      s = Call<v1::RunService>(*address, &v1::RunService::Stub::GetRun, req, &run);
+    } else {
+      v1::DecideResidualRequest req;
+      req.set_run_id(*id);
+      req.set_worker_id(accept->empty() ? *voided : *accept);
+      req.set_decision(accept->empty() ? v1::RESIDUAL_STATE_VOIDED : v1::RESIDUAL_STATE_ACCEPTED);
+      v1::DecideResidualResponse resp;
+      s = Call<v1::AdminService>(*address, &v1::AdminService::Stub::DecideResidual, req, &resp);
+      run = resp.run();
+    }
+    if (!s.ok()) return void(exit_code = Failed(s));
+    if (*json) return void(std::cout << ToJson(run.match()) << "\n");
+    if (run.match().residuals().empty()) std::cout << "no worker's games set aside\n";
+    for (const v1::WorkerResidual& v : run.match().residuals()) {
+      std::string pentanomial;
+      for (uint64_t c : v.pentanomial()) pentanomial += absl::StrFormat(" %d", c);
+      std::cout << absl::StrFormat(
+          "%s  %s  token %s  %s  residual %.2f (bound %.2f)  pentanomial [%s ]  since %s\n",
+          v.worker_id(), v.worker_name(), v.token().empty() ? "-" : v.token(),
+          v.state() == v1::RESIDUAL_STATE_SET_ASIDE  ? "set aside"
+          : v.state() == v1::RESIDUAL_STATE_ACCEPTED ? "accepted"
+                                                     : "voided",
+          v.residual(), v.threshold(), pentanomial, When(v.flagged_unix()));
+    }
+  });
+}
+
 void AddAccessCommands(CLI::App& app, int& exit_code) {
   auto address = std::make_shared<std::string>("127.0.0.1:50051");
   auto json = std::make_shared<bool>(false);

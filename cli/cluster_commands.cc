@@ -94,8 +94,9 @@ void AddCoordinatorOptions(CLI::App* cmd, CoordinatorFlags& f) {
                   "Seconds a job's lease lasts (heartbeats extend it)")
       ->check(CLI::Range(0.5, 3600.0));
   cmd->add_option("--lease-progress-s", f.lease_progress_seconds,
-                  "Seconds a perft lease is kept while its heartbeats report no nodes counted; "
-                  "then it is taken back and its job queued again (0: never)")
+                  "Seconds a lease is kept while its heartbeats report no progress (perft: nodes "
+                  "counted; match: moves played; movegen check: positions checked); then it is "
+                  "taken back and its job queued again (0: never)")
       ->check(CLI::Range(0.0, 86400.0));
   cmd->add_option("--heartbeat-s", f.heartbeat_seconds,
                   "Seconds between heartbeats asked of workers")
@@ -640,6 +641,7 @@ void AddClusterCommands(CLI::App& app, int& exit_code) {
       v1::Run run;
       print_run(CallRunService(*address, &v1::RunService::Stub::CancelRun, req, &run), run);
     });
+    AddResidualsCommand(*runs, address, json, exit_code);
     CLI::App* set = runs->add_subcommand("set",
                                          "Change a run's priority or throughput (its owner; an "
                                          "admin for priority > 0 or throughput > 100)");

@@ -23,6 +23,9 @@ void AddTournamentCommand(CLI::App& app, int& exit_code);
 void AddClusterCommands(CLI::App& app, int& exit_code);
 // `arbiter tokens`, `whoami`, `engines`, `workers` and `ratings`.
 void AddAccessCommands(CLI::App& app, int& exit_code);
+// `arbiter runs residuals`, under `runs` (whose --coordinator and --json it shares).
+void AddResidualsCommand(CLI::App& runs, std::shared_ptr<std::string> address,
+                         std::shared_ptr<bool> json, int& exit_code);
 // `arbiter health`: a server's gRPC health service.
 void AddHealthCommand(CLI::App& app, int& exit_code);
 // `arbiter engine-probe`: an engine in this machine's box, one move.

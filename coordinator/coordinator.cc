@@ -80,6 +80,12 @@ Coordinator::~Coordinator() {
 absl::Status Coordinator::Load() {
   ASSIGN_OR_RETURN(std::vector<StoredRun> runs, store_->LoadRuns());
   ASSIGN_OR_RETURN(std::vector<StoredQuarantine> quarantines, store_->LoadQuarantines());
+  ASSIGN_OR_RETURN(std::vector<StoredResidual> residuals, store_->LoadResiduals());
+  std::map<uint64_t, std::vector<v1::WorkerResidual>> verdicts;  // by run
+  for (const StoredResidual& r : residuals)
+    if (!verdicts[r.run_id].emplace_back().ParseFromString(r.verdict))
+      return absl::DataLossError(
+          Cat("run ", r.run_id, ": unreadable residual verdict of worker ", r.worker_id));
   std::vector<RunUpdate> updates;
   {
     absl::MutexLock lock(&mu_);
@@ -89,7 +95,7 @@ absl::Status Coordinator::Load() {
     int resumed = 0;
     for (StoredRun& stored : runs) {
       const bool unfinished = !IsTerminal(v1::RunState(stored.state));
-      RETURN_IF_ERROR(LoadRun(stored, updates));
+      RETURN_IF_ERROR(LoadRun(stored, verdicts[stored.id], updates));
       resumed += unfinished;
     }
     if (resumed) spdlog::info("resumed {} unfinished run(s)", resumed);
@@ -98,7 +104,9 @@ absl::Status Coordinator::Load() {
   return absl::OkStatus();
 }
 
-absl::Status Coordinator::LoadRun(StoredRun& stored, std::vector<RunUpdate>& updates) {
+absl::Status Coordinator::LoadRun(StoredRun& stored,
+                                  const std::vector<v1::WorkerResidual>& verdicts,
+                                  std::vector<RunUpdate>& updates) {
   auto run = std::make_unique<Run>();
   run->id = stored.id;
   run->owner = stored.owner;
@@ -146,6 +154,8 @@ absl::Status Coordinator::LoadRun(StoredRun& stored, std::vector<RunUpdate>& upd
   const uint64_t run_id = run->id;
   AddRunLocked(std::move(run), std::move(jobs));
   Run& loaded = *runs_[run_id];
+  // Before the results: a set-aside worker's games stay out of the count as they load.
+  for (const v1::WorkerResidual& v : verdicts) RestoreResidualLocked(loaded, v);
   for (StoredResult& sr : results) {
     Job* job = queue_.Find(sr.job_id);
     if (!job || job->run_id != run_id) continue;
@@ -468,7 +478,7 @@ v1::Run Coordinator::BuildRunLocked(const Run& run) {
   *out.mutable_scheduling()->mutable_requirements() = run.requirements;
   out.set_kind(run.kind());
   out.set_state(run.state);
-  out.set_message(run.message.empty() ? run.quarantine_note : run.message);
+  out.set_message(run.message.empty() ? NoteOfLocked(run) : run.message);
   out.set_created_unix(run.created_unix);
   out.set_started_unix(run.started_unix);
   out.set_finished_unix(run.finished_unix);

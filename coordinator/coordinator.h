@@ -84,8 +84,9 @@ struct CoordinatorOptions {
   // one of them was recounted by a different worker (another token or host, not sharing its hash)
   // and agreed; after that, this share of its jobs is recounted at random. 0: no recounts.
   double perft_spot_check_percent = 3;
-  // A perft lease whose heartbeats report no progress (nodes counted) for this long is taken back
-  // and its job queued again: heartbeats alone do not hold a job. 0: not watched.
+  // A lease whose heartbeats report no progress (perft nodes counted, match moves played, movegen
+  // positions checked) for this long is taken back and its job queued again: heartbeats alone do
+  // not hold a job (but for an older worker's match and movegen leases). 0: not watched.
   double lease_progress_seconds = 300;
 };
 
@@ -189,6 +190,12 @@ class Coordinator {
   // quarantine is stored; lifting it does not bring back the results it voided.
   absl::Status LiftQuarantine(const std::string& name);
   std::vector<StoredQuarantine> Quarantines();
+  // A match run's worker whose games the residual check set aside (docs/residuals.md): ACCEPTED
+  // counts them again (the worker and its token may take the run's jobs again), VOIDED keeps them
+  // out for good. NOT_FOUND, FAILED_PRECONDITION (not set aside; the run has ended). The server
+  // checks for admin.
+  absl::StatusOr<v1::Run> DecideResidual(uint64_t run_id, const std::string& worker_id,
+                                         v1::ResidualState decision);
 
   EngineStore& engines() { return *engines_; }
   uint64_t max_upload_bytes() const { return options_.max_upload_bytes; }
@@ -234,8 +241,9 @@ class Coordinator {
   Coordinator(const CoordinatorOptions& options, std::unique_ptr<Store> store,
               prometheus::Registry* registry);
   absl::Status Load();
-  absl::Status LoadRun(StoredRun& stored, std::vector<RunUpdate>& updates)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // `verdicts`: the stored verdicts of the run's residual check.
+  absl::Status LoadRun(StoredRun& stored, const std::vector<v1::WorkerResidual>& verdicts,
+                       std::vector<RunUpdate>& updates) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<v1::Run> Submit(absl::StatusOr<RunPlan> plan, const Caller& caller,
                                  const v1::Scheduling& scheduling);
   // RESOURCE_EXHAUSTED when `owner` may not submit now (active runs, rate); records the attempt.
@@ -273,6 +281,18 @@ class Coordinator {
   // per caught worker), so its store reads and the write run under the lock.
   void QuarantineLocked(const std::string& token, const std::string& reason)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The residual check set a worker of `run` aside (residual_check.cc): it and its token take
+  // no more of the run's jobs, the verdict is stored, the worker carries a flag.
+  void SetAsideLocked(Run& run, const v1::WorkerResidual& verdict)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A stored verdict into a run being loaded (its handler, its barred workers and tokens).
+  void RestoreResidualLocked(Run& run, const v1::WorkerResidual& verdict)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The run's workers and tokens barred by set-aside or voided verdicts, from its handler's.
+  void BarResidualsLocked(Run& run) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // What quarantines and the residual check did to the run: its message while it runs, and
+  // once it succeeds.
+  std::string NoteOfLocked(const Run& run) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // PERMISSION_DENIED naming the quarantine when `token` is quarantined, else OK.
   absl::Status QuarantinedLocked(const std::string& token) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Whether a connected worker independent of `identities` and `hash_groups` may take `job`.

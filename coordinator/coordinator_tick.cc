@@ -239,8 +239,8 @@ void Coordinator::ApplyBatchLocked(uint64_t run_id, std::unique_ptr<JobSource> s
   ++run.batches;
   if (run.handler->Expanding())
     sources_[run_id] = std::move(source);
-  else if (run.jobs_done == run.jobs.size())
-    FinishRunLocked(run, v1::RUN_STATE_SUCCEEDED, run.quarantine_note, updates);
+  else if (run.jobs_done == run.jobs.size() && !run.handler->AwaitsDecision())
+    FinishRunLocked(run, v1::RUN_STATE_SUCCEEDED, NoteOfLocked(run), updates);
   DispatchLocked(deferred);
 }
 

@@ -34,10 +34,10 @@ v1::WorkerInfo DeclaredWorker(const v1::RegisterRequest& request) {
     info = request.worker();
   } else {
     info.ParseFromString(request.SerializeAsString());
-    // results_in_flight, perft_lanes: the request's own fields, and isolation and perft_path,
-    // WorkerInfo's reserved ones, all unknown to it. Cleared at the top only: protobuf 3.21's
-    // DiscardUnknownFields walks into the labels map and reads freed memory (a SEGV under
-    // ThreadSanitizer).
+    // results_in_flight, perft_lanes, job_progress: the request's own fields, and isolation and
+    // perft_path, WorkerInfo's reserved ones, all unknown to it. Cleared at the top only:
+    // protobuf 3.21's DiscardUnknownFields walks into the labels map and reads freed memory (a SEGV
+    // under ThreadSanitizer).
     info.GetReflection()->MutableUnknownFields(&info)->Clear();
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
@@ -115,6 +115,7 @@ absl::StatusOr<v1::RegisterResponse> Coordinator::Register(const v1::RegisterReq
   info.hostname = declared.hostname();
   info.perft_path = declared.perft_core_path();
   info.perft_lanes = request.perft_lanes();
+  info.job_progress = request.job_progress();
   info.build_toolchain = declared.build_toolchain();
   info.cpu_flags.assign(declared.cpu_flags().begin(), declared.cpu_flags().end());
   const std::string id = workers_.Register(std::move(info));
@@ -150,11 +151,13 @@ v1::AcquireJobResponse Coordinator::LeaseLocked(Job& job, const std::string& wor
   Run& run = *runs_[job.run_id];
   if (job.leases.empty() && job.pending == 0) ++run.jobs_leased;
   WorkerInfo* w = workers_.Find(worker_id);
-  const Lease& lease =
-      queue_.Grant(job, worker_id, w ? w->identity : std::string(),
-                   options_.lease_progress_seconds > 0 && run.handler->ReportsProgress()
-                       ? Seconds(options_.lease_progress_seconds)
-                       : SteadyClock::duration::zero());
+  // Watched when the worker reports the job's progress: every worker for perft, a worker that
+  // declares it (RegisterRequest.job_progress) for the other kinds.
+  const bool watched = options_.lease_progress_seconds > 0 && run.handler->ReportsProgress() &&
+                       (!run.handler->ProgressDeclared() || (w && w->job_progress));
+  const Lease& lease = queue_.Grant(
+      job, worker_id, w ? w->identity : std::string(),
+      watched ? Seconds(options_.lease_progress_seconds) : SteadyClock::duration::zero());
   if (w) ++w->leases;
   if (run.state == v1::RUN_STATE_QUEUED) {
     run.state = v1::RUN_STATE_RUNNING;

@@ -6,8 +6,10 @@
 
 #include "base/status_macros.h"
 #include "base/strings.h"
+#include "base/time.h"
 #include "coordinator/match_run.h"
 #include "coordinator/metrics.h"
+#include "coordinator/residuals.h"
 #include "coordinator/worker_registry.h"
 #include "match/wire.h"
 #include "proto/arbiter/store/v1/store.pb.h"
@@ -62,6 +64,9 @@ class GamesRun : public RunHandler {
   double Estimate(const Job& job) const override {
     return job.index < slices_.size() ? slices_[job.index].pairs : 0;
   }
+  // Heartbeats carry the moves played in the job's games.
+  bool ReportsProgress() const override { return true; }
+  bool ProgressDeclared() const override { return true; }
   bool RunsUploadedCode(const Job& job) const override {
     if (job.index >= slices_.size()) return false;
     for (const v1::EngineSpec* e : EnginesOf(slices_[job.index].pairing))
@@ -134,6 +139,7 @@ class GamesRun : public RunHandler {
     const Result& r = job.results.back();
     Count(job, *r.match);
     counted_.emplace_back(job.id, r.lease_id);
+    counted_by_.push_back(r.worker_id);
     if (metrics) {
       for (const v1::ReportedGame& g : r.match->games())
         metrics->Game(match::GameResultText(g.result()),
@@ -142,6 +148,7 @@ class GamesRun : public RunHandler {
     }
     IngestOutcome outcome;
     outcome.job = IngestOutcome::JobEffect::kDone;
+    Judge(outcome);
     Decide(outcome);
     return outcome;
   }
@@ -154,7 +161,8 @@ class GamesRun : public RunHandler {
 
   PgnSource Pgn() const {
     PgnSource source;
-    source.counted = counted_;
+    for (size_t i = 0; i < counted_.size(); ++i)
+      if (i >= counted_by_.size() || Counts(counted_by_[i])) source.counted.push_back(counted_[i]);
     source.pairing_of_job = pairing_of_job_;
     FillPgnEngines(source);
     return source;
@@ -177,6 +185,10 @@ class GamesRun : public RunHandler {
   }
   virtual void Count(const Job& job, const v1::MatchJobResult& result) = 0;
   virtual void Decide(IngestOutcome&) const {}
+  // The residual check after a result is counted (match runs).
+  virtual void Judge(IngestOutcome&) {}
+  // Whether `worker_id`'s games are in the run's count (not set aside by the residual check).
+  virtual bool Counts(const std::string& /*worker_id*/) const { return true; }
   virtual void FillPgnEngines(PgnSource& source) const = 0;
   // The engines of `pairing` (a match has one pairing).
   virtual std::vector<const v1::EngineSpec*> EnginesOf(uint32_t pairing) const = 0;
@@ -187,6 +199,7 @@ class GamesRun : public RunHandler {
   std::vector<MatchSlice> slices_;            // by job index; cleared when the run ends
   std::vector<uint32_t> pairing_of_job_;      // by job index (tournaments); kept (PGN export)
   std::vector<std::pair<uint64_t, uint64_t>> counted_;
+  std::vector<std::string> counted_by_;  // the worker of each counted_ entry
   uint64_t rejected_ = 0;
 };
 
@@ -210,6 +223,7 @@ class MatchRun final : public GamesRun {
     *ms->mutable_request() = spec_.request();
     *ms->mutable_result() = MatchResultOf(spec_.request().settings(), summary_, sprt_, elapsed);
     ms->set_rejected_results(rejected_);
+    for (v1::WorkerResidual& v : tallies_.Verdicts()) *ms->add_residuals() = std::move(v);
     *ms->mutable_history() = {history_.begin(), history_.end()};
     *ms->mutable_book() = book_;
     // An ETA only from the measured pace: none before the first game is counted.
@@ -239,10 +253,31 @@ class MatchRun final : public GamesRun {
   }
 
  private:
-  void Count(const Job&, const v1::MatchJobResult& result) override {
-    CountGames(result, summary_);
+  void Count(const Job& job, const v1::MatchJobResult& result) override {
+    // Every worker's games are kept apart too: the residual check compares each with the rest.
+    if (tallies_.Count(job.results.back())) CountGames(result, summary_);
     NoteProgress();
   }
+  void Judge(IngestOutcome& outcome) override {
+    outcome.set_aside = tallies_.Judge(UnixNow());
+    if (!outcome.set_aside) return;
+    summary_ = tallies_.Counted();
+    NoteProgress();
+  }
+  bool Counts(const std::string& worker_id) const override { return tallies_.Counts(worker_id); }
+  std::vector<v1::WorkerResidual> Residuals() const override { return tallies_.Verdicts(); }
+  void RestoreResidual(const v1::WorkerResidual& verdict) override { tallies_.Restore(verdict); }
+  absl::StatusOr<v1::WorkerResidual> DecideResidual(const std::string& worker_id,
+                                                    v1::ResidualState decision,
+                                                    IngestOutcome& outcome) override {
+    absl::StatusOr<v1::WorkerResidual> verdict = tallies_.Decide(worker_id, decision);
+    if (!verdict.ok()) return verdict;
+    summary_ = tallies_.Counted();
+    NoteProgress();
+    Decide(outcome);
+    return verdict;
+  }
+  bool AwaitsDecision() const override { return tallies_.Pending(); }
   // A point of the score's history; past kMaxHistory points every other one is dropped (the
   // newest kept), so the points stay evenly spread over the run however long it gets.
   void NoteProgress() {
@@ -287,7 +322,8 @@ class MatchRun final : public GamesRun {
 
   store::v1::StoredMatchRun spec_;
   std::optional<stats::SprtParams> sprt_;
-  match::MatchSummary summary_;
+  match::MatchSummary summary_;  // the counted games (WorkerTallies::Counted)
+  WorkerTallies tallies_;
   std::vector<v1::MatchProgressPoint> history_;
   v1::BookSummary book_;
 };

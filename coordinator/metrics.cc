@@ -30,6 +30,10 @@ CoordinatorMetrics::CoordinatorMetrics(prometheus::Registry& r)
       disagreements(net::RegisterCounters(r, "arbiter_verify_disagreements_total",
                                           "Verified job results that differed from the majority.")
                         .Add({})),
+      residual_flags(net::RegisterCounters(r, "arbiter_residual_flags_total",
+                                           "Workers whose match games the residual check set "
+                                           "aside (an improbable score beside the rest of a run).")
+                         .Add({})),
       runs_(net::RegisterGauges(r, "arbiter_runs", "Runs known to the coordinator, by state.")),
       jobs_(net::RegisterGauges(r, "arbiter_jobs", "Jobs of unfinished runs, by state.")),
       completions_(

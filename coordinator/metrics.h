@@ -40,6 +40,7 @@ class CoordinatorMetrics {
   prometheus::Gauge& jobs_held;
   prometheus::Counter& perft_nodes;
   prometheus::Counter& disagreements;
+  prometheus::Counter& residual_flags;
 
  private:
   prometheus::Family<prometheus::Gauge>& runs_;

@@ -50,6 +50,9 @@ class MovegenCheckRun final : public RunHandler {
       e += p.estimate_nodes() ? double(p.estimate_nodes()) : std::pow(30.0, p.depth());
     return e;
   }
+  // Heartbeats carry the positions of the job checked so far.
+  bool ReportsProgress() const override { return true; }
+  bool ProgressDeclared() const override { return true; }
   void FillWork(const Job& job, v1::Job& out) const override {
     *out.mutable_movegen_check() = jobs_[job.index];
   }

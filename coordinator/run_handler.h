@@ -139,6 +139,9 @@ struct Run {
   absl::flat_hash_set<uint64_t> spot_checking;  // jobs waiting for a recount or a deciding vote
   // What quarantines did to the run (its message while it runs and once it succeeds).
   std::string quarantine_note;
+  // Workers (by id) and tokens (by name) whose games the residual check set aside or an admin
+  // voided: they take no more of the run's jobs.
+  absl::flat_hash_set<std::string> barred_workers, barred_tokens;
 
   v1::RunKind kind() const;
   // Jobs neither done, cancelled nor leased.
@@ -155,6 +158,8 @@ struct IngestOutcome {
   // Set when the result decides the run (an SPRT bound, a verification that cannot agree).
   std::optional<v1::RunState> finish;
   std::string message;
+  // A worker the residual check set aside with this result (match runs; docs/residuals.md).
+  std::optional<v1::WorkerResidual> set_aside;
 };
 
 // The next part of a run whose jobs are produced over time: its jobs' specs (as stored) and the
@@ -203,6 +208,9 @@ class RunHandler {
   // Whether workers report the job's progress in heartbeats (a lease without progress is taken
   // back: CoordinatorOptions::lease_progress_seconds).
   virtual bool ReportsProgress() const { return false; }
+  // Whether only workers that declare it report that progress (RegisterRequest.job_progress):
+  // an older worker's leases of the kind are then held by heartbeats alone.
+  virtual bool ProgressDeclared() const { return false; }
   // Whether a counted job can be counted again (a quarantined token's results are voided): true
   // for kinds whose results can be recomputed exactly (perft).
   virtual bool Recountable() const { return false; }
@@ -235,6 +243,19 @@ class RunHandler {
   virtual IngestOutcome Ingest(Job& job, CoordinatorMetrics* metrics) = 0;
   // The kind's part of the run's status; `out` has the shared fields (progress, ETA) set.
   virtual void FillStatus(const Run& run, double elapsed, v1::Run& out) const = 0;
+  // The residual check of match runs (docs/residuals.md): the verdicts on workers so far; a
+  // stored verdict restored before the run's results are counted again; an admin's decision on
+  // a set-aside worker (ACCEPTED or VOIDED), with what the changed count does to the run in
+  // `outcome` (an SPRT decided); and whether games wait for that decision (the run does not
+  // finish when its jobs are done).
+  virtual std::vector<v1::WorkerResidual> Residuals() const { return {}; }
+  virtual void RestoreResidual(const v1::WorkerResidual& /*verdict*/) {}
+  virtual absl::StatusOr<v1::WorkerResidual> DecideResidual(const std::string& /*worker_id*/,
+                                                            v1::ResidualState /*decision*/,
+                                                            IngestOutcome& /*outcome*/) {
+    return absl::FailedPreconditionError("only match runs have a residual check");
+  }
+  virtual bool AwaitsDecision() const { return false; }
   // The games so far of each pairing (match and tournament runs; empty for the others).
   virtual std::vector<RunPairing> Pairings() const { return {}; }
   // The run's per-run gauges (`progress` as in the run's status).

@@ -131,6 +131,11 @@ std::string Coordinator::IneligibleLocked(const std::string& worker_id, const Wo
   // A worker that refused the run's engines (their bench) gets none of its jobs again, and a
   // game slot never needs more threads than the worker declared.
   if (run.refused_workers.contains(worker_id)) return "refused the run's engines (their bench)";
+  // Games the residual check set aside (or an admin voided): none of the run's jobs for the
+  // worker or the other workers of its token.
+  if (run.barred_workers.contains(worker_id) ||
+      (!worker.token.empty() && run.barred_tokens.contains(worker.token)))
+    return "its games in the run were set aside by the residual check";
   // A job of a lane of keys goes only to a worker that counts the lane alone, not the whole job.
   if (!worker.perft_lanes && handler.WorkLane(job) != kNoLane)
     return "no lanes of keys (an older worker), the run's perft jobs count lanes of keys";

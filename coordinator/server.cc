@@ -300,6 +300,20 @@ class AdminServiceImpl final : public v1::AdminService::CallbackService {
     if (st.ok()) spdlog::info("token '{}': quarantine lifted by '{}'", req->name(), who.name);
     return Finish(ctx, st);
   }
+  grpc::ServerUnaryReactor* DecideResidual(grpc::CallbackServerContext* ctx,
+                                           const v1::DecideResidualRequest* req,
+                                           v1::DecideResidualResponse* resp) override {
+    ARBITER_GATE(ctx, v1::ROLE_ADMIN);
+    if (req->worker_id().size() > 256)
+      return Finish(ctx, absl::InvalidArgumentError("worker ids have at most 256 bytes"));
+    absl::StatusOr<v1::Run> run =
+        c_->DecideResidual(req->run_id(), req->worker_id(), req->decision());
+    if (!run.ok()) return Finish(ctx, run.status());
+    spdlog::info("run {}: worker {}'s set-aside games {} by '{}'", req->run_id(), req->worker_id(),
+                 req->decision() == v1::RESIDUAL_STATE_ACCEPTED ? "accepted" : "voided", who.name);
+    *resp->mutable_run() = std::move(*run);
+    return Finish(ctx, absl::OkStatus());
+  }
   grpc::ServerUnaryReactor* RevokeToken(grpc::CallbackServerContext* ctx,
                                         const v1::RevokeTokenRequest* req,
                                         v1::RevokeTokenResponse*) override {

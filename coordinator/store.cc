@@ -51,6 +51,9 @@ CREATE TABLE IF NOT EXISTS tokens (
   created_unix REAL NOT NULL, last_used_unix REAL NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS quarantined_tokens (
   name TEXT PRIMARY KEY, reason TEXT NOT NULL, since_unix REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS residuals (
+  run_id INTEGER NOT NULL, worker_id TEXT NOT NULL, verdict BLOB NOT NULL,
+  PRIMARY KEY (run_id, worker_id));
 )sql";
 
 // Text to bind as TEXT rather than as a BLOB.
@@ -499,6 +502,26 @@ absl::StatusOr<std::vector<StoredQuarantine>> Store::LoadQuarantines() {
   while (s.Step() == SQLITE_ROW) {
     StoredQuarantine& q = out.emplace_back();
     s.Columns(q.name, q.reason, q.since_unix);
+  }
+  return out;
+}
+
+absl::Status Store::PutResidual(const StoredResidual& r) {
+  absl::MutexLock lock(&mu_);
+  Stmt s(db_, "INSERT OR REPLACE INTO residuals (run_id, worker_id, verdict) VALUES (?, ?, ?)");
+  if (!s.ok() || !s.Execute(r.run_id, Text{r.worker_id}, r.verdict))
+    return SqlError(db_, "store residual verdict");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<StoredResidual>> Store::LoadResiduals() {
+  absl::MutexLock lock(&mu_);
+  Stmt s(db_, "SELECT run_id, worker_id, verdict FROM residuals ORDER BY run_id, worker_id");
+  if (!s.ok()) return SqlError(db_, "prepare load residual verdicts");
+  std::vector<StoredResidual> out;
+  while (s.Step() == SQLITE_ROW) {
+    StoredResidual& r = out.emplace_back();
+    s.Columns(r.run_id, r.worker_id, r.verdict);
   }
   return out;
 }

@@ -58,6 +58,14 @@ struct StoredQuarantine {
   double since_unix = 0;
 };
 
+// The residual check's verdict on one worker's games in a match run (a serialized
+// v1::WorkerResidual): set aside, accepted or voided.
+struct StoredResidual {
+  uint64_t run_id = 0;
+  std::string worker_id;
+  std::string verdict;
+};
+
 struct StoredEngine {
   std::string sha256;
   std::string name;
@@ -127,6 +135,9 @@ class Store {
   absl::Status DeleteResult(uint64_t job_id, uint64_t lease_id);
   absl::Status LiftQuarantine(const std::string& name);
   absl::StatusOr<std::vector<StoredQuarantine>> LoadQuarantines();
+  // Replaces the verdict on `r.worker_id` in run `r.run_id`.
+  absl::Status PutResidual(const StoredResidual& r);
+  absl::StatusOr<std::vector<StoredResidual>> LoadResiduals();
 
  private:
   Store(sqlite3* db, int lock_fd) : db_(db), lock_fd_(lock_fd) {}

@@ -83,6 +83,7 @@ void Coordinator::ApplyResultLocked(Run& run, Job& job, std::vector<RunUpdate>& 
     for (const Result& r : job.results) agrees.push_back(r.counts == job.results[best].counts);
   }
   const IngestOutcome outcome = run.handler->Ingest(job, metrics_.get());
+  if (outcome.set_aside) SetAsideLocked(run, *outcome.set_aside);
   // The tokens of workers that lost a vote: quarantined once this job is done.
   std::vector<std::pair<std::string, std::string>> losers;
   if (outcome.job == IngestOutcome::JobEffect::kDone) {
@@ -137,8 +138,9 @@ void Coordinator::ApplyResultLocked(Run& run, Job& job, std::vector<RunUpdate>& 
   for (const auto& [token, why] : losers) QuarantineLocked(token, why);
   if (outcome.finish)
     FinishRunLocked(run, *outcome.finish, outcome.message, updates);
-  else if (run.jobs_done == run.jobs.size() && !run.handler->Expanding())
-    FinishRunLocked(run, v1::RUN_STATE_SUCCEEDED, run.quarantine_note, updates);
+  else if (run.jobs_done == run.jobs.size() && !run.handler->Expanding() &&
+           !run.handler->AwaitsDecision())
+    FinishRunLocked(run, v1::RUN_STATE_SUCCEEDED, NoteOfLocked(run), updates);
 }
 
 void Coordinator::FailUndecidedLocked(Run& run, Job& job, std::vector<RunUpdate>& updates) {

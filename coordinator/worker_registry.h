@@ -56,6 +56,7 @@ struct WorkerInfo {
   std::string hostname;
   v1::PerftPath perft_path = v1::PERFT_PATH_UNSPECIFIED;
   bool perft_lanes = false;     // counts a perft job's lane of keys (RegisterRequest.perft_lanes)
+  bool job_progress = false;    // heartbeats carry match and movegen progress (RegisterRequest)
   std::string build_toolchain;  // empty: it cannot build source engines
   std::vector<std::string> cpu_flags;
   // Why it is suspect (an engine's bench differed on it), newest last, at most kMaxWorkerFlags.

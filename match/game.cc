@@ -393,6 +393,7 @@ GameRecord PlayGame(UciEngine* engines[2], const Opening& opening, const GameSet
     const int fullmove = pos.FullmoveNumber();
     (void)game.Play(*move);
     rec.moves.push_back(mr);
+    if (settings.plies) settings.plies->fetch_add(1, std::memory_order_relaxed);
     if (game.Outcome().IsOver()) break;
     std::string adj_reason;
     GameResult adj = adjudicator.Update(rec.moves.back(), side, fullmove, adj_reason);

@@ -55,6 +55,8 @@ struct GameSettings {
   Millis no_clock_timeout{60000};  // depth/nodes searches: longest wait before `stop`
   bool chess960 = false;
   Adjudication adjudication;
+  // Counts every move played (book moves aside), for a worker's heartbeats; null: not counted.
+  std::atomic<uint64_t>* plies = nullptr;
 };
 
 struct Opening {

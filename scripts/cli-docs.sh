@@ -9,8 +9,13 @@ cli="${ARBITER:-build/cli/arbiter}"
 [[ -x "$cli" ]] || { echo "cli-docs: no $cli (scripts/build.sh first)" >&2; exit 2; }
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-# The help text names the program as it was called: print it as `arbiter`.
-help() { "$cli" "$@" --help | sed "s#^Usage: [^ ]*arbiter#Usage: arbiter#"; }
+# The help text names the program as it was called: print it as `arbiter`. CLI11 lists an
+# option's Excludes/Needs in the order of the options' addresses, which differs between builds:
+# sorted here, so that the check compares what the options say, not where they were allocated.
+help() {
+  "$cli" "$@" --help | sed "s#^Usage: [^ ]*arbiter#Usage: arbiter#" |
+    perl -pe 's/(Excludes:|Needs:)((?: --[a-z0-9-]+)+)/$1 . " " . join(" ", sort split(" ", $2))/ge'
+}
 # Subcommands listed under "Subcommands:" in a help text.
 subcommands() { awk '/^Subcommands:/ {on = 1; next} on && /^  [a-z]/ {print $1} on && /^$/ {on = 0}'; }
 {

@@ -333,6 +333,7 @@ absl::StatusOr<v1::MovegenJobResult> RunMovegenJob(const v1::MovegenJob& job, En
       break;
     }
     *out.add_positions() = std::move(*r);
+    if (host.progress) host.progress->fetch_add(1, std::memory_order_relaxed);
   }
   out.set_engine((engine.id_name().empty() ? spec.name : engine.id_name()).substr(0, 256));
   if (!out.error().empty()) kept->Release();  // `engine` is gone from here on
@@ -383,6 +384,7 @@ absl::StatusOr<v1::MatchJobResult> RunMatchJob(const v1::MatchJob& job, EngineCa
   match::GameSettings base;
   match::EngineTimeouts timeouts;
   match::ApplyRules(rules, base, timeouts);
+  base.plies = host.progress;
   const match::SandboxOptions box = WithRunLimits(host.sandbox, rules.engine_limits());
   const int ncpu = int(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
   // The first game an engine could not play (Unplayed) makes the job a fault: no slot starts

@@ -35,6 +35,9 @@ struct EngineHost {
   // and such an engine is refused (a fault naming why).
   SourceBuilder* builder = nullptr;
   int cpu_level = 1;
+  // The job's work done so far, for heartbeats (RegisterRequest.job_progress): moves played in
+  // a match job's games, positions checked in a movegen-check job. Null: not counted.
+  std::atomic<uint64_t>* progress = nullptr;
 };
 
 // Physical cores this process may run on (its CPU affinity, hyperthread siblings counted once);

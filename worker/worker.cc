@@ -163,6 +163,7 @@ struct Worker::Impl {
       info.set_threads(options.threads);
       req.set_results_in_flight(1);  // Execute reports while the next job counts
       req.set_perft_lanes(true);     // RunPerftJob counts a job's lane of keys alone
+      req.set_job_progress(true);    // heartbeats carry moves played and positions checked
       if (builder) info.set_build_toolchain(builder->toolchain());
       if (options.shared_hash) info.set_hash_group(options.hash_group);
       const std::string_view isolation = match::IsolationName(options.sandbox.isolation);
@@ -239,7 +240,8 @@ struct Worker::Impl {
   // set: an engine's bench differs from its declared signature, or fails, or the engine could
   // not play, a fault).
   absl::Status RunGamesJob(const v1::MatchJob& work, std::atomic<bool>& stop,
-                           v1::CompleteJobRequest& out, v1::EngineRefusal& refusal) {
+                           std::atomic<uint64_t>& progress, v1::CompleteJobRequest& out,
+                           v1::EngineRefusal& refusal) {
     absl::StatusOr<v1::MatchJobResult> games = RunMatchJob(work, *cache, options.threads, &stop,
                                                            {.sandbox = options.sandbox,
                                                             .engine_dirs = options.engine_dirs,
@@ -247,7 +249,8 @@ struct Worker::Impl {
                                                             .measured_nps = options.measured_nps,
                                                             .cores = cores,
                                                             .builder = builder.get(),
-                                                            .cpu_level = CpuLevel()},
+                                                            .cpu_level = CpuLevel(),
+                                                            .progress = &progress},
                                                            &refusal);
     if (!games.ok()) return games.status();
     *out.mutable_match() = std::move(*games);
@@ -320,13 +323,14 @@ struct Worker::Impl {
     v1::EngineRefusal refusal;
     absl::Status worked;
     if (job.has_match()) {
-      worked = RunGamesJob(job.match(), stop, req, refusal);
+      worked = RunGamesJob(job.match(), stop, progress, req, refusal);
     } else if (job.has_movegen_check()) {
       absl::StatusOr<v1::MovegenJobResult> r = RunMovegenJob(job.movegen_check(), *cache, &stop,
                                                              {.sandbox = options.sandbox,
                                                               .engine_dirs = options.engine_dirs,
                                                               .builder = builder.get(),
-                                                              .cpu_level = CpuLevel()},
+                                                              .cpu_level = CpuLevel(),
+                                                              .progress = &progress},
                                                              &kept_engine, job.run_id());
       worked = r.status();
       if (r.ok()) *req.mutable_movegen_check() = std::move(*r);

@@ -1,9 +1,11 @@
 // Heartbeats alone do not hold a job: a perft lease whose heartbeats report no nodes counted for
 // CoordinatorOptions::lease_progress_seconds is taken back and its job queued again, and the
 // worker is told why; a slow worker whose heartbeats report progress keeps its lease for as long
-// as it needs. On a simulated clock.
+// as it needs. Match leases likewise, by moves played, for workers that declare they report
+// them (RegisterRequest.job_progress). On a simulated clock.
 #include <atomic>
 #include <filesystem>
+#include <functional>
 #include <future>
 #include <optional>
 #include <string>
@@ -48,10 +50,11 @@ class LeaseProgressTest : public ::testing::Test {
     ns_ += int64_t(seconds * 1e9);
     c_->Tick();
   }
-  std::string Reg(const std::string& token) {
+  std::string Reg(const std::string& token, bool job_progress = true) {
     v1::RegisterRequest r;
     r.mutable_worker()->set_name(token);
     r.mutable_worker()->set_threads(1);
+    r.set_job_progress(job_progress);
     return c_->Register(r, Caller{token, v1::ROLE_WORKER})->worker_id();
   }
   // The run's one job is queued: the answer comes at once.
@@ -97,6 +100,33 @@ class LeaseProgressTest : public ::testing::Test {
     return p.get_future().get();
   }
   uint64_t Leased() { return c_->GetRun(run_id_)->jobs().leased(); }
+  // The perft run cancelled, a match of one job (two pairs of built-in engines) in its place.
+  void SwitchToMatch() {
+    ASSERT_TRUE(c_->CancelRun(run_id_, "").ok());
+    v1::SubmitMatchRequest req;
+    for (const char* name : {"a", "b"}) {
+      v1::EngineSpec* e = req.mutable_settings()->add_engines();
+      e->set_name(name);
+      e->set_builtin(true);
+    }
+    req.mutable_settings()->set_tc("depth=3");
+    req.set_games(4);
+    req.mutable_settings()->set_pairs_per_job(2);
+    absl::StatusOr<v1::Run> run = c_->SubmitMatch(req);
+    ASSERT_TRUE(run.ok()) << run.status();
+    ASSERT_EQ(run->jobs().total(), 1u);
+    run_id_ = run->id();
+  }
+  // Heartbeats every kBeatSeconds for `seconds`, `progress(beat)` reported at each; false when
+  // one of them was told to stop.
+  bool BeatFor(const std::string& worker, const std::string& token, const v1::Job& job,
+               double seconds, const std::function<uint64_t(uint64_t)>& progress) {
+    for (uint64_t beat = 1; beat * kBeatSeconds <= seconds; ++beat) {
+      Advance(kBeatSeconds);
+      if (Beat(worker, token, job, progress(beat)).stop()) return false;
+    }
+    return true;
+  }
 
   std::filesystem::path dir_;
   std::atomic<int64_t> ns_{int64_t(1e12)};
@@ -140,6 +170,48 @@ TEST_F(LeaseProgressTest, ASlowWorkerThatReportsProgressKeepsItsLease) {
   EXPECT_EQ(Leased(), 1u);
   EXPECT_FALSE(Acquire(other, "other")) << "the job went to another worker meanwhile";
   EXPECT_TRUE(Complete(slow, "slow", *job).ok());
+}
+
+TEST_F(LeaseProgressTest, AMatchLeaseWithoutMovesPlayedIsTakenBack) {
+  SwitchToMatch();
+  const std::string idle = Reg("idle"), other = Reg("other");
+  const std::optional<v1::Job> job = Acquire(idle, "idle");
+  ASSERT_TRUE(job && job->has_match());
+  ASSERT_TRUE(BeatFor(idle, "idle", *job, kProgressSeconds - kBeatSeconds, [](uint64_t) {
+    return 0;
+  })) << "taken back before the bound";
+  EXPECT_EQ(Leased(), 1u);
+  Advance(2 * kBeatSeconds);
+  EXPECT_EQ(Leased(), 0u) << "a match lease without a move played was not taken back";
+  const v1::HeartbeatResponse told = Beat(idle, "idle", *job, 0);
+  EXPECT_TRUE(told.stop());
+  EXPECT_NE(told.reason().find("no progress"), std::string::npos) << told.reason();
+  const std::optional<v1::Job> again = Acquire(other, "other");
+  ASSERT_TRUE(again) << "the job was not queued again";
+  EXPECT_EQ(again->job_id(), job->job_id());
+}
+
+TEST_F(LeaseProgressTest, ASlowMatchWorkerPlayingMovesKeepsItsLease) {
+  SwitchToMatch();
+  const std::string slow = Reg("slow"), other = Reg("other");
+  const std::optional<v1::Job> job = Acquire(slow, "slow");
+  ASSERT_TRUE(job);
+  // Ten times the bound, one move more at each heartbeat.
+  EXPECT_TRUE(
+      BeatFor(slow, "slow", *job, 10 * kProgressSeconds, [](uint64_t beat) { return beat; }));
+  EXPECT_EQ(Leased(), 1u);
+  EXPECT_FALSE(Acquire(other, "other")) << "the job went to another worker meanwhile";
+}
+
+// A worker older than RegisterRequest.job_progress sends 0 for a match job: its lease is held by
+// heartbeats alone, as before, rather than taken back from every old worker after the bound.
+TEST_F(LeaseProgressTest, AnOlderWorkersMatchLeaseIsHeldByHeartbeats) {
+  SwitchToMatch();
+  const std::string old = Reg("old", /*job_progress=*/false);
+  const std::optional<v1::Job> job = Acquire(old, "old");
+  ASSERT_TRUE(job);
+  EXPECT_TRUE(BeatFor(old, "old", *job, 10 * kProgressSeconds, [](uint64_t) { return 0; }));
+  EXPECT_EQ(Leased(), 1u);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <fstream>
 
@@ -90,6 +91,21 @@ TEST(Game, BookMovesArePlayedFirst) {
   EXPECT_EQ(r.end, GameEnd::kAdjudication);
   EXPECT_EQ(r.result, GameResult::kDraw);
   EXPECT_EQ(r.moves.size(), 6u);  // maximum length counts book plies
+}
+
+// GameSettings.plies counts the engines' moves as they are played (a worker's heartbeats report
+// it), not the book's.
+TEST(Game, PliesCountTheEnginesMoves) {
+  Pair p{Engine("w"), Engine("b")};
+  Position start = Position::StartPosition();
+  Opening o{.start = start, .moves = {ParseUciMove(start, "e2e4").value()}};
+  GameSettings s = Settings("10+0.1");
+  s.adjudication.max_moves = 3;
+  std::atomic<uint64_t> plies{7};
+  s.plies = &plies;
+  GameRecord r = p.Play(o, s);
+  ASSERT_EQ(r.moves.size(), 6u);
+  EXPECT_EQ(plies.load(), 7u + 5u) << "one book move, five of the engines";
 }
 
 TEST(Game, CrashIsADisconnectAndTheEngineRestartsForTheNextGame) {
