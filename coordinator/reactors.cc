@@ -261,6 +261,10 @@ class UploadReactor : public grpc::ServerReadReactor<v1::UploadEngineRequest> {
  private:
   void Fail(grpc::StatusCode code, const std::string& message) {
     out_.close();
+    // The room before the file: whoever sees the temporary file gone finds its room free (the
+    // call itself ends, and OnDone runs, only later).
+    coordinator_->ReleaseUpload(caller_, reserved_);
+    reserved_ = 0;
     std::error_code ec;
     std::filesystem::remove(path_, ec);
     Finish(grpc::Status(code, message));
