@@ -345,6 +345,21 @@ class SimulatedClock {
   std::atomic<int64_t> ns_{int64_t(1e12)};
 };
 
+// A match of the built-in engines "a" and "b" at depth 3: `games` games, `pairs_per_job` pairs a
+// job.
+inline v1::SubmitMatchRequest BuiltinMatch(uint64_t games, uint32_t pairs_per_job) {
+  v1::SubmitMatchRequest req;
+  for (const char* name : {"a", "b"}) {
+    v1::EngineSpec* e = req.mutable_settings()->add_engines();
+    e->set_name(name);
+    e->set_builtin(true);
+  }
+  req.mutable_settings()->set_tc("depth=3");
+  req.mutable_settings()->set_pairs_per_job(pairs_per_job);
+  req.set_games(games);
+  return req;
+}
+
 // Game pairs for a match job: in each pair the first engine loses both games (fool's mate with
 // White, a quick mate with Black).
 inline v1::MatchJobResult LosingPairs(const v1::Job& job) {

@@ -13,6 +13,7 @@
 #include "coordinator/coordinator.h"
 #include "engine/packed_position.h"
 #include "gtest/gtest.h"
+#include "tests/coordinator/coordinator_fixture.h"
 
 namespace arbiter::coordinator {
 namespace {
@@ -103,16 +104,7 @@ class LeaseProgressTest : public ::testing::Test {
   // The perft run cancelled, a match of one job (two pairs of built-in engines) in its place.
   void SwitchToMatch() {
     ASSERT_TRUE(c_->CancelRun(run_id_, "").ok());
-    v1::SubmitMatchRequest req;
-    for (const char* name : {"a", "b"}) {
-      v1::EngineSpec* e = req.mutable_settings()->add_engines();
-      e->set_name(name);
-      e->set_builtin(true);
-    }
-    req.mutable_settings()->set_tc("depth=3");
-    req.set_games(4);
-    req.mutable_settings()->set_pairs_per_job(2);
-    absl::StatusOr<v1::Run> run = c_->SubmitMatch(req);
+    absl::StatusOr<v1::Run> run = c_->SubmitMatch(BuiltinMatch(4, 2));
     ASSERT_TRUE(run.ok()) << run.status();
     ASSERT_EQ(run->jobs().total(), 1u);
     run_id_ = run->id();

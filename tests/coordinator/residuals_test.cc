@@ -48,16 +48,7 @@ class ResidualsTest : public CoordinatorTest {
  protected:
   // A match of `games` games in jobs of 4 pairs.
   uint64_t SubmitMatch(uint64_t games) {
-    v1::SubmitMatchRequest req;
-    for (const char* name : {"a", "b"}) {
-      v1::EngineSpec* e = req.mutable_settings()->add_engines();
-      e->set_name(name);
-      e->set_builtin(true);
-    }
-    req.mutable_settings()->set_tc("depth=3");
-    req.set_games(games);
-    req.mutable_settings()->set_pairs_per_job(4);
-    absl::StatusOr<v1::Run> run = c_->SubmitMatch(req);
+    absl::StatusOr<v1::Run> run = c_->SubmitMatch(BuiltinMatch(games, 4));
     EXPECT_TRUE(run.ok()) << run.status();
     return run.ok() ? run->id() : 0;
   }
