@@ -15,7 +15,8 @@ cd "$(dirname "$0")/.."
 what="${1:-all}"
 TSAN_TESTS=(perft_test search_test uci_engine_test game_test runner_test tournament_test
   match_job_test lanes_test lease_restart_test limits_test scheduling_test streamed_split_test
-  verification_test worker_engines_test commit_log_test)
+  verification_test worker_engines_test commit_log_test residuals_test lease_progress_test
+  quarantine_test)
 step() { echo "sanitize: $1 in $(($SECONDS - $2)) s"; }
 
 if [[ "$what" == asan || "$what" == all ]]; then
