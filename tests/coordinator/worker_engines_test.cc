@@ -11,24 +11,34 @@
 namespace arbiter::coordinator {
 namespace {
 
-// Someone else's uploaded engine goes only to workers that confine engines (namespaces or
-// Landlock); an admin's
-// run may use any worker.
-TEST_F(CoordinatorTest, UploadedEnginesOnlyOnIsolatedWorkers) {
-  const auto file = dir_ / "engine.bin";
+// sam's upload: a shell script as an engine.
+absl::StatusOr<v1::Engine> UploadScript(Coordinator& c, const std::filesystem::path& dir) {
+  const auto file = dir / "engine.bin";
   std::ofstream(file) << "#!/bin/sh\necho uploaded\n";
-  absl::StatusOr<v1::Engine> engine =
-      c_->AddEngine("up", file.string(), Caller{"sam", v1::ROLE_SUBMITTER});
-  ASSERT_TRUE(engine.ok()) << engine.status();
+  return c.AddEngine("up", file.string(), Caller{"sam", v1::ROLE_SUBMITTER});
+}
+
+// Two games of an uploaded engine against the built-in one, at 10+0.1.
+v1::SubmitMatchRequest UploadedVsBuiltin(const v1::Engine& engine) {
   v1::SubmitMatchRequest req;
   v1::EngineSpec* a = req.mutable_settings()->add_engines();
   a->set_name("up");
-  a->set_sha256(engine->sha256());
+  a->set_sha256(engine.sha256());
   v1::EngineSpec* b = req.mutable_settings()->add_engines();
   b->set_name("builtin");
   b->set_builtin(true);
   req.mutable_settings()->set_tc("10+0.1");
   req.set_games(2);
+  return req;
+}
+
+// Someone else's uploaded engine goes only to workers that confine engines (namespaces or
+// Landlock); an admin's
+// run may use any worker.
+TEST_F(CoordinatorTest, UploadedEnginesOnlyOnIsolatedWorkers) {
+  absl::StatusOr<v1::Engine> engine = UploadScript(*c_, dir_);
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  const v1::SubmitMatchRequest req = UploadedVsBuiltin(*engine);
   ASSERT_TRUE(c_->SubmitMatch(req, Caller{"sam", v1::ROLE_SUBMITTER}).ok());
   auto worker = [&](const std::string& name, v1::Isolation isolation) {
     v1::RegisterRequest r;
@@ -57,10 +67,7 @@ TEST_F(CoordinatorTest, UploadedEnginesOnlyOnIsolatedWorkers) {
 // A worker token does not open every upload: a worker fetches an engine only while it holds a
 // lease of a job that runs it, and only under its own token.
 TEST_F(CoordinatorTest, AWorkerFetchesAnEngineOnlyForAJobItHolds) {
-  const auto file = dir_ / "engine.bin";
-  std::ofstream(file) << "#!/bin/sh\necho uploaded\n";
-  absl::StatusOr<v1::Engine> engine =
-      c_->AddEngine("up", file.string(), Caller{"sam", v1::ROLE_SUBMITTER});
+  absl::StatusOr<v1::Engine> engine = UploadScript(*c_, dir_);
   ASSERT_TRUE(engine.ok()) << engine.status();
   v1::RegisterRequest r;
   r.mutable_worker()->set_threads(1);
@@ -70,15 +77,7 @@ TEST_F(CoordinatorTest, AWorkerFetchesAnEngineOnlyForAJobItHolds) {
   EXPECT_EQ(c_->CheckEngineFetch(w, engine->sha256(), as_w).code(),
             absl::StatusCode::kPermissionDenied)
       << "no lease yet";
-  v1::SubmitMatchRequest req;
-  v1::EngineSpec* a = req.mutable_settings()->add_engines();
-  a->set_name("up");
-  a->set_sha256(engine->sha256());
-  v1::EngineSpec* b = req.mutable_settings()->add_engines();
-  b->set_name("builtin");
-  b->set_builtin(true);
-  req.mutable_settings()->set_tc("10+0.1");
-  req.set_games(2);
+  const v1::SubmitMatchRequest req = UploadedVsBuiltin(*engine);
   ASSERT_TRUE(c_->SubmitMatch(req, Caller{"sam", v1::ROLE_SUBMITTER}).ok());
   ASSERT_TRUE(Acquire(w, "w"));
   EXPECT_TRUE(c_->CheckEngineFetch(w, engine->sha256(), as_w).ok());
@@ -217,20 +216,9 @@ TEST_F(CoordinatorTest, AWorkerOlderThanWorkerInfoRegistersWithItsTopLevelFields
 // them; a spelling the coordinator does not know, like an enum value it does not know, reads as
 // unspecified and confines nothing.
 TEST_F(CoordinatorTest, AnOldWorkersIsolationStringGatesUploadedEngines) {
-  const auto file = dir_ / "engine.bin";
-  std::ofstream(file) << "#!/bin/sh\necho uploaded\n";
-  absl::StatusOr<v1::Engine> engine =
-      c_->AddEngine("up", file.string(), Caller{"sam", v1::ROLE_SUBMITTER});
+  absl::StatusOr<v1::Engine> engine = UploadScript(*c_, dir_);
   ASSERT_TRUE(engine.ok()) << engine.status();
-  v1::SubmitMatchRequest req;
-  v1::EngineSpec* a = req.mutable_settings()->add_engines();
-  a->set_name("up");
-  a->set_sha256(engine->sha256());
-  v1::EngineSpec* b = req.mutable_settings()->add_engines();
-  b->set_name("builtin");
-  b->set_builtin(true);
-  req.mutable_settings()->set_tc("10+0.1");
-  req.set_games(2);
+  const v1::SubmitMatchRequest req = UploadedVsBuiltin(*engine);
   ASSERT_TRUE(c_->SubmitMatch(req, Caller{"sam", v1::ROLE_SUBMITTER}).ok());
   auto old_worker = [&](const std::string& name, const std::string& isolation) {
     v1::RegisterRequest r;
