@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "net/client.h"
 #include "net/sha256.h"
+#include "proto/arbiter/v1/admin_service.grpc.pb.h"
 #include "proto/arbiter/v1/admin_service.pb.h"
 #include "proto/arbiter/v1/run.pb.h"
 #include "proto/arbiter/v1/run_service.grpc.pb.h"
@@ -216,6 +217,32 @@ TEST_F(AuthTest, RolesOwnersAndRevocation) {
   EXPECT_EQ(List(*Runs(bob)).error_code(), grpc::StatusCode::UNAUTHENTICATED)
       << "revocation takes effect on the next call";
   ExpectServes();
+}
+
+// Only an admin decides on a worker's set-aside match games; the others are refused before the
+// run is looked at, and an oversized worker id before it reaches the coordinator.
+TEST_F(AuthTest, OnlyAnAdminDecidesOnSetAsideGames) {
+  Start();
+  auto decide = [&](const std::string& secret, const std::string& worker_id) {
+    auto stub =
+        v1::AdminService::NewStub(net::Dial(Address(), net::ClientCredentials{secret, "", "", ""}));
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    v1::DecideResidualRequest req;
+    req.set_run_id(12345);
+    req.set_worker_id(worker_id);
+    req.set_decision(v1::RESIDUAL_STATE_VOIDED);
+    v1::DecideResidualResponse resp;
+    return stub->DecideResidual(&ctx, req, &resp).error_code();
+  };
+  EXPECT_EQ(decide("", "w"), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(decide(std::string(43, 'x'), "w"), grpc::StatusCode::UNAUTHENTICATED);
+  for (v1::Role role : {v1::ROLE_VIEWER, v1::ROLE_SUBMITTER, v1::ROLE_WORKER})
+    EXPECT_EQ(decide(Token("r" + std::to_string(int(role)), role), "w"),
+              grpc::StatusCode::PERMISSION_DENIED)
+        << v1::Role_Name(role);
+  EXPECT_EQ(decide(admin_, std::string(257, 'w')), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(decide(admin_, "w"), grpc::StatusCode::NOT_FOUND) << "the admin gets to the run";
 }
 
 TEST_F(AuthTest, NoAuthOnlyOnLoopback) {
